@@ -1,0 +1,625 @@
+// The engine: the one place where gates are created, decided, cancelled, timed out and waited on.
+// It holds no request state of its own; the store is the system of record, and every transition is
+// a compare-and-set there, so several engines (threads, processes, machines) can share one store.
+import pino, { type Logger } from "pino";
+import type { ZodType } from "zod";
+import { createVerifier, type VerifyResult } from "../audit/chain.js";
+import { redact } from "../audit/redact.js";
+import type { Policy } from "../policy/policy.js";
+import type { ListFilter, Page, Store } from "../store/store.js";
+import { type Clock, systemClock } from "./clock.js";
+import {
+  AirlockError,
+  ConflictError,
+  InvalidInputError,
+  NotFoundError,
+  TimeoutError,
+} from "./errors.js";
+import { createFeed } from "./feed.js";
+import { canonicalJson, hashArgs, sha256 } from "./hash.js";
+import { newRequestId } from "./ids.js";
+import { computeMetrics, type Metrics } from "./metrics.js";
+import {
+  type ApprovalRequest,
+  type AuditDraft,
+  type AuditEvent,
+  type DecisionInput,
+  decisionInputSchema,
+  type EventType,
+  type Item,
+  type Level,
+  type ParsedRequestInput,
+  type RequestInput,
+  requestInputSchema,
+} from "./schemas.js";
+import {
+  applyAutomatic,
+  applyCancel,
+  applyDecision,
+  applyTimeout,
+  type Transition,
+} from "./state.js";
+import { createSweeper } from "./sweeper.js";
+import { parseOrThrow } from "./validate.js";
+
+export interface AirlockOptions {
+  store: Store;
+  /** Decides the level before a human is asked; see `src/policy`. */
+  policy?: Policy;
+  /** Zod schemas per action: request args and edited args must satisfy them. */
+  schemas?: Record<string, ZodType>;
+  logger?: Logger;
+  clock?: Clock;
+  /** Run the timeout sweeper in this process. @default true */
+  sweeper?: boolean;
+  /** The longest the sweeper sleeps, so other processes' deadlines are found. @default 30000 */
+  sweepMaxSleepMs?: number;
+}
+
+export interface WaitOptions {
+  signal?: AbortSignal;
+  /** How long this caller waits (not the gate's deadline). Rejects with code `timeout`. */
+  timeoutMs?: number;
+}
+
+export interface CancelOptions {
+  by?: string;
+  reason?: string;
+}
+
+export interface EventsOptions {
+  requestId?: string;
+  types?: EventType[];
+  /** Start after this seq (resume); by default only events from now on. */
+  after?: number;
+  signal?: AbortSignal;
+}
+
+export interface Airlock {
+  request(input: RequestInput): Promise<ApprovalRequest>;
+  get(id: string): Promise<ApprovalRequest>;
+  list(filter?: ListFilter): Promise<Page<ApprovalRequest>>;
+  waitFor(id: string, options?: WaitOptions): Promise<ApprovalRequest>;
+  decide(id: string, decision: DecisionInput): Promise<ApprovalRequest>;
+  cancel(id: string, options?: CancelOptions): Promise<ApprovalRequest>;
+  events(options?: EventsOptions): AsyncIterable<AuditEvent>;
+  audit(filter?: { requestId?: string; after?: number; limit?: number }): Promise<AuditEvent[]>;
+  /** Appends an event that changes no request (notified, viewed, auto_executed); data is redacted. */
+  record(event: Omit<AuditDraft, "at"> & { at?: number }): Promise<AuditEvent>;
+  verifyAudit(): Promise<VerifyResult>;
+  metrics(options?: { sinceMs?: number }): Promise<Metrics>;
+  registerSchema(action: string, schema: ZodType): void;
+  /** Times out every request that is due now; the sweeper calls it by itself. */
+  sweep(): Promise<number>;
+  readonly store: Store;
+  readonly logger: Logger;
+  /** Stops the sweeper, rejects pending waits with code `closed`, and closes the store. */
+  close(): Promise<void>;
+}
+
+const TERMINAL_EVENTS: ReadonlySet<EventType> = new Set(["decided", "timed_out", "cancelled"]);
+const CAS_ATTEMPTS = 20;
+
+export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
+  const { store } = options;
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? pino({ level: "silent" });
+  const schemas = new Map<string, ZodType>(Object.entries(options.schemas ?? {}));
+  await store.migrate();
+
+  const onError = (err: unknown) => logger.error({ err }, "airlock background error");
+  const feed = createFeed({
+    head: async () => (await store.auditHead())?.seq ?? 0,
+    readAfter: (seq, limit) => store.listAudit({ after: seq, limit }),
+    onExternalChange: (l) => store.onExternalChange(l),
+    onError,
+  });
+  await feed.start();
+
+  // Waiters by request id; woken when a terminal event for their request passes through the feed.
+  const waiters = new Map<string, Set<() => void>>();
+  let unsubscribeWaiters: (() => void) | undefined;
+  function addWaiter(id: string, wake: () => void): () => void {
+    let set = waiters.get(id);
+    if (!set) {
+      set = new Set();
+      waiters.set(id, set);
+    }
+    set.add(wake);
+    if (!unsubscribeWaiters) {
+      unsubscribeWaiters = feed.subscribe((e) => {
+        if (e.requestId && TERMINAL_EVENTS.has(e.type)) {
+          for (const w of [...(waiters.get(e.requestId) ?? [])]) w();
+        }
+        if (e.type === "created" || e.type === "escalated") {
+          const deadline = e.data.deadline;
+          if (typeof deadline === "number") sweeper?.schedule(deadline);
+        }
+      });
+    }
+    return () => {
+      set.delete(wake);
+      if (set.size === 0) waiters.delete(id);
+      if (waiters.size === 0 && unsubscribeWaiters) {
+        unsubscribeWaiters();
+        unsubscribeWaiters = undefined;
+      }
+    };
+  }
+
+  let closed = false;
+  const closers = new Set<() => void>();
+  function guard() {
+    if (closed) throw new AirlockError("closed", "this Airlock engine is closed");
+  }
+
+  async function commit(
+    t: Transition,
+    expectedVersion: number,
+  ): Promise<ApprovalRequest | undefined> {
+    const result = await store.transition(t.next, expectedVersion, t.events.map(redactDraft));
+    if (!result.ok) return undefined;
+    await feed.pump(lastSeq(result.events));
+    return result.request;
+  }
+
+  async function load(id: string): Promise<ApprovalRequest> {
+    const r = await store.getRequest(id);
+    if (!r) throw new NotFoundError("request", id);
+    return r;
+  }
+
+  function logDecision(r: ApprovalRequest) {
+    const d = r.decision;
+    if (!d) return;
+    const base = { correlation_id: r.correlationId, request_id: r.id, action: r.action };
+    if (d.method === "timeout") {
+      logger.warn(
+        { ...base, outcome: d.outcome, timeout_ms: r.updatedAt - r.createdAt },
+        "Human review timeout",
+      );
+      return;
+    }
+    logger.info(
+      {
+        ...base,
+        outcome: d.outcome,
+        method: d.method,
+        reviewer: d.reviewer,
+        channel: d.channel,
+        review_duration_ms: d.decidedAt - r.createdAt,
+      },
+      "Human decision recorded",
+    );
+  }
+
+  async function fireDue(now: number): Promise<number> {
+    const due = await store.dueRequests(now, 100);
+    let fired = 0;
+    for (const r of due) {
+      if (r.deadline === undefined || r.deadline > now) continue;
+      const t = applyTimeout(r, now);
+      const stored = await commit(t, r.version);
+      if (!stored) continue; // decided or escalated elsewhere first: the CAS settled it
+      fired++;
+      if (stored.status === "pending") {
+        logger.warn(
+          {
+            correlation_id: stored.correlationId,
+            request_id: stored.id,
+            approvers: stored.approvers,
+            deadline: stored.deadline,
+          },
+          "Approval escalated",
+        );
+      } else {
+        logDecision(stored);
+      }
+    }
+    return fired;
+  }
+
+  const sweeper =
+    options.sweeper === false
+      ? undefined
+      : createSweeper({
+          nextDeadline: () => store.nextDeadline(),
+          fireDue,
+          now: () => clock.now(),
+          onError,
+          maxSleepMs: options.sweepMaxSleepMs ?? 30_000,
+        });
+  // Overdue requests left by a crash or a stop are timed out now.
+  if (sweeper) await sweeper.sweep();
+
+  async function checkSchema(action: string, args: unknown, field: string) {
+    const schema = schemas.get(action);
+    if (schema) parseOrThrow(schema, args, `${field} for action \`${action}\``, field);
+  }
+
+  async function decidePolicy(
+    input: ParsedRequestInput,
+  ): Promise<{ level: Level; reason?: string; confidence?: number }> {
+    if (!input.requireApproval)
+      return { level: "auto", reason: "approval not required by configuration" };
+    const verdict = options.policy ? await options.policy({ input }) : undefined;
+    if (verdict) return verdict;
+    return { level: input.level ?? "full" };
+  }
+
+  const engine: Airlock = {
+    store,
+    logger,
+
+    async request(raw) {
+      guard();
+      const input = parseOrThrow(requestInputSchema, raw, "request");
+      const items = normalizeItems(input.items);
+      await checkSchema(input.action, input.args, "args");
+      const now = clock.now();
+      const id = newRequestId(now);
+      const verdict = await decidePolicy(input);
+      const inputHash = sha256(canonicalJson(input));
+      const request: ApprovalRequest = {
+        id,
+        action: input.action,
+        title: input.title,
+        args: input.args,
+        argsHash: hashArgs(input.args),
+        items,
+        allowed: input.allowed ?? ["approve", "reject", "revise", "select", "edit"],
+        level: verdict.level,
+        requester: input.requester,
+        approvers: input.approvers,
+        quorum: input.quorum,
+        onTimeout: input.onTimeout,
+        escalations: 0,
+        correlationId: input.correlationId ?? id,
+        metadata: input.metadata,
+        status: "pending",
+        decisions: [],
+        inputHash,
+        createdAt: now,
+        updatedAt: now,
+        version: 1,
+      };
+      if (input.key !== undefined) request.key = input.key;
+      if (input.summary !== undefined) request.summary = input.summary;
+      if (input.preview !== undefined) request.preview = input.preview;
+      if (input.risk !== undefined) request.risk = input.risk;
+      const confidence = verdict.confidence ?? input.confidence;
+      if (confidence !== undefined) request.confidence = confidence;
+      if (input.revisionOf !== undefined) request.revisionOf = input.revisionOf;
+      if (input.timeoutMs !== undefined) request.deadline = now + input.timeoutMs;
+
+      const created: AuditDraft = {
+        type: "created",
+        requestId: id,
+        actor: input.requester,
+        at: now,
+        data: {
+          title: request.title,
+          action: request.action,
+          level: request.level,
+          approvers: request.approvers,
+          quorum: request.quorum,
+          deadline: request.deadline,
+          argsHash: request.argsHash,
+          args: request.args,
+          items: items.map((i) => i.id),
+          correlationId: request.correlationId,
+          ...(request.revisionOf ? { revisionOf: request.revisionOf } : {}),
+          ...(request.key ? { key: request.key } : {}),
+          ...(verdict.reason ? { policy: verdict.reason } : {}),
+        },
+      };
+      // A gate that needs no human is settled in the same transaction that creates it.
+      let stored = request;
+      let events: AuditDraft[] = [created];
+      if (verdict.level === "auto") {
+        const t = applyAutomatic(
+          request,
+          {
+            outcome: "approved",
+            method: "auto",
+            reviewer: "policy",
+            argsHash: request.argsHash,
+            comment: verdict.reason ?? "approved automatically by policy",
+          },
+          now,
+        );
+        stored = { ...t.next, version: 1 };
+        events = [created, ...t.events];
+      } else if (input.items !== undefined && items.length === 0) {
+        const t = applyAutomatic(
+          request,
+          {
+            outcome: "rejected",
+            method: "no_items",
+            reviewer: "system",
+            comment: "No items to approve",
+          },
+          now,
+        );
+        stored = { ...t.next, version: 1 };
+        events = [created, ...t.events];
+      }
+
+      const result = await store.insertRequest(stored, events.map(redactDraft));
+      if (!result.created) {
+        if (result.request.inputHash !== inputHash) {
+          throw new ConflictError(
+            `key \`${input.key}\` was already used for another request (${result.request.id}) with different content`,
+            result.request,
+          );
+        }
+        return result.request;
+      }
+      await feed.pump(lastSeq(result.events));
+      logger.info(
+        {
+          correlation_id: stored.correlationId,
+          request_id: id,
+          action: stored.action,
+          level: stored.level,
+          deadline: stored.deadline,
+        },
+        stored.status === "pending" ? "Approval requested" : "Approval settled by policy",
+      );
+      if (stored.status !== "pending") logDecision(stored);
+      if (stored.status === "pending" && stored.deadline !== undefined)
+        sweeper?.schedule(stored.deadline);
+      return stored;
+    },
+
+    async get(id) {
+      guard();
+      return load(id);
+    },
+
+    async list(filter = {}) {
+      guard();
+      return store.listRequests(filter);
+    },
+
+    async waitFor(id, opts = {}) {
+      guard();
+      const { signal, timeoutMs } = opts;
+      if (signal?.aborted) throw abortError(signal);
+      const first = await load(id);
+      if (first.status !== "pending") return first;
+      return new Promise<ApprovalRequest>((resolve, reject) => {
+        let done = false;
+        let timer: NodeJS.Timeout | undefined;
+        const finish = (err: unknown, value?: ApprovalRequest) => {
+          if (done) return;
+          done = true;
+          removeWaiter();
+          closers.delete(onClose);
+          if (timer) clearTimeout(timer);
+          signal?.removeEventListener("abort", onAbort);
+          if (err) reject(err);
+          else if (value) resolve(value);
+        };
+        const check = () => {
+          store.getRequest(id).then(
+            (r) => {
+              if (r && r.status !== "pending") finish(undefined, r);
+            },
+            (err: unknown) => finish(err),
+          );
+        };
+        const onAbort = () => finish(abortError(signal));
+        const onClose = () =>
+          finish(new AirlockError("closed", "the engine was closed while waiting"));
+        const removeWaiter = addWaiter(id, check);
+        closers.add(onClose);
+        signal?.addEventListener("abort", onAbort, { once: true });
+        if (timeoutMs !== undefined) {
+          timer = setTimeout(
+            () => finish(new TimeoutError(`waited ${timeoutMs} ms for ${id}; it is still pending`)),
+            timeoutMs,
+          );
+        }
+        // Decided between the first read and registering? Look once more now that we listen.
+        check();
+      });
+    },
+
+    async decide(id, raw) {
+      guard();
+      const input = parseOrThrow(decisionInputSchema, raw, "decision");
+      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+        const current = await load(id);
+        if (input.key !== undefined) {
+          const replay = current.decisions.find(
+            (d) => d.key === input.key && d.reviewer === input.reviewer,
+          );
+          if (replay) return current;
+        }
+        if (input.editedArgs !== undefined) {
+          await checkSchema(current.action, input.editedArgs, "editedArgs");
+        }
+        const t = applyDecision(current, input, clock.now());
+        const stored = await commit(t, current.version);
+        if (stored) {
+          if (stored.status !== "pending") logDecision(stored);
+          return stored;
+        }
+        // Lost a race (another approval, an escalation, a decision): read again and re-apply.
+      }
+      throw new ConflictError(
+        `request ${id} kept changing; gave up after ${CAS_ATTEMPTS} attempts`,
+      );
+    },
+
+    async cancel(id, opts = {}) {
+      guard();
+      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+        const current = await load(id);
+        const t = applyCancel(current, opts.by ?? current.requester, opts.reason, clock.now());
+        const stored = await commit(t, current.version);
+        if (stored) {
+          logger.info(
+            {
+              correlation_id: stored.correlationId,
+              request_id: id,
+              by: opts.by ?? current.requester,
+            },
+            "Approval cancelled",
+          );
+          return stored;
+        }
+      }
+      throw new ConflictError(
+        `request ${id} kept changing; gave up after ${CAS_ATTEMPTS} attempts`,
+      );
+    },
+
+    events(opts = {}) {
+      return eventStream(opts);
+    },
+
+    async audit(filter = {}) {
+      guard();
+      return store.listAudit(filter);
+    },
+
+    async record(draft) {
+      guard();
+      const [e] = await store.appendAudit([redactDraft({ ...draft, at: draft.at ?? clock.now() })]);
+      if (!e) throw new AirlockError("store_unavailable", "the store appended no event");
+      await feed.pump(e.seq);
+      return e;
+    },
+
+    async verifyAudit() {
+      guard();
+      const verifier = createVerifier();
+      let after = 0;
+      for (;;) {
+        const page = await store.listAudit({ after, limit: 5000 });
+        for (const e of page) {
+          const bad = verifier.push(e);
+          if (bad) return bad;
+          after = e.seq;
+        }
+        if (page.length < 5000) break;
+      }
+      const result = verifier.done();
+      const head = await store.auditHead();
+      if (head && (head.seq !== after || head.hash !== result.lastHash)) {
+        return {
+          ok: false,
+          count: result.count,
+          badSeq: after + 1,
+          reason: `the chain head records event #${head.seq}, but the log ends at #${after}: events were deleted or the head was altered`,
+        };
+      }
+      return result;
+    },
+
+    async metrics(opts = {}) {
+      guard();
+      const since = clock.now() - (opts.sinceMs ?? 7 * 24 * 3600 * 1000);
+      return computeMetrics(await store.outcomes(since), await store.countPending());
+    },
+
+    registerSchema(action, schema) {
+      schemas.set(action, schema);
+    },
+
+    async sweep() {
+      guard();
+      return sweeper ? sweeper.sweep() : fireDue(clock.now());
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      sweeper?.stop();
+      for (const c of [...closers]) c();
+      feed.stop();
+      await store.close();
+    },
+  };
+
+  /** A live tail of the audit log. Each stream reads the store itself from its own position, so it
+   * sees every event once, in order, including those written by other processes. */
+  async function* eventStream(opts: EventsOptions): AsyncGenerator<AuditEvent> {
+    guard();
+    let pos = opts.after ?? (await store.auditHead())?.seq ?? 0;
+    let wake: (() => void) | undefined;
+    let dirty = true;
+    const unsubscribe = feed.subscribe(() => {
+      dirty = true;
+      wake?.();
+    });
+    const onStop = () => wake?.();
+    opts.signal?.addEventListener("abort", onStop);
+    closers.add(onStop);
+    try {
+      while (!closed && !opts.signal?.aborted) {
+        if (!dirty) {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+          wake = undefined;
+          continue;
+        }
+        dirty = false;
+        const page = await store.listAudit({
+          after: pos,
+          limit: 500,
+          ...(opts.requestId ? { requestId: opts.requestId } : {}),
+        });
+        for (const e of page) {
+          pos = e.seq;
+          if (opts.types && !opts.types.includes(e.type)) continue;
+          yield e;
+        }
+        if (page.length === 500) dirty = true;
+      }
+    } finally {
+      unsubscribe();
+      closers.delete(onStop);
+      opts.signal?.removeEventListener("abort", onStop);
+    }
+  }
+
+  return engine;
+}
+
+function redactDraft(d: AuditDraft): AuditDraft {
+  return { ...d, data: redact(d.data) };
+}
+
+function lastSeq(events: AuditEvent[]): number | undefined {
+  return events[events.length - 1]?.seq;
+}
+
+function abortError(signal: AbortSignal | undefined): AirlockError {
+  const reason = signal?.reason instanceof Error ? signal.reason.message : "aborted";
+  return new AirlockError("aborted", `waiting was aborted: ${reason}`);
+}
+
+/** Gives every item a stable id: the caller's own (must be unique) or `item-N` by position. */
+export function normalizeItems(items: ParsedRequestInput["items"]): Item[] {
+  if (!items) return [];
+  const out: Item[] = items.map((it, i) =>
+    typeof it === "string"
+      ? { id: `item-${i + 1}`, label: it }
+      : { ...it, id: it.id ?? `item-${i + 1}` },
+  );
+  const seen = new Set<string>();
+  for (const [i, it] of out.entries()) {
+    if (seen.has(it.id)) {
+      throw new InvalidInputError(
+        `item id \`${it.id}\` is used twice; every item needs a unique id so a selection can never reach the wrong item`,
+        `items.${i}.id`,
+      );
+    }
+    seen.add(it.id);
+  }
+  return out;
+}

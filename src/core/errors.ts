@@ -1,0 +1,82 @@
+// A small error hierarchy with stable codes. Callers tell errors apart by `code` (or the `isAirlockError`
+// guard), never by message text or `instanceof`, which breaks across duplicated package copies.
+import type { ApprovalRequest, Decision } from "./schemas.js";
+
+export type ErrorCode =
+  | "not_found"
+  | "conflict"
+  | "forbidden"
+  | "invalid_input"
+  | "timeout"
+  | "aborted"
+  | "closed"
+  | "store_unavailable";
+
+export class AirlockError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "AirlockError";
+    this.code = code;
+  }
+}
+
+export class NotFoundError extends AirlockError {
+  constructor(what: string, id: string) {
+    super("not_found", `${what} \`${id}\` does not exist`);
+    this.name = "NotFoundError";
+  }
+}
+
+/** Raised when a transition loses a race or a key is reused with other content. Carries the winner. */
+export class ConflictError extends AirlockError {
+  readonly decision: Decision | undefined;
+  readonly request: ApprovalRequest | undefined;
+  constructor(message: string, request?: ApprovalRequest) {
+    super("conflict", message);
+    this.name = "ConflictError";
+    this.request = request;
+    this.decision = request?.decision;
+  }
+}
+
+export class ForbiddenError extends AirlockError {
+  constructor(message: string) {
+    super("forbidden", message);
+    this.name = "ForbiddenError";
+  }
+}
+
+/** Bad input. `field` names the offending field (dotted path) when there is one. */
+export class InvalidInputError extends AirlockError {
+  readonly field: string | undefined;
+  constructor(message: string, field?: string) {
+    super("invalid_input", message);
+    this.name = "InvalidInputError";
+    this.field = field;
+  }
+}
+
+export class TimeoutError extends AirlockError {
+  constructor(message: string) {
+    super("timeout", message);
+    this.name = "TimeoutError";
+  }
+}
+
+export function isAirlockError(value: unknown, code?: ErrorCode): value is AirlockError {
+  if (typeof value !== "object" || value === null) return false;
+  const c = (value as { code?: unknown }).code;
+  const known: readonly string[] = [
+    "not_found",
+    "conflict",
+    "forbidden",
+    "invalid_input",
+    "timeout",
+    "aborted",
+    "closed",
+    "store_unavailable",
+  ];
+  if (typeof c !== "string" || !known.includes(c)) return false;
+  return code === undefined || c === code;
+}

@@ -1,0 +1,111 @@
+// The engine's view of the audit log as a live feed. Every change, our own or another process's, is
+// read back from the store in `seq` order ("pumped"), so subscribers see each event exactly once and
+// in order, whichever process wrote it. Other processes' commits are noticed through the store's
+// change signal, which is only listened to while somebody is waiting or subscribed.
+import type { AuditEvent } from "./schemas.js";
+
+export interface FeedSource {
+  head(): Promise<number>;
+  readAfter(seq: number, limit: number): Promise<AuditEvent[]>;
+  onExternalChange(listener: () => void): () => void;
+  onError(err: unknown): void;
+}
+
+export type FeedListener = (event: AuditEvent) => void;
+
+export interface Feed {
+  /** Reads and dispatches everything new. Resolves once the events written so far are dispatched.
+   * `written` is the highest seq the caller just wrote: with nobody listening, nothing is read and
+   * the position simply moves past it. */
+  pump(written?: number): Promise<void>;
+  subscribe(listener: FeedListener): () => void;
+  /** The seq of the last dispatched event. */
+  position(): number;
+  start(): Promise<void>;
+  stop(): void;
+}
+
+const PAGE = 1000;
+
+export function createFeed(source: FeedSource): Feed {
+  const listeners = new Set<FeedListener>();
+  let lastSeq = 0;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let unwatch: (() => void) | undefined;
+  let stopped = false;
+
+  async function drain() {
+    for (;;) {
+      const events = await source.readAfter(lastSeq, PAGE);
+      for (const e of events) {
+        if (e.seq <= lastSeq) continue;
+        lastSeq = e.seq;
+        for (const l of [...listeners]) {
+          try {
+            l(e);
+          } catch (err) {
+            source.onError(err);
+          }
+        }
+      }
+      if (events.length < PAGE) return;
+    }
+  }
+
+  function pump(written?: number): Promise<void> {
+    if (stopped) return Promise.resolve();
+    if (listeners.size === 0 && !running) {
+      if (written !== undefined && written > lastSeq) lastSeq = written;
+      return Promise.resolve();
+    }
+    if (running) {
+      // A pump is under way and may have read before our write: run once more after it.
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      try {
+        do {
+          again = false;
+          await drain();
+        } while (again && !stopped);
+      } finally {
+        running = undefined;
+      }
+    })();
+    return running;
+  }
+
+  function watch() {
+    if (unwatch || stopped) return;
+    unwatch = source.onExternalChange(() => {
+      void pump().catch(source.onError);
+    });
+  }
+
+  return {
+    pump,
+    position: () => lastSeq,
+    subscribe(listener) {
+      listeners.add(listener);
+      watch();
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0 && unwatch) {
+          unwatch();
+          unwatch = undefined;
+        }
+      };
+    },
+    async start() {
+      lastSeq = await source.head();
+    },
+    stop() {
+      stopped = true;
+      unwatch?.();
+      unwatch = undefined;
+      listeners.clear();
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import { createHash } from "node:crypto";
+
+/** JSON with object keys sorted at every depth, so equal values always hash alike. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v !== undefined) out[k] = sortKeys(v);
+    }
+    return out;
+  }
+  return value;
+}
+
+export function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** The hash that binds an approval to exactly these arguments. */
+export function hashArgs(args: unknown): string {
+  return sha256(canonicalJson(args ?? {}));
+}

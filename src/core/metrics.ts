@@ -1,0 +1,68 @@
+// Review metrics computed from the store (not from process memory), so every process reports the same
+// figures: outcomes, approval / revision / timeout rates, and how long people took to decide.
+import type { OutcomeRow } from "../store/store.js";
+
+export interface Percentiles {
+  p50: number;
+  p90: number;
+  p99: number;
+}
+
+export interface MetricsBucket {
+  total: number;
+  byOutcome: Record<string, number>;
+  /** Approved / decided, in 0..1 (0 when nothing was decided). */
+  approvalRate: number;
+  revisionRate: number;
+  timeoutRate: number;
+  /** Milliseconds from creation to a human decision (automatic and timed-out gates excluded). */
+  reviewDurationMs: Percentiles | undefined;
+}
+
+export interface Metrics extends MetricsBucket {
+  pending: number;
+  byAction: Record<string, MetricsBucket>;
+}
+
+const AUTOMATIC = new Set(["auto", "no_items", "timeout", "escalated", "error", "cancel"]);
+
+export function computeMetrics(rows: OutcomeRow[], pending: number): Metrics {
+  const byAction: Record<string, OutcomeRow[]> = {};
+  for (const r of rows) {
+    const list = byAction[r.action] ?? [];
+    list.push(r);
+    byAction[r.action] = list;
+  }
+  return {
+    ...bucket(rows),
+    pending,
+    byAction: Object.fromEntries(Object.entries(byAction).map(([a, list]) => [a, bucket(list)])),
+  };
+}
+
+function bucket(rows: OutcomeRow[]): MetricsBucket {
+  const byOutcome: Record<string, number> = {};
+  for (const r of rows) byOutcome[r.status] = (byOutcome[r.status] ?? 0) + 1;
+  const total = rows.length;
+  const rate = (n: number | undefined) => (total === 0 ? 0 : (n ?? 0) / total);
+  const durations = rows
+    .filter((r) => r.method === undefined || !AUTOMATIC.has(r.method))
+    .map((r) => r.decidedAt - r.createdAt)
+    .sort((a, b) => a - b);
+  return {
+    total,
+    byOutcome,
+    approvalRate: rate(byOutcome.approved),
+    revisionRate: rate(byOutcome.revise),
+    timeoutRate: rate(byOutcome.timed_out),
+    reviewDurationMs: durations.length
+      ? { p50: pct(durations, 0.5), p90: pct(durations, 0.9), p99: pct(durations, 0.99) }
+      : undefined,
+  };
+}
+
+/** Nearest-rank percentile of sorted values. */
+export function pct(sorted: number[], p: number): number {
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1));
+  return sorted[i] ?? 0;
+}

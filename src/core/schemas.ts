@@ -1,0 +1,250 @@
+// The shapes that cross Airlock's boundaries: what a caller asks for, what is stored, what is decided.
+// Every input is parsed with these schemas; the TypeScript types are inferred from them so the two
+// can never drift.
+import { z } from "zod";
+
+export const STATUSES = [
+  "pending",
+  "approved",
+  "rejected",
+  "revise",
+  "timed_out",
+  "cancelled",
+] as const;
+export const statusSchema = z.enum(STATUSES);
+export type Status = z.infer<typeof statusSchema>;
+
+export const OUTCOMES = ["approved", "rejected", "revise", "timed_out", "cancelled"] as const;
+export const outcomeSchema = z.enum(OUTCOMES);
+export type Outcome = z.infer<typeof outcomeSchema>;
+
+/** How a decision came about. `reject`, `revise` and `cancel` extend DESIGN.md's list for plain human rejections,
+ * revision requests and cancellations, which the design names only as outcomes. */
+export const METHODS = [
+  "approve_all",
+  "select",
+  "edit",
+  "skip",
+  "reject",
+  "revise",
+  "cancel",
+  "auto",
+  "no_items",
+  "timeout",
+  "escalated",
+  "error",
+  "parse_error",
+] as const;
+export const methodSchema = z.enum(METHODS);
+export type Method = z.infer<typeof methodSchema>;
+
+export const CHANNELS = [
+  "web",
+  "cli",
+  "api",
+  "slack",
+  "email",
+  "webhook",
+  "chat",
+  "system",
+] as const;
+export const channelSchema = z.enum(CHANNELS);
+export type Channel = z.infer<typeof channelSchema>;
+
+export const LEVELS = ["auto", "quick", "full"] as const;
+export const levelSchema = z.enum(LEVELS);
+export type Level = z.infer<typeof levelSchema>;
+
+export const RISKS = ["low", "medium", "high", "critical"] as const;
+export const riskSchema = z.enum(RISKS);
+export type Risk = z.infer<typeof riskSchema>;
+
+const name = z.string().trim().min(1).max(200);
+const jsonRecord = z.record(z.string(), z.unknown());
+
+export const itemSchema = z.object({
+  id: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .regex(/^[A-Za-z0-9._:-]+$/, "item ids may use letters, digits and . _ : - only"),
+  label: z.string().min(1).max(2000),
+  detail: z.string().max(20_000).optional(),
+});
+export type Item = z.infer<typeof itemSchema>;
+
+/** An item as a caller may give it: a bare label, or an object whose id is optional. */
+export const itemInputSchema = z.union([
+  z.string().min(1).max(2000),
+  itemSchema.extend({ id: itemSchema.shape.id.optional() }),
+]);
+export type ItemInput = z.infer<typeof itemInputSchema>;
+
+/** What happens when a gate's deadline passes: reject (default), approve, or escalate to other approvers
+ * with a new timeout, after which the nested `onTimeout` applies (chains allowed). */
+export type OnTimeout =
+  | "reject"
+  | "approve"
+  | { escalate: { approvers: string[]; timeoutMs: number; onTimeout?: OnTimeout } };
+export const onTimeoutSchema: z.ZodType<OnTimeout> = z.lazy(() =>
+  z.union([
+    z.literal("reject"),
+    z.literal("approve"),
+    z.object({
+      escalate: z.object({
+        approvers: z.array(name).min(1).max(100),
+        timeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .max(366 * 24 * 3600 * 1000),
+        onTimeout: onTimeoutSchema.optional(),
+      }),
+    }),
+  ]),
+);
+
+export const ALLOWED = ["approve", "reject", "revise", "select", "edit"] as const;
+export const allowedSchema = z.enum(ALLOWED);
+export type Allowed = z.infer<typeof allowedSchema>;
+
+/** What a caller passes to `request()`. Fields the engine owns (status, decisions, requester when
+ * authenticated) are not part of it. */
+export const requestInputSchema = z
+  .object({
+    key: z.string().min(1).max(200).optional(),
+    action: z.string().trim().min(1).max(200).default("generic"),
+    title: z.string().trim().min(1).max(500),
+    summary: z.string().max(100_000).optional(),
+    args: jsonRecord.default({}),
+    preview: z.string().max(1_000_000).optional(),
+    items: z.array(itemInputSchema).max(1000).optional(),
+    allowed: z.array(allowedSchema).min(1).optional(),
+    risk: riskSchema.optional(),
+    confidence: z.number().min(0).max(100).optional(),
+    level: levelSchema.optional(),
+    requester: name.default("anonymous"),
+    approvers: z.array(name).max(100).default([]),
+    quorum: z.number().int().min(1).max(100).default(1),
+    timeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .max(366 * 24 * 3600 * 1000)
+      .optional(),
+    onTimeout: onTimeoutSchema.default("reject"),
+    /** `false` auto-approves at once and records `method: auto` (pattern 1's `required: false`). */
+    requireApproval: z.boolean().default(true),
+    revisionOf: z.string().min(1).max(100).optional(),
+    correlationId: z.string().min(1).max(200).optional(),
+    metadata: jsonRecord.default({}),
+  })
+  .strict();
+export type RequestInput = z.input<typeof requestInputSchema>;
+export type ParsedRequestInput = z.output<typeof requestInputSchema>;
+
+export const decisionSchema = z.object({
+  outcome: outcomeSchema,
+  method: methodSchema,
+  selected: z.array(z.string()).optional(),
+  editedArgs: jsonRecord.optional(),
+  /** SHA-256 of the canonical JSON of exactly what was approved (the edited args when edited). */
+  argsHash: z.string().optional(),
+  comment: z.string().optional(),
+  reviewer: z.string(),
+  channel: channelSchema,
+  decidedAt: z.number(),
+  /** After this instant (epoch ms) the approval may no longer be executed. */
+  validUntil: z.number().optional(),
+  key: z.string().optional(),
+});
+export type Decision = z.infer<typeof decisionSchema>;
+
+/** What a human (or a channel on their behalf) passes to `decide()`. */
+export const decisionInputSchema = z
+  .object({
+    outcome: z.enum(["approved", "rejected", "revise"]),
+    method: methodSchema.optional(),
+    selected: z.array(z.string().min(1)).max(1000).optional(),
+    editedArgs: jsonRecord.optional(),
+    comment: z.string().max(20_000).optional(),
+    reviewer: name,
+    /** Groups the reviewer belongs to, matched against the request's `approvers`. */
+    groups: z.array(name).max(100).default([]),
+    channel: channelSchema.default("api"),
+    key: z.string().min(1).max(200).optional(),
+    validForMs: z.number().int().positive().optional(),
+  })
+  .strict();
+export type DecisionInput = z.input<typeof decisionInputSchema>;
+export type ParsedDecisionInput = z.output<typeof decisionInputSchema>;
+
+export const approvalRequestSchema = z.object({
+  id: z.string(),
+  key: z.string().optional(),
+  action: z.string(),
+  title: z.string(),
+  summary: z.string().optional(),
+  args: jsonRecord,
+  argsHash: z.string(),
+  preview: z.string().optional(),
+  items: z.array(itemSchema),
+  allowed: z.array(allowedSchema),
+  risk: riskSchema.optional(),
+  confidence: z.number().optional(),
+  level: levelSchema,
+  requester: z.string(),
+  approvers: z.array(z.string()),
+  quorum: z.number().int(),
+  deadline: z.number().optional(),
+  onTimeout: onTimeoutSchema,
+  escalations: z.number().int(),
+  revisionOf: z.string().optional(),
+  correlationId: z.string(),
+  metadata: jsonRecord,
+  status: statusSchema,
+  /** Every decision recorded, including partial approvals towards a quorum. */
+  decisions: z.array(decisionSchema),
+  /** The terminal decision, once there is one. */
+  decision: decisionSchema.optional(),
+  /** Hash of the caller's input, to tell a replay (same key, same input) from a clash. */
+  inputHash: z.string(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  version: z.number().int(),
+});
+export type ApprovalRequest = z.infer<typeof approvalRequestSchema>;
+
+export const EVENT_TYPES = [
+  "created",
+  "notified",
+  "viewed",
+  "decision_recorded",
+  "decided",
+  "timed_out",
+  "escalated",
+  "cancelled",
+  "auto_executed",
+] as const;
+export const eventTypeSchema = z.enum(EVENT_TYPES);
+export type EventType = z.infer<typeof eventTypeSchema>;
+
+/** One entry of the append-only audit log; `hash` chains it to the entry before it. */
+export const auditEventSchema = z.object({
+  seq: z.number().int(),
+  type: eventTypeSchema,
+  requestId: z.string().optional(),
+  actor: z.string(),
+  at: z.number(),
+  data: jsonRecord,
+  prevHash: z.string(),
+  hash: z.string(),
+});
+export type AuditEvent = z.infer<typeof auditEventSchema>;
+/** An audit event before the store places it in the chain. */
+export type AuditDraft = Omit<AuditEvent, "seq" | "prevHash" | "hash">;
+
+export function isTerminal(status: Status): boolean {
+  return status !== "pending";
+}

@@ -1,0 +1,310 @@
+// The state machine of a gate, as pure functions: given a request and what happened, compute the next
+// request and the audit events to append. The engine then writes it with a compare-and-set on
+// `version`, so only one of several racing transitions is ever stored.
+import { ConflictError, ForbiddenError, InvalidInputError } from "./errors.js";
+import { hashArgs } from "./hash.js";
+import type {
+  Allowed,
+  ApprovalRequest,
+  AuditDraft,
+  Decision,
+  Method,
+  OnTimeout,
+  ParsedDecisionInput,
+} from "./schemas.js";
+
+export interface Transition {
+  next: ApprovalRequest;
+  events: AuditDraft[];
+  /** Set when this transition made the request terminal. */
+  decision?: Decision;
+}
+
+const METHODS_BY_OUTCOME: Record<ParsedDecisionInput["outcome"], readonly Method[]> = {
+  approved: ["approve_all", "select", "edit"],
+  rejected: ["reject", "skip", "parse_error", "error"],
+  revise: ["revise"],
+};
+
+/** True when this reviewer, or one of their groups, is listed (or nobody is listed). */
+export function mayDecide(request: ApprovalRequest, reviewer: string, groups: string[]): boolean {
+  if (request.approvers.length === 0) return true;
+  return request.approvers.includes(reviewer) || groups.some((g) => request.approvers.includes(g));
+}
+
+export function conflictFor(request: ApprovalRequest): ConflictError {
+  const d = request.decision;
+  const who = d ? ` by ${d.reviewer} (${d.outcome}, ${d.method})` : "";
+  return new ConflictError(`request ${request.id} was already decided${who}`, request);
+}
+
+export function applyDecision(
+  request: ApprovalRequest,
+  input: ParsedDecisionInput,
+  now: number,
+): Transition {
+  if (request.status !== "pending") throw conflictFor(request);
+  if (input.reviewer === request.requester) {
+    throw new ForbiddenError(
+      `${input.reviewer} requested ${request.id} and cannot decide it: nobody approves their own request`,
+    );
+  }
+  if (!mayDecide(request, input.reviewer, input.groups)) {
+    throw new ForbiddenError(
+      `${input.reviewer} is not an approver of ${request.id} (approvers: ${request.approvers.join(", ")})`,
+    );
+  }
+
+  const method = input.method ?? defaultMethod(input);
+  if (!METHODS_BY_OUTCOME[input.outcome].includes(method)) {
+    throw new InvalidInputError(
+      `method \`${method}\` does not go with outcome \`${input.outcome}\` (expected one of ${METHODS_BY_OUTCOME[input.outcome].join(", ")})`,
+      "method",
+    );
+  }
+  const kind = allowedKind(input);
+  if (!request.allowed.includes(kind)) {
+    throw new InvalidInputError(
+      `this request does not allow \`${kind}\` (allowed: ${request.allowed.join(", ")})`,
+      "outcome",
+    );
+  }
+
+  const selected = checkSelection(request, input);
+  if (input.editedArgs !== undefined && input.outcome !== "approved") {
+    throw new InvalidInputError("editedArgs can only come with an approval", "editedArgs");
+  }
+
+  const approvedArgs = input.editedArgs ?? request.args;
+  const decision: Decision = {
+    outcome: input.outcome,
+    method,
+    reviewer: input.reviewer,
+    channel: input.channel,
+    decidedAt: now,
+  };
+  if (selected !== undefined) decision.selected = selected;
+  if (input.editedArgs !== undefined) decision.editedArgs = input.editedArgs;
+  if (input.comment !== undefined) decision.comment = input.comment;
+  if (input.key !== undefined) decision.key = input.key;
+  if (input.outcome === "approved") {
+    decision.argsHash = input.editedArgs === undefined ? request.argsHash : hashArgs(approvedArgs);
+    if (input.validForMs !== undefined) decision.validUntil = now + input.validForMs;
+  }
+
+  if (input.outcome === "approved") {
+    const earlier = request.decisions.filter((d) => d.outcome === "approved");
+    if (earlier.some((d) => d.reviewer === input.reviewer)) {
+      throw new ConflictError(
+        `${input.reviewer} already approved ${request.id}; ${request.quorum - earlier.length} more approval(s) from other people are needed`,
+        request,
+      );
+    }
+    if (earlier.some((d) => d.argsHash !== decision.argsHash)) {
+      throw new InvalidInputError(
+        "this approval is for other arguments than the approvals before it; a quorum must approve the same arguments (reject or ask for a revision instead)",
+        "editedArgs",
+      );
+    }
+    if (earlier.length + 1 < request.quorum) {
+      const next = bump(request, now, { decisions: [...request.decisions, decision] });
+      return {
+        next,
+        events: [
+          event("decision_recorded", request, input.reviewer, now, {
+            ...decisionData(decision),
+            approvals: earlier.length + 1,
+            quorum: request.quorum,
+          }),
+        ],
+      };
+    }
+    // The quorum is met: the terminal approval covers only what every approver selected.
+    if (selected !== undefined || earlier.some((d) => d.selected)) {
+      decision.selected = intersect([...earlier.map((d) => d.selected), selected], request);
+      if (decision.selected.length === 0) {
+        throw new InvalidInputError(
+          "this selection shares no item with the approvals so far, so nothing would be approved; reject instead",
+          "selected",
+        );
+      }
+    }
+  }
+  return terminal(request, decision, now);
+}
+
+export function applyCancel(
+  request: ApprovalRequest,
+  by: string,
+  reason: string | undefined,
+  now: number,
+): Transition {
+  if (request.status !== "pending") throw conflictFor(request);
+  const decision: Decision = {
+    outcome: "cancelled",
+    method: "cancel",
+    reviewer: by,
+    channel: "api",
+    decidedAt: now,
+  };
+  if (reason !== undefined) decision.comment = reason;
+  return terminal(request, decision, now);
+}
+
+/** What the deadline does: reject, approve, or escalate to other approvers with a new deadline. */
+export function applyTimeout(request: ApprovalRequest, now: number): Transition {
+  if (request.status !== "pending") throw conflictFor(request);
+  const rule: OnTimeout = request.onTimeout;
+  if (typeof rule === "object") {
+    const { approvers, timeoutMs, onTimeout } = rule.escalate;
+    const next = bump(request, now, {
+      approvers,
+      deadline: now + timeoutMs,
+      onTimeout: onTimeout ?? "reject",
+      escalations: request.escalations + 1,
+    });
+    return {
+      next,
+      events: [
+        event("escalated", request, "system", now, {
+          from: request.approvers,
+          to: approvers,
+          deadline: next.deadline,
+          step: next.escalations,
+        }),
+      ],
+    };
+  }
+  const decision: Decision = {
+    outcome: rule === "approve" ? "approved" : "timed_out",
+    method: "timeout",
+    reviewer: "system",
+    channel: "system",
+    decidedAt: now,
+    comment:
+      rule === "approve"
+        ? "approved automatically when the deadline passed (onTimeout: approve)"
+        : "no decision before the deadline",
+  };
+  if (rule === "approve") {
+    decision.argsHash = request.argsHash;
+    if (request.items.length) decision.selected = request.items.map((i) => i.id);
+  }
+  return terminal(request, decision, now);
+}
+
+/** The terminal decision a policy makes when it creates a request (auto approval, no items). */
+export function applyAutomatic(
+  request: ApprovalRequest,
+  decision: Omit<Decision, "decidedAt" | "channel">,
+  now: number,
+): Transition {
+  return terminal(request, { ...decision, channel: "system", decidedAt: now }, now);
+}
+
+function terminal(request: ApprovalRequest, decision: Decision, now: number): Transition {
+  if (decision.outcome === "approved" && decision.selected === undefined && request.items.length) {
+    decision.selected = request.items.map((i) => i.id);
+  }
+  const status = decision.outcome;
+  const next = bump(request, now, {
+    status,
+    decision,
+    decisions: [...request.decisions, decision],
+  });
+  delete next.deadline;
+  const type =
+    status === "timed_out" ? "timed_out" : status === "cancelled" ? "cancelled" : "decided";
+  return {
+    next,
+    decision,
+    events: [event(type, request, decision.reviewer, now, decisionData(decision))],
+  };
+}
+
+function bump(
+  request: ApprovalRequest,
+  now: number,
+  changes: Partial<ApprovalRequest>,
+): ApprovalRequest {
+  return { ...request, ...changes, updatedAt: now, version: request.version + 1 };
+}
+
+function event(
+  type: AuditDraft["type"],
+  request: ApprovalRequest,
+  actor: string,
+  at: number,
+  data: Record<string, unknown>,
+): AuditDraft {
+  return { type, requestId: request.id, actor, at, data };
+}
+
+function decisionData(d: Decision): Record<string, unknown> {
+  const data: Record<string, unknown> = {
+    outcome: d.outcome,
+    method: d.method,
+    channel: d.channel,
+  };
+  if (d.selected) data.selected = d.selected;
+  if (d.comment !== undefined) data.comment = d.comment;
+  if (d.argsHash) data.argsHash = d.argsHash;
+  if (d.editedArgs) data.editedArgs = d.editedArgs;
+  if (d.validUntil !== undefined) data.validUntil = d.validUntil;
+  return data;
+}
+
+function defaultMethod(input: ParsedDecisionInput): Method {
+  if (input.outcome === "rejected") return "reject";
+  if (input.outcome === "revise") return "revise";
+  if (input.editedArgs !== undefined) return "edit";
+  if (input.selected !== undefined) return "select";
+  return "approve_all";
+}
+
+function allowedKind(input: ParsedDecisionInput): Allowed {
+  if (input.outcome === "rejected") return "reject";
+  if (input.outcome === "revise") return "revise";
+  if (input.editedArgs !== undefined) return "edit";
+  if (input.selected !== undefined) return "select";
+  return "approve";
+}
+
+/** Selections name items by id, never by position, and must be a non-empty subset of the items. */
+function checkSelection(
+  request: ApprovalRequest,
+  input: ParsedDecisionInput,
+): string[] | undefined {
+  if (input.selected === undefined) return undefined;
+  if (input.outcome !== "approved") {
+    throw new InvalidInputError("a selection can only come with an approval", "selected");
+  }
+  if (request.items.length === 0) {
+    throw new InvalidInputError(`request ${request.id} has no items to select from`, "selected");
+  }
+  if (input.selected.length === 0) {
+    throw new InvalidInputError(
+      "an empty selection is not an approval: select at least one item, or reject (skip)",
+      "selected",
+    );
+  }
+  const known = new Set(request.items.map((i) => i.id));
+  const unknown = input.selected.filter((id) => !known.has(id));
+  if (unknown.length) {
+    throw new InvalidInputError(
+      `unknown item id(s) ${unknown.map((u) => `\`${u}\``).join(", ")}; the items are ${[...known].join(", ")}`,
+      "selected",
+    );
+  }
+  // Keep the request's item order, drop duplicates.
+  const chosen = new Set(input.selected);
+  return request.items.filter((i) => chosen.has(i.id)).map((i) => i.id);
+}
+
+function intersect(selections: (string[] | undefined)[], request: ApprovalRequest): string[] {
+  const all = request.items.map((i) => i.id);
+  return selections.reduce<string[]>(
+    (acc, sel) => (sel === undefined ? acc : acc.filter((id) => sel.includes(id))),
+    all,
+  );
+}

@@ -1,0 +1,91 @@
+// Enforces deadlines: sleeps until the nearest one (not a fixed poll), then times out every request
+// that is due through the same compare-and-set as a human decision. Deadlines live in the store, so a
+// restarted process finds overdue requests on its first sweep.
+export interface SweeperOptions {
+  nextDeadline(): Promise<number | undefined>;
+  /** Fires every due request; returns how many it handled. */
+  fireDue(now: number): Promise<number>;
+  now(): number;
+  onError(err: unknown): void;
+  /** The longest sleep, so deadlines set by other processes are found without a notification. */
+  maxSleepMs: number;
+}
+
+export interface Sweeper {
+  /** Re-plan after a deadline was set (or may have been set) sooner than the one planned. */
+  schedule(deadline?: number): void;
+  sweep(): Promise<number>;
+  stop(): void;
+}
+
+export function createSweeper(o: SweeperOptions): Sweeper {
+  let timer: NodeJS.Timeout | undefined;
+  let plannedAt: number | undefined;
+  let running: Promise<number> | undefined;
+  let again = false;
+  let stopped = false;
+
+  function arm(at: number) {
+    if (stopped) return;
+    if (timer && plannedAt !== undefined && plannedAt <= at) return;
+    if (timer) clearTimeout(timer);
+    plannedAt = at;
+    const delay = Math.min(Math.max(at - o.now(), 0), o.maxSleepMs);
+    timer = setTimeout(() => {
+      timer = undefined;
+      plannedAt = undefined;
+      void sweep().catch(o.onError);
+    }, delay);
+    // The sweeper alone never keeps a process alive: a waiter or a server does.
+    timer.unref();
+  }
+
+  async function runOnce(): Promise<number> {
+    let fired = 0;
+    for (;;) {
+      const n = await o.fireDue(o.now());
+      fired += n;
+      if (n === 0) break;
+    }
+    const next = await o.nextDeadline();
+    arm(next ?? o.now() + o.maxSleepMs);
+    return fired;
+  }
+
+  async function sweep(): Promise<number> {
+    if (stopped) return 0;
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      let total = 0;
+      try {
+        do {
+          again = false;
+          total += await runOnce();
+        } while (again && !stopped);
+      } finally {
+        running = undefined;
+      }
+      return total;
+    })();
+    return running;
+  }
+
+  return {
+    schedule(deadline) {
+      if (deadline === undefined) {
+        void sweep().catch(o.onError);
+        return;
+      }
+      arm(deadline);
+    },
+    sweep,
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+}

@@ -1,0 +1,2 @@
+// `airlock/sqlite`: the embedded default store.
+export { type SqliteStoreOptions, sqliteStore } from "./sqlite.js";

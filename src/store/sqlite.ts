@@ -1,0 +1,389 @@
+// The embedded default store: one SQLite file (better-sqlite3, WAL). Several processes may share the
+// file; writes take the write lock up front (BEGIN IMMEDIATE) and other processes' commits are noticed
+// by polling `PRAGMA data_version`, which changes only when another connection commits.
+import Database from "better-sqlite3";
+import { chainEvent } from "../audit/chain.js";
+import { AirlockError } from "../core/errors.js";
+import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
+import { clampLimit } from "./paging.js";
+import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
+import type {
+  InsertResult,
+  ListFilter,
+  OutcomeRow,
+  Page,
+  Store,
+  TransitionResult,
+} from "./store.js";
+
+export interface SqliteStoreOptions {
+  /** How often to look for other processes' commits while someone is listening. @default 10 */
+  pollMs?: number;
+  /** How long a writer waits for another process's write lock. @default 5000 */
+  busyTimeoutMs?: number;
+}
+
+interface RequestRow {
+  doc: string;
+}
+interface AuditRow {
+  seq: number;
+  request_id: string | null;
+  type: string;
+  actor: string;
+  at: number;
+  data: string;
+  prev_hash: string;
+  hash: string;
+}
+
+export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Store {
+  let db: Database.Database;
+  try {
+    db = new Database(path);
+  } catch (err) {
+    throw new AirlockError(
+      "store_unavailable",
+      `cannot open SQLite database \`${path}\`: ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
+  db.pragma("journal_mode = WAL");
+  // NORMAL in WAL mode survives any process crash; only a power loss may drop the last commits.
+  db.pragma("synchronous = NORMAL");
+  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+  migrateSync(db);
+
+  const stmt = {
+    insert: db.prepare(
+      `INSERT INTO requests (id, key, action, status, requester, approvers, deadline, created_at, decided_at, version, doc)
+       VALUES (@id, @key, @action, @status, @requester, @approvers, @deadline, @created_at, @decided_at, @version, @doc)
+       ON CONFLICT(key) DO NOTHING`,
+    ),
+    byId: db.prepare<[string], RequestRow>("SELECT doc FROM requests WHERE id = ?"),
+    byKey: db.prepare<[string], RequestRow>("SELECT doc FROM requests WHERE key = ?"),
+    update: db.prepare(
+      `UPDATE requests SET status = @status, approvers = @approvers, deadline = @deadline,
+         decided_at = @decided_at, version = @version, doc = @doc
+       WHERE id = @id AND version = @expected`,
+    ),
+    head: db.prepare<[], { seq: number; hash: string }>(
+      "SELECT seq, hash FROM audit_head WHERE id = 1",
+    ),
+    setHead: db.prepare(
+      "INSERT INTO audit_head (id, seq, hash) VALUES (1, @seq, @hash) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
+    ),
+    appendAudit: db.prepare(
+      `INSERT INTO audit (seq, request_id, type, actor, at, data, prev_hash, hash)
+       VALUES (@seq, @request_id, @type, @actor, @at, @data, @prev_hash, @hash)`,
+    ),
+    nextDeadline: db.prepare<[], { d: number | null }>(
+      "SELECT MIN(deadline) AS d FROM requests WHERE status = 'pending' AND deadline IS NOT NULL",
+    ),
+    due: db.prepare<[number, number], RequestRow>(
+      `SELECT doc FROM requests WHERE status = 'pending' AND deadline IS NOT NULL AND deadline <= ?
+       ORDER BY deadline LIMIT ?`,
+    ),
+    outcomes: db.prepare<
+      [number],
+      {
+        action: string;
+        status: string;
+        method: string | null;
+        created_at: number;
+        decided_at: number;
+      }
+    >(
+      `SELECT action, status, json_extract(doc, '$.decision.method') AS method, created_at, decided_at
+       FROM requests WHERE status != 'pending' AND decided_at >= ?`,
+    ),
+    countPending: db.prepare<[], { n: number }>(
+      "SELECT COUNT(*) AS n FROM requests WHERE status = 'pending'",
+    ),
+    dataVersion: db.prepare<[], { data_version: number }>("PRAGMA data_version"),
+  };
+
+  function appendChain(drafts: AuditDraft[]): AuditEvent[] {
+    let prev = stmt.head.get();
+    const out: AuditEvent[] = [];
+    for (const draft of drafts) {
+      const e = chainEvent(draft, prev);
+      stmt.appendAudit.run({
+        seq: e.seq,
+        request_id: e.requestId ?? null,
+        type: e.type,
+        actor: e.actor,
+        at: e.at,
+        data: JSON.stringify(e.data),
+        prev_hash: e.prevHash,
+        hash: e.hash,
+      });
+      out.push(e);
+      prev = e;
+    }
+    if (prev) stmt.setHead.run({ seq: prev.seq, hash: prev.hash });
+    return out;
+  }
+
+  const insertTx = db.transaction(
+    (request: ApprovalRequest, drafts: AuditDraft[]): InsertResult => {
+      const info = stmt.insert.run(rowOf(request));
+      if (info.changes === 0) {
+        const existing = request.key ? stmt.byKey.get(request.key) : undefined;
+        if (!existing)
+          throw new AirlockError("conflict", `request id \`${request.id}\` already exists`);
+        return { request: parseDoc(existing), created: false, events: [] };
+      }
+      return { request, created: true, events: appendChain(drafts) };
+    },
+  );
+
+  const transitionTx = db.transaction(
+    (next: ApprovalRequest, expected: number, drafts: AuditDraft[]): TransitionResult => {
+      const info = stmt.update.run({ ...rowOf(next), expected });
+      if (info.changes === 0) {
+        const current = stmt.byId.get(next.id);
+        return { ok: false, request: current ? parseDoc(current) : undefined, events: [] };
+      }
+      return { ok: true, request: next, events: appendChain(drafts) };
+    },
+  );
+
+  const appendTx = db.transaction((drafts: AuditDraft[]) => appendChain(drafts));
+
+  // Cross-process change detection: one timer for all listeners, running only while there are any.
+  const listeners = new Set<() => void>();
+  let pollTimer: NodeJS.Timeout | undefined;
+  let lastDataVersion = 0;
+  const pollMs = options.pollMs ?? 10;
+  function poll() {
+    if (closed) return;
+    let v: number;
+    try {
+      v = stmt.dataVersion.get()?.data_version ?? 0;
+    } catch {
+      return; // a busy or closing database: try again on the next tick
+    }
+    if (v !== lastDataVersion) {
+      lastDataVersion = v;
+      for (const l of [...listeners]) l();
+    }
+  }
+
+  let closed = false;
+  function guard() {
+    if (closed) throw new AirlockError("closed", "the SQLite store is closed");
+  }
+
+  return {
+    kind: "sqlite",
+    async migrate() {
+      guard();
+      migrateSync(db);
+    },
+    async insertRequest(request, events) {
+      guard();
+      return insertTx.immediate(request, events);
+    },
+    async getRequest(id) {
+      guard();
+      const row = stmt.byId.get(id);
+      return row ? parseDoc(row) : undefined;
+    },
+    async listRequests(filter) {
+      guard();
+      return listSync(db, filter);
+    },
+    async transition(next, expectedVersion, events) {
+      guard();
+      if (next.version !== expectedVersion + 1) {
+        throw new AirlockError(
+          "invalid_input",
+          "transition: next.version must be expectedVersion + 1",
+        );
+      }
+      return transitionTx.immediate(next, expectedVersion, events);
+    },
+    async appendAudit(events) {
+      guard();
+      return appendTx.immediate(events);
+    },
+    async listAudit(filter) {
+      guard();
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (filter.requestId !== undefined) {
+        where.push("request_id = ?");
+        params.push(filter.requestId);
+      }
+      if (filter.after !== undefined) {
+        where.push("seq > ?");
+        params.push(filter.after);
+      }
+      const limit = Math.min(Math.max(filter.limit ?? 1000, 1), 10_000);
+      const sql = `SELECT * FROM audit ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY seq LIMIT ${limit}`;
+      return db
+        .prepare<unknown[], AuditRow>(sql)
+        .all(...params)
+        .map(auditOf);
+    },
+    async auditHead() {
+      guard();
+      return stmt.head.get();
+    },
+    async nextDeadline() {
+      guard();
+      return stmt.nextDeadline.get()?.d ?? undefined;
+    },
+    async dueRequests(now, limit) {
+      guard();
+      return stmt.due.all(now, limit).map(parseDoc);
+    },
+    async outcomes(since) {
+      guard();
+      return stmt.outcomes.all(since).map(
+        (r): OutcomeRow => ({
+          action: r.action,
+          status: r.status as OutcomeRow["status"],
+          method: r.method ?? undefined,
+          createdAt: r.created_at,
+          decidedAt: r.decided_at,
+        }),
+      );
+    },
+    async countPending() {
+      guard();
+      return stmt.countPending.get()?.n ?? 0;
+    },
+    onExternalChange(listener) {
+      listeners.add(listener);
+      if (!pollTimer && !closed) {
+        lastDataVersion = stmt.dataVersion.get()?.data_version ?? 0;
+        pollTimer = setInterval(poll, pollMs);
+      }
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0 && pollTimer) {
+          clearInterval(pollTimer);
+          pollTimer = undefined;
+        }
+      };
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (pollTimer) clearInterval(pollTimer);
+      pollTimer = undefined;
+      listeners.clear();
+      db.close();
+    },
+  };
+}
+
+function migrateSync(db: Database.Database): void {
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS airlock_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
+  );
+  const apply = db.transaction(() => {
+    const row = db
+      .prepare<[], { v: number | null }>("SELECT MAX(version) AS v FROM airlock_migrations")
+      .get();
+    const current = row?.v ?? 0;
+    for (const m of SQLITE_MIGRATIONS) {
+      if (m.version <= current) continue;
+      db.exec(m.sql);
+      db.prepare("INSERT INTO airlock_migrations (version, applied_at) VALUES (?, ?)").run(
+        m.version,
+        Date.now(),
+      );
+    }
+  });
+  apply.immediate();
+}
+
+function listSync(db: Database.Database, filter: ListFilter): Page<ApprovalRequest> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const statuses =
+    filter.status === undefined
+      ? []
+      : Array.isArray(filter.status)
+        ? filter.status
+        : [filter.status];
+  if (statuses.length) {
+    where.push(`status IN (${statuses.map(() => "?").join(",")})`);
+    params.push(...statuses);
+  }
+  if (filter.action !== undefined) {
+    where.push("action = ?");
+    params.push(filter.action);
+  }
+  if (filter.requester !== undefined) {
+    where.push("requester = ?");
+    params.push(filter.requester);
+  }
+  if (filter.approver !== undefined) {
+    const names = Array.isArray(filter.approver) ? filter.approver : [filter.approver];
+    const inList = names.map(() => "?").join(",") || "NULL";
+    where.push(
+      `(approvers = '[]' OR EXISTS (SELECT 1 FROM json_each(requests.approvers) WHERE value IN (${inList})))`,
+    );
+    params.push(...names);
+  }
+  if (filter.cursor !== undefined) {
+    where.push("id < ?");
+    params.push(filter.cursor);
+  }
+  const limit = clampLimit(filter.limit);
+  const sql = `SELECT doc FROM requests ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ${limit + 1}`;
+  const rows = db.prepare<unknown[], RequestRow>(sql).all(...params);
+  const items = rows.slice(0, limit).map(parseDoc);
+  const last = items[items.length - 1];
+  return rows.length > limit && last ? { items, nextCursor: last.id } : { items };
+}
+
+function rowOf(r: ApprovalRequest) {
+  return {
+    id: r.id,
+    key: r.key ?? null,
+    action: r.action,
+    status: r.status,
+    requester: r.requester,
+    approvers: JSON.stringify(r.approvers),
+    deadline: r.status === "pending" ? (r.deadline ?? null) : null,
+    created_at: r.createdAt,
+    decided_at: r.decision?.decidedAt ?? null,
+    version: r.version,
+    doc: JSON.stringify(r),
+  };
+}
+
+function parseDoc(row: RequestRow): ApprovalRequest {
+  return JSON.parse(row.doc) as ApprovalRequest;
+}
+
+function auditOf(r: AuditRow): AuditEvent {
+  const e: AuditEvent = {
+    seq: r.seq,
+    type: r.type as AuditEvent["type"],
+    actor: r.actor,
+    at: r.at,
+    data: parseData(r.data),
+    prevHash: r.prev_hash,
+    hash: r.hash,
+  };
+  if (r.request_id !== null) e.requestId = r.request_id;
+  return e;
+}
+
+/** A row edited by hand may hold broken JSON: keep it visible so verification reports that row. */
+function parseData(text: string): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === "object" && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : { unparsable: text };
+  } catch {
+    return { unparsable: text };
+  }
+}

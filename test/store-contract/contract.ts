@@ -1,0 +1,272 @@
+// The contract every Store must pass. Each backend supplies an initializer (name, create, destroy);
+// differences between backends are declared with a reason in `skip`, never hidden in a test.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createVerifier } from "../../src/audit/chain.js";
+import { hashArgs } from "../../src/core/hash.js";
+import type { ApprovalRequest, AuditDraft } from "../../src/core/schemas.js";
+import type { Store } from "../../src/store/store.js";
+
+export interface StoreInitializer {
+  name: string;
+  create(): Promise<Store>;
+  destroy?(store: Store): Promise<void>;
+  skip?: { reason: string; tests: string[] }[];
+}
+
+let counter = 0;
+export function makeRequest(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
+  counter++;
+  const now = 1_700_000_000_000 + counter;
+  return {
+    id: `req_${String(counter).padStart(8, "0")}`,
+    action: "files.write",
+    title: `request ${counter}`,
+    args: { path: "/tmp/x", n: counter },
+    argsHash: hashArgs({ path: "/tmp/x", n: counter }),
+    items: [],
+    allowed: ["approve", "reject", "revise", "select", "edit"],
+    level: "full",
+    requester: "agent",
+    approvers: [],
+    quorum: 1,
+    onTimeout: "reject",
+    escalations: 0,
+    correlationId: `corr-${counter}`,
+    metadata: {},
+    status: "pending",
+    decisions: [],
+    inputHash: `input-${counter}`,
+    createdAt: now,
+    updatedAt: now,
+    version: 1,
+    ...over,
+  };
+}
+
+const created = (r: ApprovalRequest): AuditDraft => ({
+  type: "created",
+  requestId: r.id,
+  actor: r.requester,
+  at: r.createdAt,
+  data: { title: r.title },
+});
+
+export function runStoreContract(init: StoreInitializer): void {
+  const skipped = new Map<string, string>();
+  for (const s of init.skip ?? []) for (const t of s.tests) skipped.set(t, s.reason);
+  const test = (name: string, fn: () => Promise<void>) => {
+    const reason = skipped.get(name);
+    if (reason) it.skip(`${name} (skipped on ${init.name}: ${reason})`, fn);
+    else it(name, fn);
+  };
+
+  describe(`Store contract: ${init.name}`, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await init.create();
+      await store.migrate();
+    });
+    afterEach(async () => {
+      await init.destroy?.(store);
+      await store.close();
+    });
+
+    test("migrate is idempotent", async () => {
+      await store.migrate();
+      await store.migrate();
+      expect(await store.countPending()).toBe(0);
+    });
+
+    test("inserts and reads back a request unchanged", async () => {
+      const r = makeRequest({ items: [{ id: "a", label: "A", detail: "d" }], deadline: 123 });
+      const res = await store.insertRequest(r, [created(r)]);
+      expect(res.created).toBe(true);
+      expect(res.events).toHaveLength(1);
+      expect(await store.getRequest(r.id)).toEqual(r);
+      expect(await store.getRequest("req_missing")).toBeUndefined();
+    });
+
+    test("insert is idempotent by key and writes nothing the second time", async () => {
+      const first = makeRequest({ key: "k1" });
+      await store.insertRequest(first, [created(first)]);
+      const second = makeRequest({ key: "k1", title: "other" });
+      const res = await store.insertRequest(second, [created(second)]);
+      expect(res.created).toBe(false);
+      expect(res.request).toEqual(first);
+      expect(res.events).toEqual([]);
+      expect(await store.getRequest(second.id)).toBeUndefined();
+      expect(await store.listAudit({})).toHaveLength(1);
+    });
+
+    test("transition is a compare-and-set on version", async () => {
+      const r = makeRequest();
+      await store.insertRequest(r, [created(r)]);
+      const a = { ...r, status: "approved" as const, version: 2 };
+      const b = { ...r, status: "rejected" as const, version: 2 };
+      const draft: AuditDraft = { type: "decided", requestId: r.id, actor: "x", at: 1, data: {} };
+      const [ra, rb] = await Promise.all([
+        store.transition(a, 1, [draft]),
+        store.transition(b, 1, [draft]),
+      ]);
+      expect([ra.ok, rb.ok].filter(Boolean)).toHaveLength(1);
+      const loser = ra.ok ? rb : ra;
+      expect(loser.events).toEqual([]);
+      expect(loser.request?.version).toBe(2);
+      expect((await store.getRequest(r.id))?.status).toBe(ra.ok ? "approved" : "rejected");
+      expect(await store.listAudit({ requestId: r.id })).toHaveLength(2);
+    });
+
+    test("transition of an unknown request fails without writing", async () => {
+      const r = makeRequest();
+      const res = await store.transition({ ...r, version: 2 }, 1, [
+        { type: "decided", requestId: r.id, actor: "x", at: 1, data: {} },
+      ]);
+      expect(res.ok).toBe(false);
+      expect(res.request).toBeUndefined();
+      expect(await store.listAudit({})).toEqual([]);
+    });
+
+    test("lists newest first with cursor pagination and filters", async () => {
+      const rs = [];
+      for (let i = 0; i < 7; i++) {
+        const r = makeRequest({
+          action: i % 2 ? "a.odd" : "a.even",
+          status: i === 0 ? "approved" : "pending",
+          approvers: i === 3 ? ["ops"] : i === 4 ? ["alice"] : [],
+          requester: i === 5 ? "bot" : "agent",
+        });
+        rs.push(r);
+        await store.insertRequest(r, [created(r)]);
+      }
+      const ids = rs.map((r) => r.id).reverse();
+      const p1 = await store.listRequests({ limit: 3 });
+      expect(p1.items.map((r) => r.id)).toEqual(ids.slice(0, 3));
+      expect(p1.nextCursor).toBeDefined();
+      const p2 = await store.listRequests({ limit: 3, cursor: p1.nextCursor });
+      expect(p2.items.map((r) => r.id)).toEqual(ids.slice(3, 6));
+      const p3 = await store.listRequests({ limit: 3, cursor: p2.nextCursor });
+      expect(p3.items.map((r) => r.id)).toEqual(ids.slice(6));
+      expect(p3.nextCursor).toBeUndefined();
+
+      expect((await store.listRequests({ status: "approved" })).items.map((r) => r.id)).toEqual([
+        rs[0]?.id,
+      ]);
+      expect((await store.listRequests({ status: ["pending"] })).items).toHaveLength(6);
+      expect((await store.listRequests({ action: "a.odd" })).items).toHaveLength(3);
+      expect((await store.listRequests({ requester: "bot" })).items.map((r) => r.id)).toEqual([
+        rs[5]?.id,
+      ]);
+      // Approver filter: listed by name or group, plus requests open to everyone.
+      const forBob = (await store.listRequests({ approver: ["bob"] })).items.map((r) => r.id);
+      expect(forBob).not.toContain(rs[3]?.id);
+      expect(forBob).not.toContain(rs[4]?.id);
+      expect(forBob).toHaveLength(5);
+      const forOps = (await store.listRequests({ approver: ["carol", "ops"] })).items.map(
+        (r) => r.id,
+      );
+      expect(forOps).toContain(rs[3]?.id);
+      expect(forOps).not.toContain(rs[4]?.id);
+    });
+
+    test("limits are clamped", async () => {
+      const r = makeRequest();
+      await store.insertRequest(r, [created(r)]);
+      expect((await store.listRequests({ limit: 0 })).items).toHaveLength(1);
+      expect((await store.listRequests({ limit: 1e9 })).items).toHaveLength(1);
+    });
+
+    test("audit events form one hash chain with a matching head", async () => {
+      for (let i = 0; i < 5; i++) {
+        const r = makeRequest();
+        await store.insertRequest(r, [created(r)]);
+        await store.appendAudit([
+          {
+            type: "viewed",
+            requestId: r.id,
+            actor: "alice",
+            at: 5,
+            data: { secret: "[REDACTED]" },
+          },
+        ]);
+      }
+      const all = await store.listAudit({});
+      expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      const v = createVerifier();
+      for (const e of all) expect(v.push(e)).toBeUndefined();
+      const head = await store.auditHead();
+      expect(head).toEqual({ seq: 10, hash: all[9]?.hash });
+      expect(v.done().lastHash).toBe(head?.hash);
+      expect(await store.listAudit({ after: 8 })).toHaveLength(2);
+      expect(await store.listAudit({ after: 2, limit: 3 })).toHaveLength(3);
+      const firstId = all[0]?.requestId;
+      expect(await store.listAudit({ requestId: firstId })).toHaveLength(2);
+    });
+
+    test("audit data round-trips exactly", async () => {
+      const data = { nested: { list: [1, "two", null, true], n: 1.5 }, s: "é ✓" };
+      const [e] = await store.appendAudit([{ type: "notified", actor: "system", at: 9, data }]);
+      const [back] = await store.listAudit({});
+      expect(back).toEqual(e);
+      expect(back?.data).toEqual(data);
+      expect(back?.requestId).toBeUndefined();
+    });
+
+    test("deadlines: next and due, pending only", async () => {
+      expect(await store.nextDeadline()).toBeUndefined();
+      const a = makeRequest({ deadline: 300 });
+      const b = makeRequest({ deadline: 100 });
+      const c = makeRequest({ deadline: 200 });
+      const d = makeRequest();
+      for (const r of [a, b, c, d]) await store.insertRequest(r, [created(r)]);
+      expect(await store.nextDeadline()).toBe(100);
+      expect((await store.dueRequests(250, 10)).map((r) => r.id)).toEqual([b.id, c.id]);
+      expect((await store.dueRequests(250, 1)).map((r) => r.id)).toEqual([b.id]);
+      const decided = { ...b, status: "timed_out" as const, version: 2 };
+      delete decided.deadline;
+      await store.transition(decided, 1, []);
+      expect(await store.nextDeadline()).toBe(200);
+      expect((await store.dueRequests(1000, 10)).map((r) => r.id)).toEqual([c.id, a.id]);
+    });
+
+    test("outcomes and pending count", async () => {
+      const a = makeRequest();
+      const b = makeRequest();
+      for (const r of [a, b]) await store.insertRequest(r, [created(r)]);
+      expect(await store.countPending()).toBe(2);
+      const decided: ApprovalRequest = {
+        ...a,
+        status: "approved",
+        version: 2,
+        decision: {
+          outcome: "approved",
+          method: "select",
+          reviewer: "alice",
+          channel: "web",
+          decidedAt: a.createdAt + 500,
+        },
+      };
+      await store.transition(decided, 1, []);
+      expect(await store.countPending()).toBe(1);
+      const rows = await store.outcomes(0);
+      expect(rows).toEqual([
+        {
+          action: a.action,
+          status: "approved",
+          method: "select",
+          createdAt: a.createdAt,
+          decidedAt: a.createdAt + 500,
+        },
+      ]);
+      expect(await store.outcomes(a.createdAt + 501)).toEqual([]);
+    });
+
+    test("a closed store refuses work", async () => {
+      const s = await init.create();
+      await s.migrate();
+      await s.close();
+      await s.close();
+      await expect(s.getRequest("x")).rejects.toMatchObject({ code: "closed" });
+      // afterEach closes the suite's own store.
+    });
+  });
+}
