@@ -1,6 +1,7 @@
 // The public API of `airlock`. Named exports only, listed one by one: everything else is internal.
 export type { VerifyResult } from "./audit/chain.js";
 export { isSensitiveKey, REDACTED, redact } from "./audit/redact.js";
+export type { AirlockApi } from "./core/api.js";
 export { type ExecutionCheck, verifyApproval } from "./core/binding.js";
 export type { Clock } from "./core/clock.js";
 export {

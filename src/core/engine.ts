@@ -415,6 +415,8 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
         const removeWaiter = addWaiter(id, check);
         closers.add(onClose);
         signal?.addEventListener("abort", onAbort, { once: true });
+        // Aborted while we read the request the first time: the listener came too late.
+        if (signal?.aborted) onAbort();
         if (timeoutMs !== undefined) {
           timer = setTimeout(
             () => finish(new TimeoutError(`waited ${timeoutMs} ms for ${id}; it is still pending`)),

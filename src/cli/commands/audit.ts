@@ -1,0 +1,54 @@
+import type { Command } from "commander";
+import { type GlobalOptions, withEngine } from "../context.js";
+import { printJson } from "../output.js";
+import { positiveInt, positiveNumber } from "../parse.js";
+
+export function registerAudit(program: Command, globals: () => GlobalOptions): void {
+  const audit = program.command("audit").description("the tamper-evident audit log");
+  audit
+    .command("verify")
+    .description("check the hash chain; exit 0 when intact, 1 with the first bad event otherwise")
+    .option("--json", "print the result as JSON")
+    .action(async (opts: { json?: boolean }) => {
+      await withEngine(globals(), async (engine) => {
+        const result = await engine.verifyAudit();
+        if (opts.json) printJson(result);
+        if (result.ok) {
+          if (!opts.json) process.stdout.write(`audit chain intact: ${result.count} events\n`);
+          return;
+        }
+        process.stderr.write(`audit chain broken at event #${result.badSeq}: ${result.reason}\n`);
+        process.exitCode = 1;
+      });
+    });
+  audit
+    .command("list")
+    .description("print audit events as JSON lines")
+    .option("--request <id>", "only this request's events")
+    .option("--after <seq>", "only events after this sequence number", positiveInt("--after"))
+    .option("--limit <n>", "at most this many", positiveInt("--limit"))
+    .action(async (opts: { request?: string; after?: number; limit?: number }) => {
+      await withEngine(globals(), async (engine) => {
+        const events = await engine.audit({
+          ...(opts.request ? { requestId: opts.request } : {}),
+          ...(opts.after ? { after: opts.after } : {}),
+          limit: opts.limit ?? 1000,
+        });
+        for (const e of events) process.stdout.write(`${JSON.stringify(e)}\n`);
+      });
+    });
+
+  program
+    .command("metrics")
+    .description("approval, revision and timeout rates and review durations")
+    .option(
+      "--since-hours <h>",
+      "look back this many hours (default 168)",
+      positiveNumber("--since-hours"),
+    )
+    .action(async (opts: { sinceHours?: number }) => {
+      await withEngine(globals(), async (engine) => {
+        printJson(await engine.metrics({ sinceMs: (opts.sinceHours ?? 168) * 3600 * 1000 }));
+      });
+    });
+}

@@ -1,0 +1,75 @@
+import type { Command } from "commander";
+import { STATUSES, type Status } from "../../core/schemas.js";
+import { CliError, type GlobalOptions, withEngine } from "../context.js";
+import { describeRequest, printJson, relativeTime, table } from "../output.js";
+import { positiveInt } from "../parse.js";
+
+interface ListOptions {
+  status?: string;
+  action?: string;
+  limit?: number;
+  cursor?: string;
+  json?: boolean;
+}
+
+export function registerInspect(program: Command, globals: () => GlobalOptions): void {
+  program
+    .command("list")
+    .description("list requests, newest first")
+    .option("--status <status>", `one of ${STATUSES.join(", ")}`)
+    .option("--action <name>", "only this action")
+    .option("--limit <n>", "at most this many (up to 500)", positiveInt("--limit"))
+    .option("--cursor <id>", "continue after this request id (printed as next_cursor)")
+    .option("--json", "print JSON: { items, nextCursor }")
+    .action(async (opts: ListOptions) => {
+      if (opts.status !== undefined && !(STATUSES as readonly string[]).includes(opts.status)) {
+        throw new CliError(
+          `--status expects one of ${STATUSES.join(", ")}, got \`${opts.status}\``,
+        );
+      }
+      await withEngine(globals(), async (engine) => {
+        const page = await engine.list({
+          ...(opts.status ? { status: opts.status as Status } : {}),
+          ...(opts.action ? { action: opts.action } : {}),
+          ...(opts.limit ? { limit: opts.limit } : {}),
+          ...(opts.cursor ? { cursor: opts.cursor } : {}),
+        });
+        if (opts.json) {
+          printJson(page);
+          return;
+        }
+        if (page.items.length === 0) {
+          process.stdout.write("no requests\n");
+          return;
+        }
+        const now = Date.now();
+        const rows = [["ID", "STATUS", "DEADLINE", "REQUESTER", "TITLE"]];
+        for (const r of page.items) {
+          rows.push([
+            r.id,
+            r.status,
+            r.deadline !== undefined
+              ? `${new Date(r.deadline).toISOString()} (${relativeTime(r.deadline, now)})`
+              : "-",
+            r.requester,
+            r.title,
+          ]);
+        }
+        process.stdout.write(`${table(rows)}\n`);
+        if (page.nextCursor) process.stdout.write(`next_cursor: ${page.nextCursor}\n`);
+      });
+    });
+
+  program
+    .command("show")
+    .description("show one request with its items and decisions")
+    .argument("<id>", "request id")
+    .option("--json", "print the request as JSON")
+    .action(async (id: string, opts: { json?: boolean }) => {
+      await withEngine(globals(), async (engine) => {
+        const r = await engine.get(id);
+        if (opts.json) printJson(r);
+        else process.stdout.write(`${describeRequest(r, Date.now())}\n`);
+      });
+    });
+}

@@ -1,0 +1,99 @@
+// How the command line prints: JSON for scripts, short aligned text for people, and one line on
+// stderr for errors.
+import type { ApprovalRequest } from "../core/schemas.js";
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** The decision as a waiting script sees it. */
+export function decisionSummary(r: ApprovalRequest): Record<string, unknown> {
+  const d = r.decision;
+  const selected = d?.selected ?? [];
+  return {
+    id: r.id,
+    title: r.title,
+    status: r.status,
+    outcome: d?.outcome ?? null,
+    method: d?.method ?? null,
+    selected,
+    selectedItems: r.items.filter((i) => selected.includes(i.id)),
+    comment: d?.comment ?? null,
+    reviewer: d?.reviewer ?? null,
+    channel: d?.channel ?? null,
+    decidedAt: d ? new Date(d.decidedAt).toISOString() : null,
+    argsHash: d?.argsHash ?? null,
+    ...(d?.editedArgs ? { editedArgs: d.editedArgs } : {}),
+  };
+}
+
+/** Exit codes of `airlock request --wait`: 0 approved, 1 rejected or cancelled, 2 timed out, 3 revise. */
+export function exitCodeFor(r: ApprovalRequest): number {
+  switch (r.status) {
+    case "approved":
+      return 0;
+    case "timed_out":
+      return 2;
+    case "revise":
+      return 3;
+    default:
+      return 1;
+  }
+}
+
+export function relativeTime(at: number, now: number): string {
+  const s = Math.round((at - now) / 1000);
+  const abs = Math.abs(s);
+  const text =
+    abs < 90 ? `${abs}s` : abs < 5400 ? `${Math.round(abs / 60)}m` : `${Math.round(abs / 3600)}h`;
+  return s >= 0 ? `in ${text}` : `${text} ago`;
+}
+
+export function table(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  return rows
+    .map((row) =>
+      row
+        .map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
+}
+
+export function describeRequest(r: ApprovalRequest, now: number): string {
+  const lines = [
+    `${r.title}`,
+    `  id:          ${r.id}`,
+    `  status:      ${r.status}`,
+    `  action:      ${r.action}`,
+    `  requester:   ${r.requester}`,
+    `  approvers:   ${r.approvers.length ? r.approvers.join(", ") : "(anyone but the requester)"}`,
+    `  level:       ${r.level}${r.risk ? `, risk ${r.risk}` : ""}${r.confidence !== undefined ? `, confidence ${r.confidence}` : ""}`,
+    `  created:     ${new Date(r.createdAt).toISOString()}`,
+  ];
+  if (r.deadline !== undefined) {
+    lines.push(
+      `  deadline:    ${new Date(r.deadline).toISOString()} (${relativeTime(r.deadline, now)})`,
+    );
+  }
+  if (r.quorum > 1) lines.push(`  quorum:      ${r.quorum}`);
+  if (r.revisionOf) lines.push(`  revision of: ${r.revisionOf}`);
+  if (r.summary) lines.push("", r.summary);
+  if (r.items.length) {
+    lines.push("", "  items:");
+    r.items.forEach((it, i) => {
+      const mark = r.decision?.selected?.includes(it.id) ? "x" : " ";
+      lines.push(`   [${mark}] ${i + 1}. ${it.label}  (${it.id})`);
+    });
+  }
+  if (Object.keys(r.args).length) lines.push("", `  args: ${JSON.stringify(r.args)}`);
+  for (const d of r.decisions) {
+    lines.push(
+      "",
+      `  ${d.outcome} (${d.method}) by ${d.reviewer} via ${d.channel} at ${new Date(d.decidedAt).toISOString()}${d.comment ? `: ${d.comment}` : ""}`,
+    );
+  }
+  return lines.join("\n");
+}

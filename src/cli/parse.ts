@@ -1,0 +1,77 @@
+// Parsers for command-line values, each failing with a message that names the option.
+import type { Item } from "../core/schemas.js";
+import { CliError } from "./context.js";
+
+export function positiveNumber(option: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0) {
+      throw new CliError(`${option} expects a number above 0, got \`${value}\``);
+    }
+    return n;
+  };
+}
+
+export function positiveInt(option: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n <= 0) {
+      throw new CliError(`${option} expects a whole number from 1 up, got \`${value}\``);
+    }
+    return n;
+  };
+}
+
+export function jsonObject(option: string) {
+  return (value: string): Record<string, unknown> => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch (err) {
+      throw new CliError(`${option} expects a JSON object: ${(err as Error).message}`);
+    }
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      throw new CliError(`${option} expects a JSON object, got ${JSON.stringify(parsed)}`);
+    }
+    return parsed as Record<string, unknown>;
+  };
+}
+
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** `--select 1,3-4` by 1-based position (as shown by `airlock show`), or by item id. */
+export function selectionToIds(spec: string, items: Item[]): string[] {
+  const ids: string[] = [];
+  for (const raw of spec.split(",")) {
+    const part = raw.trim();
+    if (!part) continue;
+    const range = /^(\d+)\s*-\s*(\d+)$/.exec(part);
+    if (range) {
+      const from = Number(range[1]);
+      const to = Number(range[2]);
+      if (from > to) throw new CliError(`--select: the range \`${part}\` runs backwards`);
+      for (let n = from; n <= to; n++) ids.push(itemAt(n, items));
+    } else if (/^\d+$/.test(part)) {
+      ids.push(itemAt(Number(part), items));
+    } else {
+      if (!items.some((i) => i.id === part)) {
+        throw new CliError(`--select: no item has the id \`${part}\``);
+      }
+      ids.push(part);
+    }
+  }
+  if (ids.length === 0) throw new CliError("--select names no item");
+  return [...new Set(ids)];
+}
+
+function itemAt(position: number, items: Item[]): string {
+  const item = items[position - 1];
+  if (!item) {
+    throw new CliError(
+      `--select: item ${position} does not exist (the request has ${items.length} item${items.length === 1 ? "" : "s"})`,
+    );
+  }
+  return item.id;
+}

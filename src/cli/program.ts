@@ -1,0 +1,40 @@
+// The `airlock` command. Each group of commands registers itself from its own module.
+import { Command, CommanderError } from "commander";
+import { registerAudit } from "./commands/audit.js";
+import { registerDecide } from "./commands/decide.js";
+import { registerInspect } from "./commands/inspect.js";
+import { registerRequest } from "./commands/request.js";
+import { CliError, type GlobalOptions } from "./context.js";
+
+export function buildProgram(): Command {
+  const program = new Command("airlock")
+    .description("Human-in-the-loop approval gates for AI agents")
+    .option("--db <file>", "the SQLite database (default: AIRLOCK_DB or ./airlock.db)")
+    .showHelpAfterError("(run airlock --help for the commands)")
+    .exitOverride();
+  const globals = () => program.opts<GlobalOptions>();
+  registerRequest(program, globals);
+  registerInspect(program, globals);
+  registerDecide(program, globals);
+  registerAudit(program, globals);
+  return program;
+}
+
+/** Exit code for failures; 0–3 are decisions (see `airlock request --wait`). */
+export const ERROR_EXIT = 4;
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version are not failures; commander already printed its message.
+      return err.exitCode === 0 ? 0 : ERROR_EXIT;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`airlock: ${message}\n`);
+    return err instanceof CliError ? err.exitCode : ERROR_EXIT;
+  }
+}
