@@ -51,7 +51,9 @@ export function relativeTime(at: number, now: number): string {
 
 export function table(rows: string[][]): string {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  for (const row of rows) {
+    for (const [i, c] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, c.length);
+  }
   return rows
     .map((row) =>
       row
