@@ -116,10 +116,12 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
   });
   await feed.start();
 
-  // Waiters by request id; woken when a terminal event for their request passes through the feed.
-  const waiters = new Map<string, Set<() => void>>();
+  // Waiters by request id; woken when a terminal event for their request passes through the feed
+  // (another process decided) or directly with the stored request (this engine decided).
+  type Wake = (settled?: ApprovalRequest) => void;
+  const waiters = new Map<string, Set<Wake>>();
   let unsubscribeWaiters: (() => void) | undefined;
-  function addWaiter(id: string, wake: () => void): () => void {
+  function addWaiter(id: string, wake: Wake): () => void {
     let set = waiters.get(id);
     if (!set) {
       set = new Set();
@@ -159,8 +161,12 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
   ): Promise<ApprovalRequest | undefined> {
     const result = await store.transition(t.next, expectedVersion, t.events.map(redactDraft));
     if (!result.ok) return undefined;
-    await feed.pump(lastSeq(result.events));
-    return result.request;
+    const stored = result.request;
+    if (stored && stored.status !== "pending") {
+      for (const wake of [...(waiters.get(stored.id) ?? [])]) wake(stored);
+    }
+    await feed.pump(result.events);
+    return stored;
   }
 
   async function load(id: string): Promise<ApprovalRequest> {
@@ -355,7 +361,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
         }
         return result.request;
       }
-      await feed.pump(lastSeq(result.events));
+      await feed.pump(result.events);
       logger.info(
         {
           correlation_id: stored.correlationId,
@@ -401,7 +407,11 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
           if (err) reject(err);
           else if (value) resolve(value);
         };
-        const check = () => {
+        const check = (settled?: ApprovalRequest) => {
+          if (settled) {
+            finish(undefined, settled);
+            return;
+          }
           store.getRequest(id).then(
             (r) => {
               if (r && r.status !== "pending") finish(undefined, r);
@@ -491,7 +501,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
       guard();
       const [e] = await store.appendAudit([redactDraft({ ...draft, at: draft.at ?? clock.now() })]);
       if (!e) throw new AirlockError("store_unavailable", "the store appended no event");
-      await feed.pump(e.seq);
+      await feed.pump([e]);
       return e;
     },
 
@@ -594,10 +604,6 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
 
 function redactDraft(d: AuditDraft): AuditDraft {
   return { ...d, data: redact(d.data) };
-}
-
-function lastSeq(events: AuditEvent[]): number | undefined {
-  return events[events.length - 1]?.seq;
 }
 
 function abortError(signal: AbortSignal | undefined): AirlockError {

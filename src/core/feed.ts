@@ -15,9 +15,9 @@ export type FeedListener = (event: AuditEvent) => void;
 
 export interface Feed {
   /** Reads and dispatches everything new. Resolves once the events written so far are dispatched.
-   * `written` is the highest seq the caller just wrote: with nobody listening, nothing is read and
-   * the position simply moves past it. */
-  pump(written?: number): Promise<void>;
+   * `written` are the events the caller just appended: with nobody listening nothing is read and the
+   * position moves past them; when they follow on from the position they are dispatched as they are. */
+  pump(written?: AuditEvent[]): Promise<void>;
   subscribe(listener: FeedListener): () => void;
   /** The seq of the last dispatched event. */
   position(): number;
@@ -38,25 +38,33 @@ export function createFeed(source: FeedSource): Feed {
   async function drain() {
     for (;;) {
       const events = await source.readAfter(lastSeq, PAGE);
-      for (const e of events) {
-        if (e.seq <= lastSeq) continue;
-        lastSeq = e.seq;
-        for (const l of [...listeners]) {
-          try {
-            l(e);
-          } catch (err) {
-            source.onError(err);
-          }
-        }
-      }
+      for (const e of events) if (e.seq > lastSeq) dispatch(e);
       if (events.length < PAGE) return;
     }
   }
 
-  function pump(written?: number): Promise<void> {
+  function dispatch(e: AuditEvent) {
+    lastSeq = e.seq;
+    for (const l of [...listeners]) {
+      try {
+        l(e);
+      } catch (err) {
+        source.onError(err);
+      }
+    }
+  }
+
+  function pump(written?: AuditEvent[]): Promise<void> {
     if (stopped) return Promise.resolve();
+    const last = written?.[written.length - 1]?.seq;
     if (listeners.size === 0 && !running) {
-      if (written !== undefined && written > lastSeq) lastSeq = written;
+      if (last !== undefined && last > lastSeq) lastSeq = last;
+      return Promise.resolve();
+    }
+    // Our own events follow straight on from what was dispatched: no other writer came between, so
+    // dispatch them as they are instead of reading them back.
+    if (!running && written?.length && written[0]?.seq === lastSeq + 1) {
+      for (const e of written) dispatch(e);
       return Promise.resolve();
     }
     if (running) {

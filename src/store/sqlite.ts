@@ -52,13 +52,16 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
   // NORMAL in WAL mode survives any process crash; only a power loss may drop the last commits.
   db.pragma("synchronous = NORMAL");
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+  // Checkpoint the WAL every ~40 MB instead of ~4 MB: a gate writes about ten pages per transition,
+  // and fewer, larger checkpoints cost about a quarter less per transition (see bench/sqlite.ts).
+  db.pragma("wal_autocheckpoint = 10000");
   migrateSync(db);
 
   const stmt = {
     insert: db.prepare(
       `INSERT INTO requests (id, key, action, status, requester, approvers, deadline, created_at, decided_at, version, doc)
        VALUES (@id, @key, @action, @status, @requester, @approvers, @deadline, @created_at, @decided_at, @version, @doc)
-       ON CONFLICT(key) DO NOTHING`,
+       ON CONFLICT(key) WHERE key IS NOT NULL DO NOTHING`,
     ),
     byId: db.prepare<[string], RequestRow>("SELECT doc FROM requests WHERE id = ?"),
     byKey: db.prepare<[string], RequestRow>("SELECT doc FROM requests WHERE key = ?"),
@@ -102,6 +105,17 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     ),
     dataVersion: db.prepare<[], { data_version: number }>("PRAGMA data_version"),
   };
+
+  // Listing builds its SQL from the filter; each distinct shape is prepared once.
+  const prepared = new Map<string, Database.Statement<unknown[], unknown>>();
+  function cached<R>(sql: string): Database.Statement<unknown[], R> {
+    let st = prepared.get(sql);
+    if (!st) {
+      st = db.prepare<unknown[], unknown>(sql);
+      prepared.set(sql, st);
+    }
+    return st as Database.Statement<unknown[], R>;
+  }
 
   function appendChain(drafts: AuditDraft[]): AuditEvent[] {
     let prev = stmt.head.get();
@@ -192,7 +206,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     },
     async listRequests(filter) {
       guard();
-      return listSync(db, filter);
+      return listSync(cached, filter);
     },
     async transition(next, expectedVersion, events) {
       guard();
@@ -221,10 +235,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
         params.push(filter.after);
       }
       const limit = Math.min(Math.max(filter.limit ?? 1000, 1), 10_000);
-      const sql = `SELECT * FROM audit ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY seq LIMIT ${limit}`;
-      return db
-        .prepare<unknown[], AuditRow>(sql)
-        .all(...params)
+      const sql = `SELECT * FROM audit ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY seq LIMIT ?`;
+      return cached<AuditRow>(sql)
+        .all(...params, limit)
         .map(auditOf);
     },
     async auditHead() {
@@ -301,7 +314,10 @@ function migrateSync(db: Database.Database): void {
   apply.immediate();
 }
 
-function listSync(db: Database.Database, filter: ListFilter): Page<ApprovalRequest> {
+function listSync(
+  cached: <R>(sql: string) => Database.Statement<unknown[], R>,
+  filter: ListFilter,
+): Page<ApprovalRequest> {
   const where: string[] = [];
   const params: unknown[] = [];
   const statuses =
@@ -335,8 +351,8 @@ function listSync(db: Database.Database, filter: ListFilter): Page<ApprovalReque
     params.push(filter.cursor);
   }
   const limit = clampLimit(filter.limit);
-  const sql = `SELECT doc FROM requests ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ${limit + 1}`;
-  const rows = db.prepare<unknown[], RequestRow>(sql).all(...params);
+  const sql = `SELECT doc FROM requests ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`;
+  const rows = cached<RequestRow>(sql).all(...params, limit + 1);
   const items = rows.slice(0, limit).map(parseDoc);
   const last = items[items.length - 1];
   return rows.length > limit && last ? { items, nextCursor: last.id } : { items };

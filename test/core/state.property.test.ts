@@ -3,6 +3,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createAirlock } from "../../src/core/engine.js";
+import type { ApprovalRequest } from "../../src/core/schemas.js";
 import { memoryStore } from "../../src/store/memory.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 
@@ -47,7 +48,7 @@ for (const [name, makeStore] of [
               quorum,
               timeoutMs: 100,
             });
-            const run = (op: Op) => {
+            const run = (op: Op): Promise<number | ApprovalRequest> => {
               if (op.kind === "cancel") return engine.cancel(r.id);
               if (op.kind === "timeout") {
                 clock.t += 1_000;

@@ -1,0 +1,102 @@
+// Gate round trips on the embedded SQLite store (file on disk), against the physical limit measured
+// in the same run: a bare better-sqlite3 insert transaction plus a guarded-update transaction.
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { createAirlock } from "../src/core/engine.js";
+import { sqliteStore } from "../src/store/sqlite.js";
+import { tempDir } from "../test/helpers.js";
+import { bounded, type Figure, percentile } from "./figures.js";
+
+const ROUNDS = 20_000;
+const MAX_MS = 8_000;
+
+export async function benchSqlite(): Promise<Figure[]> {
+  const t = tempDir("airlock-bench-");
+  try {
+    const bare = benchBare(join(t.dir, "bare.db"));
+    const engine = await createAirlock({ store: sqliteStore(join(t.dir, "engine.db")) });
+    // Warm-up, so JIT and page cache don't count against the first figures.
+    await bounded(500, 2_000, async () => {
+      await roundTrip(engine);
+    });
+
+    const latencies: number[] = [];
+    const seq = await bounded(ROUNDS, MAX_MS, async () => {
+      latencies.push(await roundTrip(engine));
+    });
+    latencies.sort((a, b) => a - b);
+
+    // 8 concurrent waiters: 8 loops of create → wait → decide sharing one engine.
+    const perLoop = Math.floor(ROUNDS / 8);
+    const start = performance.now();
+    const loops = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        bounded(perLoop, MAX_MS, () => roundTrip(engine).then(() => {})),
+      ),
+    );
+    const concMs = performance.now() - start;
+    const concN = loops.reduce((s, l) => s + l.n, 0);
+    await engine.close();
+
+    const rate = (seq.n / seq.ms) * 1000;
+    return [
+      { name: "sqlite.roundtrips_per_s", value: rate, unit: "1/s" },
+      { name: "sqlite.resume_p50_ms", value: percentile(latencies, 0.5), unit: "ms" },
+      { name: "sqlite.resume_p99_ms", value: percentile(latencies, 0.99), unit: "ms" },
+      { name: "sqlite.concurrent8_roundtrips_per_s", value: (concN / concMs) * 1000, unit: "1/s" },
+      { name: "sqlite.bare_roundtrips_per_s", value: bare, unit: "1/s" },
+      { name: "sqlite.engine_to_bare_ratio", value: rate / bare, unit: "ratio" },
+    ];
+  } finally {
+    t.cleanup();
+  }
+}
+
+/** create → waiter registered → decide → waiter resumed; returns decide→resume in ms. */
+async function roundTrip(engine: Awaited<ReturnType<typeof createAirlock>>): Promise<number> {
+  const r = await engine.request({
+    title: "bench",
+    requester: "agent",
+    items: ["a", "b"],
+    timeoutMs: 600_000,
+  });
+  let resumedAt = 0;
+  const waiting = engine.waitFor(r.id).then((x) => {
+    resumedAt = performance.now();
+    return x;
+  });
+  const t0 = performance.now();
+  await engine.decide(r.id, { outcome: "approved", reviewer: "alice", selected: ["item-2"] });
+  const done = await waiting;
+  if (done.status !== "approved") throw new Error("bench: the gate did not resume approved");
+  return resumedAt - t0;
+}
+
+function benchBare(path: string): number {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("busy_timeout = 5000");
+  db.pragma("wal_autocheckpoint = 10000");
+  db.exec(
+    "CREATE TABLE r (id TEXT PRIMARY KEY, status TEXT NOT NULL, version INTEGER NOT NULL, doc TEXT NOT NULL)",
+  );
+  const ins = db.prepare("INSERT INTO r (id, status, version, doc) VALUES (?, 'pending', 1, ?)");
+  const upd = db.prepare(
+    "UPDATE r SET status = 'approved', version = 2, doc = ? WHERE id = ? AND version = 1",
+  );
+  const insert = db.transaction((id: string, doc: string) => ins.run(id, doc));
+  const update = db.transaction((id: string, doc: string) => upd.run(doc, id));
+  const doc = JSON.stringify({ title: "bench", items: [{ id: "item-1", label: "a" }], args: {} });
+  let n = 0;
+  const start = performance.now();
+  while (n < ROUNDS && performance.now() - start < MAX_MS) {
+    const id = `r${n}`;
+    insert.immediate(id, doc);
+    update.immediate(id, doc);
+    n++;
+  }
+  const ms = performance.now() - start;
+  db.close();
+  return (n / ms) * 1000;
+}
