@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // The JSON report feeds the plain "N passed, N failed" line that .ci/run prints at the end.
+    reporters: ["default", ["json", { outputFile: ".tmp/vitest-report.json" }]],
   },
 });
