@@ -1,6 +1,15 @@
 // The public API of `airlock`. Named exports only, listed one by one: everything else is internal.
 export type { VerifyResult } from "./audit/chain.js";
 export { isSensitiveKey, REDACTED, redact } from "./audit/redact.js";
+export {
+  type ConsoleDecision,
+  operatorDecision,
+  type PromptOptions,
+  promptOperator,
+  reviewTimeoutMs,
+} from "./channels/console.js";
+export { type ReviewOptions, type ReviewResult, runReview } from "./channels/review.js";
+export { type ClientOptions, createClient } from "./client/index.js";
 export type { AirlockApi } from "./core/api.js";
 export { type ExecutionCheck, verifyApproval } from "./core/binding.js";
 export type { Clock } from "./core/clock.js";
@@ -47,6 +56,42 @@ export {
   decisionSchema,
   requestInputSchema,
 } from "./core/schemas.js";
+export { firstVerdict, strictestVerdict } from "./policy/compose.js";
+export {
+  type ApprovalThresholds,
+  BASE_SCORES,
+  type ConfidenceContext,
+  calculateConfidence,
+  DEFAULT_THRESHOLDS,
+  determineApprovalLevel,
+} from "./policy/confidence.js";
+export { type ConfidencePolicyOptions, confidencePolicy } from "./policy/confidence-policy.js";
 export type { Policy, PolicyContext, PolicyVerdict } from "./policy/policy.js";
+export {
+  forActions,
+  isSmallFileWrite,
+  type RulePredicate,
+  smallFileWrites,
+  when,
+} from "./policy/rules.js";
+export { type FormatOptions, formatRequest, type MessageStyle } from "./reply/format.js";
+export { type ParsedReply, parseReply, type ReplyItem, replyToDecision } from "./reply/parse.js";
 export { memoryStore } from "./store/memory.js";
 export type { ListFilter, Page, Store } from "./store/store.js";
+export type { HitlConfig, HitlGate, PublicHitlConfig, ResolvedHitlConfig } from "./tools/config.js";
+export { createExampleTools, getHitlTools } from "./tools/examples.js";
+export {
+  getHitlConfig,
+  type HitlCall,
+  type HitlContext,
+  type HitlTool,
+  hitlTool,
+  isHitlTool,
+} from "./tools/hitl-tool.js";
+export {
+  type HitlPending,
+  type HitlRejection,
+  type HitlResult,
+  isHitlPending,
+  isHitlRejection,
+} from "./tools/results.js";

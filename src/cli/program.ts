@@ -4,6 +4,7 @@ import { registerAudit } from "./commands/audit.js";
 import { registerDecide } from "./commands/decide.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerRequest } from "./commands/request.js";
+import { registerReview } from "./commands/review.js";
 import { CliError, type GlobalOptions } from "./context.js";
 
 export function buildProgram(): Command {
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
   registerInspect(program, globals);
   registerDecide(program, globals);
   registerAudit(program, globals);
+  registerReview(program, globals);
   return program;
 }
 

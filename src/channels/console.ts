@@ -1,0 +1,143 @@
+// The operator's terminal prompt of pattern 2: shows the plan-review box, asks `[a/r/d]`, re-asks on
+// invalid input without restarting the clock, asks "What changes do you want?" on `r` (an empty
+// comment is allowed; the clock still runs while typing), and gives up when the time is over.
+// It only asks: the caller records the answer (channel `cli`), e.g. with `operatorDecision`.
+import type { Logger } from "pino";
+import { InvalidInputError } from "../core/errors.js";
+import type { Allowed, ApprovalRequest, DecisionInput } from "../core/schemas.js";
+import { formatRequest } from "../reply/format.js";
+import { readLines } from "./lines.js";
+
+export const DEFAULT_REVIEW_TIMEOUT_SECONDS = 120;
+
+/** The console's timeout from `HUMAN_REVIEW_TIMEOUT` (whole seconds, default 120), in ms. */
+export function reviewTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.HUMAN_REVIEW_TIMEOUT;
+  if (raw === undefined || raw.trim() === "") return DEFAULT_REVIEW_TIMEOUT_SECONDS * 1000;
+  const seconds = Number(raw.trim());
+  if (!Number.isSafeInteger(seconds) || seconds <= 0) {
+    throw new InvalidInputError(
+      `Expected \`HUMAN_REVIEW_TIMEOUT\` to be a whole number of seconds from 1 and up, got \`${raw}\` (string)`,
+      "HUMAN_REVIEW_TIMEOUT",
+    );
+  }
+  return seconds * 1000;
+}
+
+export type ConsoleDecision = { elapsedMs: number } & (
+  | { outcome: "approved" }
+  | { outcome: "revise"; comment: string }
+  | { outcome: "rejected" }
+  /** No answer in time; `during` tells whether the operator was choosing or typing a comment. */
+  | { outcome: "timed_out"; during: "choice" | "comment" }
+  /** The input ended before an answer: nobody decided. */
+  | { outcome: "closed" }
+);
+
+export interface PromptOptions {
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+  /** @default reviewTimeoutMs(process.env) */
+  timeoutMs?: number;
+  /** Receives "Presenting plan for human review" with `correlation_id`. */
+  logger?: Logger;
+}
+
+type Choice = "approve" | "revise" | "decline";
+
+const CHOICES: { choice: Choice; letter: string; words: string[]; allowed: Allowed }[] = [
+  { choice: "approve", letter: "a", words: ["a", "approve"], allowed: "approve" },
+  { choice: "revise", letter: "r", words: ["r", "revise"], allowed: "revise" },
+  { choice: "decline", letter: "d", words: ["d", "decline", "reject"], allowed: "reject" },
+];
+
+export async function promptOperator(
+  request: ApprovalRequest,
+  options: PromptOptions,
+): Promise<ConsoleDecision> {
+  const timeoutMs = options.timeoutMs ?? reviewTimeoutMs(process.env);
+  const started = performance.now();
+  const end = started + timeoutMs;
+  const left = () => end - performance.now();
+  const elapsedMs = () => Math.round(performance.now() - started);
+  const say = (text: string) => options.output.write(text);
+
+  const offered = CHOICES.filter((c) => request.allowed.includes(c.allowed));
+  const letters = offered.map((c) => c.letter);
+  options.logger?.info(
+    {
+      correlation_id: request.correlationId,
+      request_id: request.id,
+      timeout_seconds: Math.ceil(timeoutMs / 1000),
+    },
+    "Presenting plan for human review",
+  );
+  say(formatRequest(request, "cli", { timeoutMs }));
+  say("\n");
+
+  const reader = readLines(options.input);
+  try {
+    for (;;) {
+      say(`Your decision [${letters.join("/")}]: `);
+      const answer = await reader.next(left());
+      if (answer.kind === "timeout") {
+        say("\nHuman review timeout exceeded. Routing to fallback.\n");
+        return { outcome: "timed_out", during: "choice", elapsedMs: elapsedMs() };
+      }
+      if (answer.kind === "end") {
+        say("\nInput closed before a decision; nothing was decided.\n");
+        return { outcome: "closed", elapsedMs: elapsedMs() };
+      }
+      const word = answer.text.trim().toLowerCase();
+      const picked = offered.find((c) => c.words.includes(word))?.choice;
+      if (picked === "approve") return { outcome: "approved", elapsedMs: elapsedMs() };
+      if (picked === "decline") return { outcome: "rejected", elapsedMs: elapsedMs() };
+      if (picked === "revise") {
+        if (left() <= 0) {
+          say("Timeout exceeded while waiting for comments.\n");
+          return { outcome: "timed_out", during: "comment", elapsedMs: elapsedMs() };
+        }
+        say("What changes do you want? ");
+        const comment = await reader.next(left());
+        if (comment.kind === "timeout") {
+          say("\nTimeout exceeded while waiting for comments.\n");
+          return { outcome: "timed_out", during: "comment", elapsedMs: elapsedMs() };
+        }
+        if (comment.kind === "end") {
+          say("\nInput closed before a decision; nothing was decided.\n");
+          return { outcome: "closed", elapsedMs: elapsedMs() };
+        }
+        return { outcome: "revise", comment: comment.text.trim(), elapsedMs: elapsedMs() };
+      }
+      // Invalid: ask again; the deadline stays where it was.
+      say(`Invalid choice. Please enter ${listOf(letters.map((l) => `'${l}'`))}.\n`);
+    }
+  } finally {
+    reader.release();
+  }
+}
+
+/** The decision to record for an operator's answer, or undefined when there is none to record
+ * (timeout, closed input: the gate's own deadline settles those). */
+export function operatorDecision(
+  answer: ConsoleDecision,
+  who: { reviewer: string; groups?: string[] },
+): DecisionInput | undefined {
+  const base = { reviewer: who.reviewer, groups: who.groups ?? [], channel: "cli" } as const;
+  switch (answer.outcome) {
+    case "approved":
+      return { ...base, outcome: "approved" };
+    case "revise":
+      return { ...base, outcome: "revise", comment: answer.comment };
+    case "rejected":
+      return { ...base, outcome: "rejected", method: "reject" };
+    default:
+      return undefined;
+  }
+}
+
+function listOf(words: string[]): string {
+  if (words.length <= 1) return words.join("");
+  if (words.length === 2) return `${words[0]} or ${words[1]}`;
+  return `${words.slice(0, -1).join(", ")}, or ${words[words.length - 1]}`;
+}

@@ -1,0 +1,108 @@
+// `airlock review`: walks the pending queue a reviewer may decide, oldest first, asks about each
+// with the terminal prompt, and records each answer through the engine with channel `cli` (the
+// engine logs "Human decision recorded"). When the operator does not answer in time the review
+// stops: nobody is there to ask about the next one. A gate whose own deadline was reached is swept
+// at once, so the engine records (and logs) its timeout.
+
+import type { Airlock } from "../core/engine.js";
+import { isAirlockError } from "../core/errors.js";
+import type { ApprovalRequest } from "../core/schemas.js";
+import { operatorDecision, promptOperator, reviewTimeoutMs } from "./console.js";
+
+export interface ReviewOptions {
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+  reviewer: string;
+  /** Per request. @default reviewTimeoutMs(process.env) (HUMAN_REVIEW_TIMEOUT, 120 s) */
+  timeoutMs?: number;
+  groups?: string[];
+}
+
+export type ReviewStop = "queue_empty" | "timeout" | "input_closed";
+
+export interface ReviewResult {
+  /** Decisions recorded. */
+  reviewed: number;
+  stopped: ReviewStop;
+}
+
+/** Pending requests scanned per review step, at most (oldest first among them). */
+const MAX_SCAN = 10_000;
+
+export async function runReview(engine: Airlock, opts: ReviewOptions): Promise<ReviewResult> {
+  const timeoutMs = opts.timeoutMs ?? reviewTimeoutMs(process.env);
+  const groups = opts.groups ?? [];
+  const say = (text: string) => opts.output.write(text);
+  const presented = new Set<string>();
+  let reviewed = 0;
+
+  for (;;) {
+    const next = await oldestPending(engine, opts.reviewer, groups, presented);
+    if (!next) {
+      say(
+        reviewed === 0
+          ? "No pending requests to review.\n"
+          : "No more pending requests to review.\n",
+      );
+      return { reviewed, stopped: "queue_empty" };
+    }
+    presented.add(next.id);
+
+    const untilDeadline = next.deadline === undefined ? Infinity : next.deadline - Date.now();
+    if (untilDeadline <= 0) {
+      await engine.sweep();
+      continue;
+    }
+    const answer = await promptOperator(next, {
+      input: opts.input,
+      output: opts.output,
+      timeoutMs: Math.min(timeoutMs, untilDeadline),
+      logger: engine.logger,
+    });
+    if (answer.outcome === "closed") return { reviewed, stopped: "input_closed" };
+    if (answer.outcome === "timed_out") {
+      if (untilDeadline <= timeoutMs) await engine.sweep();
+      return { reviewed, stopped: "timeout" };
+    }
+
+    const decision = operatorDecision(answer, { reviewer: opts.reviewer, groups });
+    if (!decision) continue;
+    try {
+      const decided = await engine.decide(next.id, decision);
+      reviewed++;
+      say(`Decision recorded: ${decided.status} (${next.id}).\n`);
+    } catch (err) {
+      // Someone else decided first, the gate timed out meanwhile, or this reviewer may not decide it:
+      // say so and go on with the queue.
+      if (!isAirlockError(err)) throw err;
+      say(`Not recorded: ${err.message}\n`);
+    }
+  }
+}
+
+async function oldestPending(
+  engine: Airlock,
+  reviewer: string,
+  groups: string[],
+  skip: Set<string>,
+): Promise<ApprovalRequest | undefined> {
+  let oldest: ApprovalRequest | undefined;
+  let cursor: string | undefined;
+  let scanned = 0;
+  do {
+    const page = await engine.list({
+      status: "pending",
+      approver: [reviewer, ...groups],
+      limit: 500,
+      ...(cursor ? { cursor } : {}),
+    });
+    for (const r of page.items) {
+      // Nobody decides their own request; the engine would refuse it anyway.
+      if (skip.has(r.id) || r.requester === reviewer) continue;
+      if (!oldest || r.id < oldest.id) oldest = r;
+    }
+    scanned += page.items.length;
+    cursor = page.nextCursor;
+  } while (cursor && scanned < MAX_SCAN);
+  return oldest;
+}

@@ -1,0 +1,240 @@
+// `airlock serve`: the HTTP server on the embedded SQLite file (or PostgreSQL), with an admin token
+// made on first start (printed once) unless AIRLOCK_ADMIN_TOKEN supplies it, and a graceful stop on
+// SIGTERM / SIGINT (long-polls answered, streams ended, store closed).
+import type { Command } from "commander";
+import pino, { type Logger } from "pino";
+import { type Airlock, createAirlock } from "../core/engine.js";
+import type { RequestInput } from "../core/schemas.js";
+import { createServer } from "../server/server.js";
+import { createToken, hashToken, type TokenRecord, type TokenStore } from "../server/tokens.js";
+import { sqliteTokenStore } from "../server/tokens-sqlite.js";
+import { sqliteStore } from "../store/sqlite.js";
+import type { Store } from "../store/store.js";
+import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
+import { positiveInt } from "./parse.js";
+
+export interface ServeOptions {
+  db?: string;
+  postgres?: string;
+  /** @default 7420 */
+  port?: number;
+  /** @default "127.0.0.1" */
+  host?: string;
+  demo?: boolean;
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  /** Where the URL and the first admin token are printed. @default stdout */
+  print?: (line: string) => void;
+}
+
+export interface Serving {
+  url: string;
+  /** Set when this start created the admin token. */
+  adminToken: string | undefined;
+  close(): Promise<void>;
+}
+
+/** The id of the admin token taken from AIRLOCK_ADMIN_TOKEN. */
+export const ENV_ADMIN_ID = "tok_env_admin";
+const MIN_ENV_TOKEN_LENGTH = 16;
+
+export function registerServe(program: Command, globals: () => GlobalOptions): void {
+  program
+    .command("serve")
+    .description("run the HTTP API (and, later, the web inbox); stop with Ctrl-C or SIGTERM")
+    .option("--postgres <url>", "use PostgreSQL instead of the SQLite file (AIRLOCK_POSTGRES)")
+    .option("--port <port>", "port to listen on", portNumber, 7420)
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--demo", "add a few example requests to review")
+    .action(async (opts: { postgres?: string; port: number; host: string; demo?: boolean }) => {
+      const env = process.env;
+      const postgres = opts.postgres ?? env.AIRLOCK_POSTGRES;
+      const db = globals().db;
+      const serving = await startServe({
+        ...(db === undefined ? {} : { db }),
+        ...(postgres === undefined ? {} : { postgres }),
+        port: opts.port,
+        host: opts.host,
+        demo: opts.demo === true,
+        env,
+      });
+      await untilSignal(serving);
+    });
+}
+
+/** Opens the store, ensures an admin token, seeds the demo and listens. */
+export async function startServe(options: ServeOptions): Promise<Serving> {
+  const env = options.env ?? process.env;
+  const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const logger =
+    options.logger ?? pino({ level: env.AIRLOCK_LOG_LEVEL ?? "info" }, pino.destination(2));
+  const dbPath = resolveDbPath(options.db === undefined ? {} : { db: options.db }, env);
+
+  const store = options.postgres ? await openPostgres(options.postgres) : sqliteStore(dbPath);
+  if (options.postgres) {
+    logger.warn(
+      { tokens_db: dbPath },
+      "API tokens are kept in the local SQLite file until a PostgreSQL token store exists",
+    );
+  }
+  const tokens = sqliteTokenStore(dbPath);
+  let airlock: Airlock | undefined;
+  try {
+    airlock = await createAirlock({ store, logger });
+    const adminToken = await ensureAdminToken(tokens, env);
+    if (options.demo) await seedDemo(airlock);
+    const server = createServer({ airlock, auth: { tokens }, logger });
+    const { url } = await server.listen({
+      port: options.port ?? 7420,
+      host: options.host ?? "127.0.0.1",
+    });
+    print(`Airlock is serving at ${url}/ (API under ${url}/v1, OpenAPI at ${url}/openapi.json)`);
+    if (adminToken) {
+      print(`Admin token (shown once; keep it somewhere safe): ${adminToken}`);
+    }
+    const engine = airlock;
+    let closing: Promise<void> | undefined;
+    return {
+      url,
+      adminToken,
+      close() {
+        closing ??= (async () => {
+          await server.close();
+          await engine.close();
+          await tokens.close();
+          logger.info("Airlock server stopped");
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await airlock?.close().catch(() => {});
+    if (!airlock) await store.close().catch(() => {});
+    await tokens.close().catch(() => {});
+    throw err;
+  }
+}
+
+/** With AIRLOCK_ADMIN_TOKEN set, that value is the admin token (its hash replaces the last one).
+ * Without it, the previous env token is revoked, and when no admin token is left a new one is made
+ * and returned, to be printed once. */
+export async function ensureAdminToken(
+  tokens: TokenStore,
+  env: NodeJS.ProcessEnv,
+  now = Date.now(),
+): Promise<string | undefined> {
+  const fromEnv = env.AIRLOCK_ADMIN_TOKEN;
+  if (fromEnv !== undefined && fromEnv !== "") {
+    if (fromEnv.length < MIN_ENV_TOKEN_LENGTH) {
+      throw new CliError(
+        `AIRLOCK_ADMIN_TOKEN must hold at least ${MIN_ENV_TOKEN_LENGTH} characters, got ${fromEnv.length}`,
+      );
+    }
+    const record: TokenRecord = {
+      id: ENV_ADMIN_ID,
+      name: env.AIRLOCK_ADMIN_NAME ?? "admin",
+      roles: ["admin"],
+      groups: [],
+      createdAt: now,
+    };
+    await tokens.put(record, hashToken(fromEnv));
+    return undefined;
+  }
+  const all = await tokens.list();
+  if (all.some((t) => t.id === ENV_ADMIN_ID && t.revokedAt === undefined)) {
+    await tokens.revoke(ENV_ADMIN_ID, now);
+  }
+  const active = (await tokens.list()).filter(
+    (t) => t.revokedAt === undefined && t.roles.includes("admin"),
+  );
+  if (active.length > 0) return undefined;
+  const { token } = await createToken(tokens, { name: "admin", roles: ["admin"] }, now);
+  return token;
+}
+
+async function openPostgres(url: string): Promise<Store> {
+  // Imported only when asked for, so `serve` works where the PostgreSQL store is not built.
+  const specifier = "../store/postgres.js";
+  let mod: { postgresStore?: (url: string) => Store };
+  try {
+    mod = (await import(specifier)) as { postgresStore?: (url: string) => Store };
+  } catch (err) {
+    throw new CliError(`--postgres is not available in this build: ${(err as Error).message}`);
+  }
+  if (typeof mod.postgresStore !== "function") {
+    throw new CliError("--postgres is not available in this build (no postgresStore)");
+  }
+  return mod.postgresStore(url);
+}
+
+/** Resolves once the server has stopped after SIGTERM or SIGINT; a second signal exits at once. */
+function untilSignal(serving: Serving): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        process.stderr.write(`airlock: ${signal} again, exiting now\n`);
+        process.exit(1);
+      }
+      stopping = true;
+      process.stderr.write(`airlock: ${signal}, stopping gracefully\n`);
+      serving.close().then(() => {
+        process.off("SIGTERM", onSignal);
+        process.off("SIGINT", onSignal);
+        resolve();
+      }, reject);
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  });
+}
+
+function portNumber(value: string): number {
+  if (value === "0") return 0;
+  const n = positiveInt("--port")(value);
+  if (n > 65_535) throw new CliError(`--port expects a port from 0 to 65535, got \`${value}\``);
+  return n;
+}
+
+/** A few gates to look at, one per kind of pattern; seeded idempotently by key. */
+async function seedDemo(airlock: Airlock): Promise<void> {
+  const demo: RequestInput[] = [
+    {
+      key: "demo-research-queries",
+      action: "research.search",
+      title: "Run 3 extra search queries?",
+      summary: "The reflection step proposes more searches. Estimated time 40 s, cost $0.03.",
+      items: [
+        "EU AI Act enforcement dates",
+        "GPAI code of practice signatories",
+        "AI liability directive status",
+      ],
+    },
+    {
+      key: "demo-robot-plan",
+      action: "robot.execute_plan",
+      title: "Execute the pick-and-place plan",
+      summary: "1. Move to bin A\n2. Pick the red part\n3. Place it on the conveyor",
+      args: { command: "pick red part from bin A", steps: 3 },
+      allowed: ["approve", "reject", "revise"],
+      timeoutMs: 24 * 3600 * 1000,
+    },
+    {
+      key: "demo-file-write",
+      action: "files.write",
+      title: "Write config/app.yaml",
+      preview:
+        "--- a/config/app.yaml\n+++ b/config/app.yaml\n@@ -1,2 +1,2 @@\n-replicas: 2\n+replicas: 4\n",
+      args: { path: "config/app.yaml", content: "replicas: 4\n" },
+    },
+    {
+      key: "demo-expense",
+      action: "approve_expense",
+      title: "Approve an expense of 1,250 EUR",
+      args: { amount: 1250, currency: "EUR", vendor: "Conference tickets" },
+      risk: "medium",
+      confidence: 55,
+    },
+  ];
+  for (const input of demo) await airlock.request({ ...input, requester: "demo-agent" });
+}

@@ -1,0 +1,144 @@
+// `createClient({ url, token })`: the engine's request / get / list / waitFor / decide / cancel over
+// HTTP, so code written against an in-process gate runs unchanged against a server. Errors are the
+// engine's classes with the same codes. `waitFor` long-polls, reconnecting (with backoff when the
+// server is unreachable or busy) until its own `timeoutMs`, and honours its AbortSignal.
+import type { AirlockApi } from "../core/api.js";
+import type { CancelOptions, WaitOptions } from "../core/engine.js";
+import { AirlockError, TimeoutError } from "../core/errors.js";
+import type { ApprovalRequest, DecisionInput, RequestInput } from "../core/schemas.js";
+import type { ListFilter, Page } from "../store/store.js";
+import { UnavailableError } from "./errors.js";
+import { createTransport } from "./http.js";
+
+export interface ClientOptions {
+  /** The server's base address, e.g. http://127.0.0.1:7420 */
+  url: string;
+  /** An API token (`airlock token create`). */
+  token: string;
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch;
+  /** The longest single long-poll, in seconds (the server caps it at its own limit, 60 by default).
+   * @default 55 */
+  pollSeconds?: number;
+  /** Gives up on a call other than waitFor after this long. @default 30000 */
+  requestTimeoutMs?: number;
+}
+
+const DEFAULTS = { pollSeconds: 55, requestTimeoutMs: 30_000 } satisfies Partial<ClientOptions>;
+/** Extra time the client gives a long-poll beyond what it asked the server to wait. */
+const POLL_MARGIN_MS = 10_000;
+const BACKOFF_MIN_MS = 100;
+const BACKOFF_MAX_MS = 5_000;
+
+export function createClient(options: ClientOptions): AirlockApi {
+  const pollSeconds = options.pollSeconds ?? DEFAULTS.pollSeconds;
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
+  if (!(pollSeconds > 0)) {
+    throw new TypeError(`Expected \`pollSeconds\` to be a number above 0, got \`${pollSeconds}\``);
+  }
+  const http = createTransport({
+    url: options.url,
+    token: options.token,
+    fetch: options.fetch ?? globalThis.fetch,
+  });
+  const path = (id: string, rest = "") => `/v1/requests/${encodeURIComponent(id)}${rest}`;
+  const subject = (id: string) => ({ what: "request", id });
+
+  return {
+    request(input: RequestInput) {
+      return http.call<ApprovalRequest>("POST", "/v1/requests", {
+        body: input,
+        timeoutMs: requestTimeoutMs,
+        ...(input.key === undefined ? {} : { headers: { "idempotency-key": input.key } }),
+      });
+    },
+
+    get(id: string) {
+      return http.call<ApprovalRequest>("GET", path(id), {
+        timeoutMs: requestTimeoutMs,
+        subject: subject(id),
+      });
+    },
+
+    list(filter: ListFilter = {}) {
+      return http.call<Page<ApprovalRequest>>("GET", "/v1/requests", {
+        timeoutMs: requestTimeoutMs,
+        query: {
+          status: filter.status,
+          action: filter.action,
+          approver: filter.approver,
+          requester: filter.requester,
+          cursor: filter.cursor,
+          limit: filter.limit,
+        },
+      });
+    },
+
+    async waitFor(id: string, opts: WaitOptions = {}) {
+      const { signal, timeoutMs } = opts;
+      const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs;
+      let backoff = BACKOFF_MIN_MS;
+      for (;;) {
+        if (signal?.aborted) throw aborted(signal);
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) {
+          throw new TimeoutError(`waited ${timeoutMs} ms for ${id}; it is still pending`);
+        }
+        const seconds = Math.min(pollSeconds, remaining / 1000);
+        try {
+          const r = await http.call<ApprovalRequest>("GET", path(id, "/wait"), {
+            query: { timeout: seconds.toFixed(3) },
+            timeoutMs: Math.ceil(seconds * 1000) + POLL_MARGIN_MS,
+            subject: subject(id),
+            ...(signal ? { signal } : {}),
+          });
+          backoff = BACKOFF_MIN_MS;
+          if (r.status !== "pending") return r;
+        } catch (err) {
+          if (!(err instanceof UnavailableError)) throw err;
+          // Unreachable, restarting, shutting down or rate limited: try again until our own deadline.
+          const pause = Math.min(err.retryAfterMs ?? backoff, Math.max(0, deadline - Date.now()));
+          await sleep(pause, signal);
+          backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
+        }
+      }
+    },
+
+    decide(id: string, decision: DecisionInput) {
+      return http.call<ApprovalRequest>("POST", path(id, "/decisions"), {
+        body: decision,
+        timeoutMs: requestTimeoutMs,
+        subject: subject(id),
+      });
+    },
+
+    cancel(id: string, opts: CancelOptions = {}) {
+      return http.call<ApprovalRequest>("POST", path(id, "/cancel"), {
+        body: opts,
+        timeoutMs: requestTimeoutMs,
+        subject: subject(id),
+      });
+    },
+  };
+}
+
+function aborted(signal: AbortSignal): AirlockError {
+  const reason = signal.reason instanceof Error ? signal.reason.message : "aborted";
+  return new AirlockError("aborted", `waiting was aborted: ${reason}`);
+}
+
+/** Sleeps, rejecting with code `aborted` as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(aborted(signal));
+    const onAbort = () => {
+      clearTimeout(timer);
+      if (signal) reject(aborted(signal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,286 @@
+// `HitlConfig`: what a wrapped tool needs to know, resolved in one place into `ResolvedHitlConfig`
+// with defaults from one object, and validated with messages that name the option, what was expected
+// and what came.
+import type { AirlockApi } from "../core/api.js";
+import type { Airlock } from "../core/engine.js";
+import { InvalidInputError } from "../core/errors.js";
+import { RISKS, type Risk } from "../core/schemas.js";
+import { type ConfidenceContext, DEFAULT_THRESHOLDS } from "../policy/confidence.js";
+
+/** Appends an audit event (the engine's `record`). */
+export type AuditRecorder = Airlock["record"];
+
+/** Where gated calls go: the engine, or anything with the same API (the HTTP client). When it also has
+ * `record` (the engine does), auto-executed calls are audited through it. */
+export type HitlGate = AirlockApi & { record?: AuditRecorder };
+
+export type ConfidenceScorer = (
+  toolName: string,
+  args: Record<string, unknown>,
+  context: ConfidenceContext,
+) => number;
+
+export interface HitlConfig {
+  /** The tool's name, used for scoring, the audit and the request's action. @default the function's name */
+  name?: string;
+  /** Confidence (0..100) from which a call runs without a human. Must be >= `quickThreshold`.
+   * @default 85, or `quickThreshold` when that is given and higher */
+  autoThreshold?: number;
+  /** Confidence from which a quick approval is enough; below it, full review.
+   * @default 60, or `autoThreshold` when that is given and lower */
+  quickThreshold?: number;
+  /** What kind of approval this is (contract, expense, ...), shown to reviewers. @default "general" */
+  approvalType?: string;
+  /** @default "medium" */
+  riskLevel?: Risk;
+  /** A hint to approval UIs that a decision must come with a reason. @default false */
+  requiresReason?: boolean;
+  /** @default "Approve" */
+  approveLabel?: string;
+  /** @default "Reject" */
+  rejectLabel?: string;
+  /** The request's title, with `{arg}` placeholders filled from the call's arguments,
+   * e.g. "Sign contract {contractId} for {amount}". @default "Approve <name>" */
+  descriptionTemplate?: string;
+  /** Where quick and full approvals are requested. Without it, non-auto calls return a pending marker
+   * with no `approvalId`, and auto calls are not audited unless `record` is given. A gate without
+   * `record` (the HTTP client) audits auto calls as auto-approved requests. */
+  airlock?: HitlGate;
+  /** Audit sink for auto-executed calls. @default `airlock.record` when the gate has one */
+  record?: AuditRecorder;
+  /** Wait for the human, then execute (or return a rejection), instead of returning a pending marker.
+   * Needs `airlock`. @default false */
+  blocking?: boolean;
+  /** The gate's deadline for quick/full approvals; on timeout the call is not executed. @default none */
+  timeoutMs?: number;
+  /** Users or groups allowed to decide. @default [] (anyone but the requester) */
+  approvers?: string[];
+  /** Who asks. @default "agent" */
+  requester?: string;
+  /** The request's action. @default the tool's name */
+  action?: string;
+  /** Replaces `calculateConfidence`. */
+  confidence?: ConfidenceScorer;
+}
+
+export interface ResolvedHitlConfig {
+  readonly name: string;
+  readonly autoThreshold: number;
+  readonly quickThreshold: number;
+  readonly approvalType: string;
+  readonly riskLevel: Risk;
+  readonly requiresReason: boolean;
+  readonly approveLabel: string;
+  readonly rejectLabel: string;
+  readonly descriptionTemplate: string | undefined;
+  readonly airlock: HitlGate | undefined;
+  readonly record: AuditRecorder | undefined;
+  readonly blocking: boolean;
+  readonly timeoutMs: number | undefined;
+  readonly approvers: readonly string[];
+  readonly requester: string;
+  readonly action: string;
+  readonly confidence: ConfidenceScorer | undefined;
+}
+
+/** The part of the configuration that is plain data: shown to UIs and put in pending markers. */
+export interface PublicHitlConfig {
+  autoThreshold: number;
+  quickThreshold: number;
+  approvalType: string;
+  riskLevel: Risk;
+  requiresReason: boolean;
+  approveLabel: string;
+  rejectLabel: string;
+  descriptionTemplate?: string;
+}
+
+export const HITL_DEFAULTS = {
+  autoThreshold: DEFAULT_THRESHOLDS.autoThreshold,
+  quickThreshold: DEFAULT_THRESHOLDS.quickThreshold,
+  approvalType: "general",
+  riskLevel: "medium",
+  requiresReason: false,
+  approveLabel: "Approve",
+  rejectLabel: "Reject",
+  blocking: false,
+  requester: "agent",
+} as const satisfies Partial<ResolvedHitlConfig>;
+
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set<keyof HitlConfig>([
+  "name",
+  "autoThreshold",
+  "quickThreshold",
+  "approvalType",
+  "riskLevel",
+  "requiresReason",
+  "approveLabel",
+  "rejectLabel",
+  "descriptionTemplate",
+  "airlock",
+  "record",
+  "blocking",
+  "timeoutMs",
+  "approvers",
+  "requester",
+  "action",
+  "confidence",
+]);
+
+/** Validates `config` and fills in the defaults. Throws InvalidInputError naming the option. */
+export function resolveHitlConfig(config: HitlConfig, fnName: string): ResolvedHitlConfig {
+  if (config === null || typeof config !== "object") {
+    throw invalid("config", "an object", config);
+  }
+  for (const key of Object.keys(config)) {
+    if (!KNOWN_OPTIONS.has(key)) {
+      throw new InvalidInputError(
+        `Unknown option \`${key}\` (known options: ${[...KNOWN_OPTIONS].join(", ")})`,
+        key,
+      );
+    }
+  }
+  const name = config.name ?? (fnName || undefined);
+  if (typeof name !== "string" || name.trim() === "") {
+    throw invalid("name", "a non-empty string (the function is anonymous, so name the tool)", name);
+  }
+  // A default yields to an explicit threshold (`{ autoThreshold: 50 }` means quick from 50 too);
+  // only two explicit thresholds can contradict each other.
+  let autoThreshold = threshold(config, "autoThreshold");
+  let quickThreshold = threshold(config, "quickThreshold");
+  if (config.quickThreshold === undefined) quickThreshold = Math.min(quickThreshold, autoThreshold);
+  if (config.autoThreshold === undefined) autoThreshold = Math.max(autoThreshold, quickThreshold);
+  if (autoThreshold < quickThreshold) {
+    throw new InvalidInputError(
+      `Expected \`autoThreshold\` to be at least \`quickThreshold\` (${quickThreshold}), got \`${autoThreshold}\``,
+      "autoThreshold",
+    );
+  }
+  const riskLevel = config.riskLevel ?? HITL_DEFAULTS.riskLevel;
+  if (!RISKS.includes(riskLevel)) {
+    throw invalid("riskLevel", `one of ${RISKS.map((r) => `"${r}"`).join(", ")}`, riskLevel);
+  }
+  const airlock = config.airlock;
+  if (airlock !== undefined && !isGate(airlock)) {
+    throw invalid(
+      "airlock",
+      "an Airlock engine or client (with request, get and waitFor)",
+      airlock,
+    );
+  }
+  const blocking = bool(config, "blocking", HITL_DEFAULTS.blocking);
+  if (blocking && airlock === undefined) {
+    throw invalid("airlock", "an Airlock engine or client when `blocking` is true", airlock);
+  }
+  const record = config.record ?? airlock?.record?.bind(airlock);
+  if (record !== undefined && typeof record !== "function") {
+    throw invalid("record", "a function (the engine's `record`)", record);
+  }
+  if (config.confidence !== undefined && typeof config.confidence !== "function") {
+    throw invalid("confidence", "a function returning a score from 0 to 100", config.confidence);
+  }
+  const timeoutMs = config.timeoutMs;
+  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) {
+    throw invalid("timeoutMs", "an integer from 1 and up", timeoutMs);
+  }
+  const approvers = config.approvers ?? [];
+  if (!Array.isArray(approvers) || approvers.some((a) => typeof a !== "string" || a === "")) {
+    throw invalid("approvers", "an array of non-empty strings", approvers);
+  }
+  const descriptionTemplate = config.descriptionTemplate;
+  if (descriptionTemplate !== undefined && typeof descriptionTemplate !== "string") {
+    throw invalid("descriptionTemplate", "a string", descriptionTemplate);
+  }
+  return Object.freeze({
+    name,
+    autoThreshold,
+    quickThreshold,
+    approvalType: text(config, "approvalType", HITL_DEFAULTS.approvalType),
+    riskLevel,
+    requiresReason: bool(config, "requiresReason", HITL_DEFAULTS.requiresReason),
+    approveLabel: text(config, "approveLabel", HITL_DEFAULTS.approveLabel),
+    rejectLabel: text(config, "rejectLabel", HITL_DEFAULTS.rejectLabel),
+    descriptionTemplate,
+    airlock,
+    record,
+    blocking,
+    timeoutMs,
+    approvers: Object.freeze([...approvers]),
+    requester: text(config, "requester", HITL_DEFAULTS.requester),
+    action: text(config, "action", name),
+    confidence: config.confidence,
+  });
+}
+
+export function publicConfig(c: ResolvedHitlConfig): PublicHitlConfig {
+  const out: PublicHitlConfig = {
+    autoThreshold: c.autoThreshold,
+    quickThreshold: c.quickThreshold,
+    approvalType: c.approvalType,
+    riskLevel: c.riskLevel,
+    requiresReason: c.requiresReason,
+    approveLabel: c.approveLabel,
+    rejectLabel: c.rejectLabel,
+  };
+  if (c.descriptionTemplate !== undefined) out.descriptionTemplate = c.descriptionTemplate;
+  return out;
+}
+
+function threshold(config: HitlConfig, key: "autoThreshold" | "quickThreshold"): number {
+  const v = config[key] ?? HITL_DEFAULTS[key];
+  if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || v > 100) {
+    throw invalid(key, "a number from 0 to 100", v);
+  }
+  return v;
+}
+
+function bool(config: HitlConfig, key: "blocking" | "requiresReason", fallback: boolean): boolean {
+  const v = config[key] ?? fallback;
+  if (typeof v !== "boolean") throw invalid(key, "a boolean", v);
+  return v;
+}
+
+function text(
+  config: HitlConfig,
+  key: "approvalType" | "approveLabel" | "rejectLabel" | "requester" | "action",
+  fallback: string,
+): string {
+  const v = config[key] ?? fallback;
+  if (typeof v !== "string" || v.trim() === "") throw invalid(key, "a non-empty string", v);
+  return v;
+}
+
+function isGate(value: unknown): value is HitlGate {
+  if (value === null || typeof value !== "object") return false;
+  const g = value as Record<string, unknown>;
+  return (
+    typeof g.request === "function" &&
+    typeof g.get === "function" &&
+    typeof g.waitFor === "function"
+  );
+}
+
+/** p-queue style: Expected `option` to be <what>, got `<value>` (<type>). */
+function invalid(option: string, expected: string, got: unknown): InvalidInputError {
+  return new InvalidInputError(
+    `Expected \`${option}\` to be ${expected}, got \`${show(got)}\` (${typeOf(got)})`,
+    option,
+  );
+}
+
+function show(v: unknown): string {
+  if (typeof v === "string") return v;
+  if (typeof v === "function") return "function";
+  if (typeof v !== "object" || v === null) return String(v);
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
+function typeOf(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  return typeof v;
+}

@@ -1,0 +1,377 @@
+// `hitlTool(fn, config)`: wraps an agent tool so that each call is scored, and either runs at once
+// (auto, audited), or waits for a human through an Airlock gate (quick/full). The wrapped function
+// runs only with arguments a human approved (checked with `verifyApproval` against the decision's
+// args hash) and never after a rejection, revision request, timeout or cancellation.
+import { redact } from "../audit/redact.js";
+import { verifyApproval } from "../core/binding.js";
+import { InvalidInputError } from "../core/errors.js";
+import { hashArgs } from "../core/hash.js";
+import type { ApprovalRequest, Decision, Level, RequestInput } from "../core/schemas.js";
+import {
+  type ConfidenceContext,
+  calculateConfidence,
+  clampScore,
+  determineApprovalLevel,
+} from "../policy/confidence.js";
+import {
+  type HitlConfig,
+  type HitlGate,
+  publicConfig,
+  type ResolvedHitlConfig,
+  resolveHitlConfig,
+} from "./config.js";
+import type { HitlPending, HitlRejection, RejectionCode } from "./results.js";
+
+/** Where the configuration lives on a wrapped function. A registered symbol, so `isHitlTool` works
+ * across duplicated copies of this package. */
+const HITL_CONFIG = Symbol.for("airlock.hitlConfig");
+
+/** What the agent knows about the call, passed as `_hitlContext` next to the arguments. It is used
+ * for scoring, stored (redacted) with the request, and handed to the wrapped function. */
+export interface HitlContext extends ConfidenceContext {
+  /** Idempotency key of the gate: replaying a call with the same key reuses the same request. */
+  key?: string;
+  correlationId?: string;
+  /** Overrides the configured requester for this call. */
+  requester?: string;
+}
+
+/** The second argument the wrapped function receives. */
+export interface HitlCall {
+  toolName: string;
+  context: HitlContext;
+  level: Level;
+  confidence: number;
+  /** The request a human approved; absent for auto-executed calls. */
+  approvalId?: string;
+  decision?: Decision;
+}
+
+export type HitlToolFn<A extends object, R> = (args: A, call: HitlCall) => R | Promise<R>;
+
+export type HitlArgs<A extends object> = A & { _hitlContext?: HitlContext };
+
+export interface ResumeOptions {
+  /** Wait while the request is pending instead of returning the marker again. @default config.blocking */
+  wait?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface HitlTool<A extends object, R, Out> {
+  (args: HitlArgs<A>): Promise<Out>;
+  /** Finishes a call that returned a pending marker: executes it with the approved arguments once a
+   * human approved, returns a rejection otherwise, or the marker again while still pending. */
+  resume(approvalId: string, options?: ResumeOptions): Promise<R | HitlPending | HitlRejection>;
+  readonly toolName: string;
+}
+
+export function hitlTool<A extends object, R>(
+  fn: HitlToolFn<A, R>,
+  config: HitlConfig & { blocking: true },
+): HitlTool<A, R, R | HitlRejection>;
+export function hitlTool<A extends object, R>(
+  fn: HitlToolFn<A, R>,
+  config?: HitlConfig,
+): HitlTool<A, R, R | HitlPending | HitlRejection>;
+export function hitlTool<A extends object, R>(
+  fn: HitlToolFn<A, R>,
+  config: HitlConfig = {},
+): HitlTool<A, R, R | HitlPending | HitlRejection> {
+  if (typeof fn !== "function") {
+    throw new InvalidInputError(
+      `Expected \`fn\` to be a function, got \`${String(fn)}\` (${typeof fn})`,
+      "fn",
+    );
+  }
+  const cfg = resolveHitlConfig(config, fn.name);
+
+  async function call(callArgs: HitlArgs<A>): Promise<R | HitlPending | HitlRejection> {
+    const { args, context } = splitArgs(callArgs);
+    const confidence = clampScore((cfg.confidence ?? calculateConfidence)(cfg.name, args, context));
+    const level = determineApprovalLevel(confidence, cfg);
+    if (level === "auto") {
+      // Audited before it runs: a record that cannot be written stops the call, so no automatic
+      // execution ever goes unrecorded.
+      if (cfg.record) {
+        await cfg.record(autoExecution(cfg, args, context, confidence));
+      } else if (cfg.airlock) {
+        // A gate without `record` (the HTTP client): the audit trail is an auto-approved request.
+        await cfg.airlock.request({
+          ...requestInput(cfg, args, context, level, confidence),
+          requireApproval: false,
+        });
+      }
+      return fn(args as A, { toolName: cfg.name, context, level, confidence });
+    }
+    const gate = cfg.airlock;
+    if (!gate) return pendingMarker(cfg, args, level, confidence, undefined);
+    const request = await gate.request(requestInput(cfg, args, context, level, confidence));
+    if (request.status === "pending" && !cfg.blocking) {
+      // The engine's own policy may have set another level than ours: report what was stored.
+      const stored = request.level === "full" ? "full" : "quick";
+      return pendingMarker(cfg, request.args, stored, request.confidence ?? confidence, request.id);
+    }
+    return settle(request.status === "pending" ? await gate.waitFor(request.id) : request, context);
+  }
+
+  async function resume(
+    approvalId: string,
+    options: ResumeOptions = {},
+  ): Promise<R | HitlPending | HitlRejection> {
+    const gate = requireGate(cfg);
+    let request = await gate.get(approvalId);
+    if (metadataTool(request) !== cfg.name || request.action !== cfg.action) {
+      throw new InvalidInputError(
+        `request ${approvalId} is not a call to the tool \`${cfg.name}\` (its action is \`${request.action}\`)`,
+        "approvalId",
+      );
+    }
+    if (request.status === "pending") {
+      if (!(options.wait ?? cfg.blocking)) {
+        return pendingMarker(
+          cfg,
+          request.args,
+          request.level === "full" ? "full" : "quick",
+          request.confidence ?? 0,
+          request.id,
+        );
+      }
+      request = await gate.waitFor(approvalId, options.signal ? { signal: options.signal } : {});
+    }
+    return settle(request);
+  }
+
+  /** The only place the wrapped function runs after a human: approved, and bound to its arguments. */
+  async function settle(
+    request: ApprovalRequest,
+    context: HitlContext = metadataContext(request),
+  ): Promise<R | HitlRejection> {
+    if (request.status !== "approved") return rejectionFor(cfg, request);
+    const check = verifyApproval(request);
+    if (!check.ok) return rejection(cfg, request, check.reason, check.detail);
+    const decision = request.decision;
+    const hitlCall: HitlCall = {
+      toolName: cfg.name,
+      context,
+      level: request.level,
+      confidence: request.confidence ?? 0,
+      approvalId: request.id,
+    };
+    if (decision) hitlCall.decision = decision;
+    return fn(check.args as A, hitlCall);
+  }
+
+  const wrapped = call as HitlTool<A, R, R | HitlPending | HitlRejection>;
+  Object.defineProperty(wrapped, "name", { value: cfg.name });
+  Object.defineProperty(wrapped, "length", { value: fn.length });
+  Object.defineProperty(wrapped, "toolName", { value: cfg.name, enumerable: true });
+  Object.defineProperty(wrapped, "resume", { value: resume });
+  Object.defineProperty(wrapped, HITL_CONFIG, { value: cfg });
+  return wrapped;
+}
+
+export function isHitlTool(value: unknown): value is HitlTool<object, unknown, unknown> {
+  return typeof value === "function" && HITL_CONFIG in value;
+}
+
+/** The resolved configuration of a wrapped tool, or undefined for anything else. */
+export function getHitlConfig(value: unknown): ResolvedHitlConfig | undefined {
+  if (!isHitlTool(value)) return undefined;
+  return (value as unknown as Record<symbol, ResolvedHitlConfig>)[HITL_CONFIG];
+}
+
+/** The audit record of an auto-executed call: what ran (redacted, plus the hash of the exact args)
+ * and why no human was asked. Kept lean: it is written on every automatic call. */
+function autoExecution(
+  cfg: ResolvedHitlConfig,
+  args: Record<string, unknown>,
+  context: HitlContext,
+  confidence: number,
+) {
+  const data: Record<string, unknown> = {
+    tool: cfg.name,
+    args: redact(args),
+    argsHash: hashArgs(args),
+    confidence,
+    autoThreshold: cfg.autoThreshold,
+  };
+  if (cfg.action !== cfg.name) data.action = cfg.action;
+  if (Object.keys(context).length > 0) data.context = redact(context);
+  return { type: "auto_executed" as const, actor: context.requester ?? cfg.requester, data };
+}
+
+function splitArgs<A extends object>(
+  callArgs: HitlArgs<A>,
+): { args: Record<string, unknown>; context: HitlContext } {
+  if (callArgs === null || typeof callArgs !== "object" || Array.isArray(callArgs)) {
+    throw new InvalidInputError(
+      `Expected the tool's arguments to be an object, got \`${String(callArgs)}\``,
+      "args",
+    );
+  }
+  const { _hitlContext, ...args } = callArgs as Record<string, unknown>;
+  if (_hitlContext !== undefined && (_hitlContext === null || typeof _hitlContext !== "object")) {
+    throw new InvalidInputError(
+      `Expected \`_hitlContext\` to be an object, got \`${String(_hitlContext)}\``,
+      "_hitlContext",
+    );
+  }
+  return { args, context: (_hitlContext ?? {}) as HitlContext };
+}
+
+function requestInput(
+  cfg: ResolvedHitlConfig,
+  args: Record<string, unknown>,
+  context: HitlContext,
+  level: Level,
+  confidence: number,
+): RequestInput {
+  const shown = redact(args);
+  const input: RequestInput = {
+    action: cfg.action,
+    title: describeCall(cfg, shown),
+    summary: [
+      `**Tool:** \`${cfg.name}\` (${cfg.approvalType}, risk ${cfg.riskLevel})`,
+      `**Confidence:** ${confidence} → ${level} review`,
+      "",
+      "```json",
+      JSON.stringify(shown, null, 2),
+      "```",
+    ].join("\n"),
+    args,
+    risk: cfg.riskLevel,
+    confidence,
+    level,
+    requester: context.requester ?? cfg.requester,
+    approvers: [...cfg.approvers],
+    allowed: ["approve", "reject", "revise", "edit"],
+    metadata: {
+      hitl: { tool: cfg.name, ...publicConfig(cfg) },
+      context: redact(context),
+    },
+  };
+  if (cfg.timeoutMs !== undefined) input.timeoutMs = cfg.timeoutMs;
+  if (context.key !== undefined) input.key = context.key;
+  if (context.correlationId !== undefined) input.correlationId = context.correlationId;
+  return input;
+}
+
+/** The title reviewers see: the template with `{arg}` filled from the (redacted) arguments. */
+export function describeCall(cfg: ResolvedHitlConfig, shownArgs: Record<string, unknown>): string {
+  const text = cfg.descriptionTemplate
+    ? cfg.descriptionTemplate.replace(/\{(\w+)\}/g, (whole, key: string) =>
+        Object.hasOwn(shownArgs, key) ? display(shownArgs[key]) : whole,
+      )
+    : `Approve ${cfg.name}`;
+  const trimmed = text.trim() || `Approve ${cfg.name}`;
+  return trimmed.length > 500 ? `${trimmed.slice(0, 499)}…` : trimmed;
+}
+
+function display(v: unknown): string {
+  return typeof v === "string" ? v : (JSON.stringify(v) ?? String(v));
+}
+
+function pendingMarker(
+  cfg: ResolvedHitlConfig,
+  args: Record<string, unknown>,
+  level: "quick" | "full",
+  confidence: number,
+  approvalId: string | undefined,
+): HitlPending {
+  const shown = redact(args);
+  const marker: HitlPending = {
+    __hitl_pending__: true,
+    hitl_result: {
+      requiresApproval: true,
+      approvalLevel: level,
+      confidenceScore: confidence,
+      toolName: cfg.name,
+      toolArgs: shown,
+      config: publicConfig(cfg),
+      description: describeCall(cfg, shown),
+    },
+  };
+  if (approvalId !== undefined) marker.hitl_result.approvalId = approvalId;
+  return marker;
+}
+
+function rejectionFor(cfg: ResolvedHitlConfig, request: ApprovalRequest): HitlRejection {
+  const d = request.decision;
+  const by = d?.reviewer ? ` by ${d.reviewer}` : "";
+  const said = d?.comment ? `: "${d.comment}"` : "";
+  switch (request.status) {
+    case "revise":
+      return rejection(
+        cfg,
+        request,
+        "revise",
+        `A human asked for changes to this ${cfg.name} call${by}${said}. It was not executed; change the call as asked instead of repeating it.`,
+      );
+    case "timed_out":
+      return rejection(
+        cfg,
+        request,
+        "timed_out",
+        `Nobody approved this ${cfg.name} call before the deadline, so it was not executed. Do not retry the same call.`,
+      );
+    case "cancelled":
+      return rejection(
+        cfg,
+        request,
+        "cancelled",
+        `The approval of this ${cfg.name} call was cancelled${by}${said}. It was not executed. Do not retry the same call.`,
+      );
+    default:
+      return rejection(
+        cfg,
+        request,
+        "rejected",
+        `A human rejected this ${cfg.name} call${by}${said}. It was not executed. Do not retry the same call.`,
+      );
+  }
+}
+
+function rejection(
+  cfg: ResolvedHitlConfig,
+  request: ApprovalRequest,
+  code: RejectionCode,
+  reason: string,
+): HitlRejection {
+  const out: HitlRejection = {
+    rejected: true,
+    retry: false,
+    reason:
+      code === "args_mismatch" || code === "expired" || code === "not_approved"
+        ? `The approval cannot be used (${reason}); the ${cfg.name} call was not executed. Do not retry the same call.`
+        : reason,
+    code,
+    toolName: cfg.name,
+    approvalId: request.id,
+  };
+  const d = request.decision;
+  if (d?.comment !== undefined) out.comment = d.comment;
+  if (d?.reviewer !== undefined) out.reviewer = d.reviewer;
+  return out;
+}
+
+function requireGate(cfg: ResolvedHitlConfig): HitlGate {
+  if (!cfg.airlock) {
+    throw new InvalidInputError(
+      `the tool \`${cfg.name}\` has no \`airlock\` gate configured, so there is no request to resume`,
+      "airlock",
+    );
+  }
+  return cfg.airlock;
+}
+
+function metadataTool(request: ApprovalRequest): unknown {
+  const hitl = request.metadata.hitl;
+  return hitl !== null && typeof hitl === "object"
+    ? (hitl as Record<string, unknown>).tool
+    : undefined;
+}
+
+function metadataContext(request: ApprovalRequest): HitlContext {
+  const c = request.metadata.context;
+  return c !== null && typeof c === "object" && !Array.isArray(c) ? (c as HitlContext) : {};
+}

@@ -1,0 +1,63 @@
+// What a wrapped tool returns instead of its own result: a pending marker (a human has to decide
+// first) or a rejection the model can read (and must not retry as is). Both are plain JSON.
+import type { Level } from "../core/schemas.js";
+import type { PublicHitlConfig } from "./config.js";
+
+export const HITL_PENDING_KEY = "__hitl_pending__";
+
+export interface HitlResult {
+  requiresApproval: true;
+  approvalLevel: Exclude<Level, "auto">;
+  confidenceScore: number;
+  toolName: string;
+  /** The call's arguments, with sensitive keys redacted. */
+  toolArgs: Record<string, unknown>;
+  config: PublicHitlConfig;
+  /** The Airlock request to decide (and to `resume` the tool with); absent without a gate. */
+  approvalId?: string;
+  description: string;
+}
+
+/** The marker of a call waiting for a human (non-blocking mode). The key names are kept from the
+ * pattern-3 wire format so front ends can detect it. */
+export interface HitlPending {
+  __hitl_pending__: true;
+  hitl_result: HitlResult;
+}
+
+/** Why the call was not executed. */
+export type RejectionCode =
+  | "rejected"
+  | "revise"
+  | "timed_out"
+  | "cancelled"
+  | "not_approved"
+  | "args_mismatch"
+  | "expired";
+
+/** A call that was not and will not be executed; `retry: false` tells the model not to repeat it. */
+export interface HitlRejection {
+  rejected: true;
+  retry: false;
+  reason: string;
+  code: RejectionCode;
+  toolName: string;
+  approvalId: string;
+  /** The reviewer's words, when they gave any. */
+  comment?: string;
+  reviewer?: string;
+}
+
+export function isHitlPending(value: unknown): value is HitlPending {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as Record<string, unknown>)[HITL_PENDING_KEY] === true
+  );
+}
+
+export function isHitlRejection(value: unknown): value is HitlRejection {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return v.rejected === true && v.retry === false && typeof v.reason === "string";
+}
