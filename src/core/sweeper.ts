@@ -18,6 +18,9 @@ export interface Sweeper {
   stop(): void;
 }
 
+/** How soon to sweep again after a sweep failed. */
+const RETRY_AFTER_ERROR_MS = 1000;
+
 export function createSweeper(o: SweeperOptions): Sweeper {
   let timer: NodeJS.Timeout | undefined;
   let plannedAt: number | undefined;
@@ -42,13 +45,22 @@ export function createSweeper(o: SweeperOptions): Sweeper {
 
   async function runOnce(): Promise<number> {
     let fired = 0;
-    for (;;) {
-      const n = await o.fireDue(o.now());
-      fired += n;
-      if (n === 0) break;
+    let next: number | undefined;
+    let failed = true;
+    try {
+      for (;;) {
+        const n = await o.fireDue(o.now());
+        fired += n;
+        if (n === 0) break;
+      }
+      next = await o.nextDeadline();
+      failed = false;
+    } finally {
+      // Even when the store failed (e.g. the database is down), sleep and try again: a sweeper that
+      // stops re-arming would leave every later deadline to chance.
+      const sleep = failed ? Math.min(o.maxSleepMs, RETRY_AFTER_ERROR_MS) : o.maxSleepMs;
+      arm(next ?? o.now() + sleep);
     }
-    const next = await o.nextDeadline();
-    arm(next ?? o.now() + o.maxSleepMs);
     return fired;
   }
 

@@ -1,0 +1,207 @@
+// Gate round trips on the PostgreSQL store (loopback only, a fresh schema dropped afterwards):
+// - postgres.roundtrips_per_s: create → waiter registered → decide → waiter resumed, one process,
+//   one gate at a time, plus the same with 8 gates in flight;
+// - postgres.resume_p99_ms: decide in this process, the waiter in a child process (this same file,
+//   started with AIRLOCK_BENCH_PG_ROLE=waiter), timed from before decide() to the child's message
+//   that its waitFor() resumed — so it includes the decide itself, NOTIFY, and the IPC hop.
+// Without a reachable PostgreSQL the suite prints why on stderr and reports no figures.
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { type Airlock, createAirlock } from "../src/core/engine.js";
+import { postgresStore } from "../src/store/postgres.js";
+import { bounded, type Figure, percentile } from "./figures.js";
+
+const ROUNDS = 5_000;
+const MAX_MS = 5_000;
+const RESUME_SAMPLES = 300;
+const RESUME_MAX_MS = 10_000;
+const CANDIDATES = [
+  "postgres://postgres@127.0.0.1:5432/test",
+  "postgres://root@127.0.0.1:5432/test",
+];
+
+type ToChild = { id: string } | { stop: true };
+type FromChild = { ready: true } | { waiting: string } | { resumed: string; status: string };
+
+export async function benchPostgres(): Promise<Figure[]> {
+  const url = await findDatabase();
+  if (!url) {
+    process.stderr.write(
+      "bench postgres: no PostgreSQL reachable on 127.0.0.1:5432 (set AIRLOCK_TEST_PG_URL); skipped\n",
+    );
+    return [];
+  }
+  const schema = `airlock_bench_${randomBytes(5).toString("hex")}`;
+  const engine = await createAirlock({ store: postgresStore(url, { schema }) });
+  let child: ChildProcess | undefined;
+  try {
+    await bounded(200, 2_000, async () => {
+      await roundTrip(engine);
+    });
+    const seq = await bounded(ROUNDS, MAX_MS, async () => {
+      await roundTrip(engine);
+    });
+    const perLoop = Math.floor(ROUNDS / 8);
+    const start = performance.now();
+    const loops = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        bounded(perLoop, MAX_MS, () => roundTrip(engine).then(() => {})),
+      ),
+    );
+    const concMs = performance.now() - start;
+    const concN = loops.reduce((s, l) => s + l.n, 0);
+
+    child = startWaiter(url, schema);
+    const latencies = await crossProcessResume(engine, child);
+    latencies.sort((a, b) => a - b);
+    return [
+      { name: "postgres.roundtrips_per_s", value: (seq.n / seq.ms) * 1000, unit: "1/s" },
+      {
+        name: "postgres.concurrent8_roundtrips_per_s",
+        value: (concN / concMs) * 1000,
+        unit: "1/s",
+      },
+      { name: "postgres.resume_p50_ms", value: percentile(latencies, 0.5), unit: "ms" },
+      { name: "postgres.resume_p99_ms", value: percentile(latencies, 0.99), unit: "ms" },
+    ];
+  } finally {
+    child?.kill();
+    await engine.close();
+    await dropSchema(url, schema);
+  }
+}
+
+async function roundTrip(engine: Airlock): Promise<void> {
+  const r = await engine.request({ title: "bench", requester: "agent", timeoutMs: 600_000 });
+  const waiting = engine.waitFor(r.id);
+  await engine.decide(r.id, { outcome: "approved", reviewer: "alice" });
+  const done = await waiting;
+  if (done.status !== "approved") throw new Error("bench: the gate did not resume approved");
+}
+
+async function crossProcessResume(engine: Airlock, child: ChildProcess): Promise<number[]> {
+  const inbox = messages(child);
+  await inbox.next((m) => "ready" in m);
+  const latencies: number[] = [];
+  const WARMUP = 10;
+  await bounded(RESUME_SAMPLES + WARMUP, RESUME_MAX_MS, async (i) => {
+    const r = await engine.request({ title: "bench", requester: "agent", timeoutMs: 600_000 });
+    child.send({ id: r.id } satisfies ToChild);
+    await inbox.next((m) => "waiting" in m && m.waiting === r.id);
+    // The child registered its waiter right after sending "waiting"; give it that moment.
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    const t0 = performance.now();
+    const resumed = inbox.next((m) => "resumed" in m && m.resumed === r.id);
+    await engine.decide(r.id, { outcome: "approved", reviewer: "alice" });
+    const m = await resumed;
+    if (!("status" in m) || m.status !== "approved") {
+      throw new Error("bench: the child's gate did not resume approved");
+    }
+    if (i >= WARMUP) latencies.push(performance.now() - t0);
+  });
+  child.send({ stop: true } satisfies ToChild);
+  return latencies;
+}
+
+function startWaiter(url: string, schema: string): ChildProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url)], {
+    env: {
+      ...process.env,
+      AIRLOCK_BENCH_PG_ROLE: "waiter",
+      AIRLOCK_BENCH_PG_URL: url,
+      AIRLOCK_BENCH_PG_SCHEMA: schema,
+    },
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
+  return child;
+}
+
+/** Waits for the next message from `child` that matches, failing if the child exits first. */
+function messages(child: ChildProcess) {
+  const queue: FromChild[] = [];
+  let waiter: (() => void) | undefined;
+  let exited = false;
+  child.on("message", (m: FromChild) => {
+    queue.push(m);
+    waiter?.();
+  });
+  child.on("exit", () => {
+    exited = true;
+    waiter?.();
+  });
+  return {
+    async next(match: (m: FromChild) => boolean): Promise<FromChild> {
+      const deadline = performance.now() + 10_000;
+      for (;;) {
+        const i = queue.findIndex(match);
+        if (i >= 0) return queue.splice(i, 1)[0] as FromChild;
+        if (exited) throw new Error("bench: the waiter process exited");
+        if (performance.now() > deadline) throw new Error("bench: no answer from the waiter");
+        await new Promise<void>((resolve) => {
+          waiter = resolve;
+          setTimeout(resolve, 1_000).unref();
+        });
+        waiter = undefined;
+      }
+    },
+  };
+}
+
+/** The child: waits on each id it is sent and reports when the wait resumed. */
+async function runWaiter(): Promise<void> {
+  const url = process.env.AIRLOCK_BENCH_PG_URL ?? "";
+  const schema = process.env.AIRLOCK_BENCH_PG_SCHEMA ?? "";
+  const engine = await createAirlock({
+    store: postgresStore(url, { schema, max: 2 }),
+    sweeper: false,
+  });
+  const send = (m: FromChild) => process.send?.(m);
+  process.on("message", (m: ToChild) => {
+    if ("stop" in m) {
+      void engine.close().finally(() => process.exit(0));
+      return;
+    }
+    const waiting = engine.waitFor(m.id, { timeoutMs: 10_000 });
+    send({ waiting: m.id });
+    waiting.then(
+      (r) => send({ resumed: m.id, status: r.status }),
+      (err: unknown) => send({ resumed: m.id, status: `error: ${String(err)}` }),
+    );
+  });
+  process.on("disconnect", () => {
+    void engine.close().finally(() => process.exit(0));
+  });
+  send({ ready: true });
+}
+
+async function findDatabase(): Promise<string | undefined> {
+  const fromEnv = process.env.AIRLOCK_TEST_PG_URL;
+  for (const url of fromEnv ? [fromEnv] : CANDIDATES) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+    client.on("error", () => {});
+    try {
+      await client.connect();
+      return url;
+    } catch {
+      // try the next candidate
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
+  return undefined;
+}
+
+async function dropSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  client.on("error", () => {});
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+if (process.env.AIRLOCK_BENCH_PG_ROLE === "waiter") await runWaiter();

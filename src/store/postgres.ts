@@ -1,0 +1,453 @@
+// The PostgreSQL store: several Airlock processes (or machines) sharing one database as the system of
+// record. The database settles every race: a transition is an UPDATE guarded by the expected version;
+// an idempotent insert is ON CONFLICT (key) DO NOTHING; audit appends are serialized by locking the
+// one-row chain head FOR UPDATE in the writing transaction; other processes hear about commits through
+// LISTEN/NOTIFY (postgres-listener.ts); due requests are claimed with FOR UPDATE SKIP LOCKED.
+//
+// A write is two round trips when the pool pipelines (pools the store creates do): [BEGIN, the guarded
+// write that also locks the head if it wrote] then [append + NOTIFY, COMMIT]. The head stays locked
+// for about one round trip plus the commit's flush. Failure handling is in postgres-client.ts.
+import { createHash, randomUUID } from "node:crypto";
+import pg, { type Pool, type PoolClient, type QueryResultRow } from "pg";
+import { chainEvent } from "../audit/chain.js";
+import { AirlockError, InvalidInputError, isAirlockError } from "../core/errors.js";
+import type { AuditDraft, AuditEvent } from "../core/schemas.js";
+import { clampLimit } from "./paging.js";
+import { createRunner, type Step, send } from "./postgres-client.js";
+import { describePool, isConnectionError, maskUrl, storeUnavailable } from "./postgres-errors.js";
+import { createChangeListener, type ListenConnection } from "./postgres-listener.js";
+import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
+import {
+  type AuditRow,
+  appendValues,
+  auditOf,
+  checkDrafts,
+  type DocRow,
+  insertValues,
+  parseDoc,
+  type Query,
+  quoteIdent,
+  statements,
+  updateValues,
+  type WrittenRow,
+} from "./postgres-sql.js";
+import type { InsertResult, OutcomeRow, Store, TransitionResult } from "./store.js";
+
+export interface PostgresStoreOptions {
+  /** The schema holding Airlock's tables; created when missing. @default "public" */
+  schema?: string;
+  /** Size of the pool the store creates from a URL (a pool you pass keeps its own size). @default 10 */
+  max?: number;
+  /** How long to wait for a new connection before failing with `store_unavailable`. @default 5000 */
+  connectionTimeoutMs?: number;
+  /** `application_name` of the connections the store opens (see pg_stat_activity). @default "airlock" */
+  applicationName?: string;
+  /** How long a sweeper's claim keeps other processes off a due request. @default 10000 */
+  claimTtlMs?: number;
+  /** The LISTEN connection closes this long after the last listener left. @default 30000 */
+  listenIdleMs?: number;
+  /** First and longest wait between attempts to re-open a dropped LISTEN connection. @default 100, 5000 */
+  reconnectMinMs?: number;
+  reconnectMaxMs?: number;
+  /** Background problems, for logging: the LISTEN connection dropped or could not be re-opened, an
+   * idle pooled connection died (these arrive as `store_unavailable`; the store recovers by itself),
+   * or an `onExternalChange` listener threw (passed on as it was). */
+  onError?: (err: Error) => void;
+}
+
+type ResolvedOptions = Required<Omit<PostgresStoreOptions, "onError">> &
+  Pick<PostgresStoreOptions, "onError">;
+
+const DEFAULTS = {
+  schema: "public",
+  max: 10,
+  connectionTimeoutMs: 5000,
+  applicationName: "airlock",
+  claimTtlMs: 10_000,
+  listenIdleMs: 30_000,
+  reconnectMinMs: 100,
+  reconnectMaxMs: 5000,
+} satisfies Omit<ResolvedOptions, "onError">;
+
+/** A Store backed by PostgreSQL, plus the pool it queries (for your own reads and for tests). */
+export interface PostgresStore extends Store {
+  readonly kind: "postgres";
+  readonly pool: Pool;
+  readonly schema: string;
+}
+
+/** Opens a PostgreSQL store on a connection string or on a `pg.Pool` you own (then `close()` leaves
+ * the pool open and you should listen to its "error" events yourself, as node-postgres asks). Nothing
+ * connects until the first operation; `migrate()` (which `createAirlock` calls) is the first. */
+export function postgresStore(
+  urlOrPool: string | Pool,
+  options: PostgresStoreOptions = {},
+): PostgresStore {
+  const o = resolveOptions(options);
+  const ownPool = typeof urlOrPool === "string";
+  const target = ownPool ? maskUrl(urlOrPool) : describePool(urlOrPool);
+  const report = (err: unknown, what: string) => {
+    if (isAirlockError(err)) o.onError?.(err);
+    else if (isConnectionError(err)) o.onError?.(storeUnavailable(target, what, err));
+    else o.onError?.(err instanceof Error ? err : new Error(String(err)));
+  };
+  const pool: Pool = ownPool
+    ? new pg.Pool({
+        connectionString: urlOrPool,
+        max: o.max,
+        connectionTimeoutMillis: o.connectionTimeoutMs,
+        application_name: o.applicationName,
+        keepAlive: true,
+        keepAliveInitialDelayMillis: KEEPALIVE_MS,
+        // Send a transaction's statements without waiting for each answer (see `send`).
+        pipeline: true,
+        // Our transactions are two round trips; one left open this long belongs to a stuck
+        // process, and would hold the chain head from everyone else: the server ends it.
+        idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+      })
+    : urlOrPool;
+  // An idle pooled connection that dies (server restart, pg_terminate_backend) is dropped by the
+  // pool; without a listener node-postgres would crash the process instead.
+  const onPoolError = (err: Error) => report(err, "idle connection lost");
+  if (ownPool) pool.on("error", onPoolError);
+
+  const sql = statements(o.schema);
+  const channel = channelFor(o.schema);
+  const selfId = randomUUID();
+
+  const changes = createChangeListener({
+    channel,
+    channelIdent: quoteIdent(channel),
+    selfId,
+    idleMs: o.listenIdleMs,
+    minBackoffMs: o.reconnectMinMs,
+    maxBackoffMs: o.reconnectMaxMs,
+    onError: (err) => report(err, "change notifications"),
+    connect: async (): Promise<ListenConnection> => {
+      if (typeof urlOrPool !== "string") {
+        // A pool we don't own: hold one of its connections, and destroy it when done (it LISTENs).
+        const client = await urlOrPool.connect();
+        return { client, release: async () => client.release(true) };
+      }
+      const client = new pg.Client({
+        connectionString: urlOrPool,
+        connectionTimeoutMillis: o.connectionTimeoutMs,
+        application_name: o.applicationName,
+        keepAlive: true,
+        keepAliveInitialDelayMillis: KEEPALIVE_MS,
+      });
+      // Errors after connect are handled by the listener; this one covers a failed connect.
+      client.on("error", () => {});
+      try {
+        await client.connect();
+      } catch (err) {
+        await client.end().catch(() => {});
+        throw err;
+      }
+      return { client, release: () => client.end() };
+    },
+  });
+
+  let closed = false;
+  let closing: Promise<void> | undefined;
+  let migrating: Promise<void> | undefined;
+  function guard() {
+    if (closed) throw new AirlockError("closed", "the PostgreSQL store is closed");
+  }
+  const runner = createRunner(pool, target, () => closed);
+  async function run<T>(what: string, fn: (c: PoolClient, step: Step) => Promise<T>): Promise<T> {
+    guard();
+    return runner.run(what, fn);
+  }
+  function read<R extends QueryResultRow>(what: string, q: Query, values: unknown[] = []) {
+    return run(what, async (c) => (await c.query<R>({ ...q, values })).rows);
+  }
+
+  /** The events placed after the head this transaction locked. */
+  function chain(
+    head: { seq: string | null; hash: string | null } | undefined,
+    drafts: AuditDraft[],
+  ) {
+    if (drafts.length === 0) return [];
+    if (!head || head.seq === null || head.hash === null) {
+      throw new AirlockError(
+        "store_unavailable",
+        `the audit chain head row is missing in schema ${sql.schema}: the schema was not created by Airlock's migrate() or was altered`,
+      );
+    }
+    let prev: { seq: number; hash: string } = { seq: Number(head.seq), hash: head.hash };
+    return drafts.map((d) => {
+      const e = chainEvent(d, prev);
+      prev = e;
+      return e;
+    });
+  }
+
+  /** The statements that end a writing transaction: append (or just signal), then COMMIT. */
+  function finishing(events: AuditEvent[]): Query[] {
+    const signal: Query = events.length
+      ? { ...sql.append, values: [...appendValues(events), channel, selfId] }
+      : { ...sql.notify, values: [channel, selfId] };
+    return [signal, COMMIT];
+  }
+
+  async function migrateOnce(): Promise<void> {
+    await run("migrate", async (c, step) => {
+      await c.query("BEGIN");
+      // Held until COMMIT: a second process starting at the same moment waits here, then finds
+      // the migrations applied. (Migrations are transactional DDL: all or nothing.)
+      await c.query("SELECT pg_advisory_xact_lock($1::bigint)", [lockKey(o.schema)]);
+      const exists = await c.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [o.schema]);
+      if (exists.rowCount === 0) await c.query(`CREATE SCHEMA ${sql.schema}`);
+      await c.query(sql.migrationsTable);
+      const current = Number((await c.query<{ v: number }>(sql.migrationsVersion)).rows[0]?.v);
+      const known = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]?.version ?? 0;
+      if (current > known) {
+        // A newer Airlock migrated this schema; this one would misread it.
+        throw new AirlockError(
+          "store_unavailable",
+          `schema ${sql.schema} is at migration ${current}, newer than this Airlock knows (${known}): upgrade Airlock`,
+        );
+      }
+      for (const m of POSTGRES_MIGRATIONS) {
+        if (m.version <= current) continue;
+        await c.query(m.sql(sql.schema));
+        await c.query(sql.migrationsInsert, [m.version, Date.now()]);
+      }
+      step.committing = true;
+      await c.query("COMMIT");
+    });
+  }
+
+  return {
+    kind: "postgres",
+    pool,
+    schema: o.schema,
+
+    async migrate() {
+      guard();
+      migrating ??= migrateOnce().finally(() => {
+        migrating = undefined;
+      });
+      return migrating;
+    },
+
+    async insertRequest(request, events) {
+      checkDrafts(events);
+      const values = insertValues(request);
+      return run("insertRequest", async (c, step): Promise<InsertResult> => {
+        let head: WrittenRow | undefined;
+        try {
+          // One round trip: open, insert unless the key exists and then lock the chain head.
+          const [, written] = await send(c, [BEGIN, { ...sql.insert, values }]);
+          head = written?.rows[0] as WrittenRow | undefined;
+        } catch (err) {
+          if ((err as { code?: unknown }).code === "23505") {
+            throw new AirlockError("conflict", `request id \`${request.id}\` already exists`, {
+              cause: err,
+            });
+          }
+          throw err;
+        }
+        if (head && head.written > 0) {
+          const appended = chain(head, events);
+          step.committing = true;
+          await send(c, finishing(appended));
+          return { request, created: true, events: appended };
+        }
+        // The key exists: ON CONFLICT waited for its writer to commit, so this read sees it.
+        const [found] = await send(c, [{ ...sql.byKey, values: [request.key ?? null] }, ROLLBACK]);
+        const existing = found?.rows[0] as DocRow | undefined;
+        if (!existing) {
+          throw new AirlockError("conflict", `request id \`${request.id}\` already exists`);
+        }
+        return { request: parseDoc(existing), created: false, events: [] };
+      });
+    },
+
+    async getRequest(id) {
+      const [row] = await read<DocRow>("getRequest", sql.byId, [id]);
+      return row ? parseDoc(row) : undefined;
+    },
+
+    async listRequests(filter) {
+      const q = sql.list(filter);
+      const rows = await read<DocRow>("listRequests", q, q.values);
+      // One row more than a page was asked for: its presence means there is a next page.
+      const limit = clampLimit(filter.limit);
+      const items = rows.slice(0, limit).map(parseDoc);
+      const last = items[items.length - 1];
+      return rows.length > limit && last ? { items, nextCursor: last.id } : { items };
+    },
+
+    async transition(next, expectedVersion, events) {
+      guard();
+      if (next.version !== expectedVersion + 1) {
+        throw new InvalidInputError(
+          `transition: next.version must be expectedVersion + 1 (expected ${expectedVersion + 1}, got ${next.version})`,
+          "version",
+        );
+      }
+      checkDrafts(events);
+      const values = updateValues(next, expectedVersion);
+      return run("transition", async (c, step): Promise<TransitionResult> => {
+        // One round trip: open, compare-and-set and, if it won, lock the chain head.
+        const [, written] = await send(c, [BEGIN, { ...sql.update, values }]);
+        const head = written?.rows[0] as WrittenRow | undefined;
+        if (!head || head.written === 0) {
+          // Lost the race (or no such request). The UPDATE waited for the winner's commit, so
+          // this read returns the winner's version.
+          const [found] = await send(c, [{ ...sql.byId, values: [next.id] }, ROLLBACK]);
+          const row = found?.rows[0] as DocRow | undefined;
+          return { ok: false, request: row ? parseDoc(row) : undefined, events: [] };
+        }
+        const appended = chain(head, events);
+        step.committing = true;
+        await send(c, finishing(appended));
+        return { ok: true, request: next, events: appended };
+      });
+    },
+
+    async appendAudit(events) {
+      guard();
+      if (events.length === 0) return [];
+      checkDrafts(events);
+      return run("appendAudit", async (c, step) => {
+        const [, locked] = await send(c, [BEGIN, sql.lockHead]);
+        const appended = chain(locked?.rows[0] as WrittenRow | undefined, events);
+        step.committing = true;
+        await send(c, finishing(appended));
+        return appended;
+      });
+    },
+
+    async listAudit(filter) {
+      const q = sql.listAudit(filter);
+      return (await read<AuditRow>("listAudit", q, q.values)).map(auditOf);
+    },
+
+    async auditHead() {
+      const [row] = await read<{ seq: string; hash: string }>("auditHead", sql.head);
+      if (!row || Number(row.seq) === 0) return undefined;
+      return { seq: Number(row.seq), hash: row.hash };
+    },
+
+    async nextDeadline() {
+      const [row] = await read<{ free: number | null; leased: number | null }>(
+        "nextDeadline",
+        sql.nextDeadline,
+        [selfId],
+      );
+      const times = [row?.free, row?.leased].filter((t): t is number => typeof t === "number");
+      return times.length ? Math.min(...times) : undefined;
+    },
+
+    async dueRequests(now, limit) {
+      const rows = await read<DocRow>("dueRequests", sql.claimDue, [
+        now,
+        Math.max(1, Math.trunc(limit)),
+        selfId,
+        o.claimTtlMs,
+      ]);
+      // UPDATE ... RETURNING keeps no order: earliest deadline first, as the contract says.
+      return rows
+        .map(parseDoc)
+        .sort((a, b) => (a.deadline ?? 0) - (b.deadline ?? 0) || (a.id < b.id ? -1 : 1));
+    },
+
+    async outcomes(since) {
+      const rows = await read<{
+        action: string;
+        status: string;
+        method: string | null;
+        created_at: number;
+        decided_at: number;
+      }>("outcomes", sql.outcomes, [since]);
+      return rows.map(
+        (r): OutcomeRow => ({
+          action: r.action,
+          status: r.status as OutcomeRow["status"],
+          method: r.method ?? undefined,
+          createdAt: r.created_at,
+          decidedAt: r.decided_at,
+        }),
+      );
+    },
+
+    async countPending() {
+      const [row] = await read<{ n: number }>("countPending", sql.countPending);
+      return row?.n ?? 0;
+    },
+
+    onExternalChange(listener) {
+      if (closed) return () => {};
+      return changes.add(listener);
+    },
+
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        await changes.close();
+        await migrating?.catch(() => {});
+        if (ownPool) {
+          await pool.end();
+          pool.removeListener("error", onPoolError);
+        }
+      })();
+      return closing;
+    },
+  };
+}
+
+function resolveOptions(options: PostgresStoreOptions): ResolvedOptions {
+  const o: ResolvedOptions = { ...DEFAULTS, ...stripUndefined(options) };
+  if (typeof o.schema !== "string" || o.schema.length === 0 || Buffer.byteLength(o.schema) > 63) {
+    throw new InvalidInputError(
+      `Expected \`schema\` to be a schema name of 1 to 63 bytes, got ${JSON.stringify(o.schema)}`,
+      "schema",
+    );
+  }
+  for (const key of [
+    "max",
+    "connectionTimeoutMs",
+    "claimTtlMs",
+    "listenIdleMs",
+    "reconnectMinMs",
+    "reconnectMaxMs",
+  ] as const) {
+    const v = o[key];
+    if (!Number.isInteger(v) || v < 1) {
+      throw new InvalidInputError(
+        `Expected \`${key}\` to be an integer from 1 and up, got \`${String(v)}\` (${typeof v})`,
+        key,
+      );
+    }
+  }
+  return o;
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** One NOTIFY channel per schema, so isolated schemas don't wake each other. Channel names are
+ * identifiers: at most 63 bytes, so a long schema name is replaced by its hash. */
+function channelFor(schema: string): string {
+  const plain = `airlock:${schema}`;
+  if (Buffer.byteLength(plain) <= 63) return plain;
+  return `airlock:${createHash("sha256").update(schema).digest("hex").slice(0, 40)}`;
+}
+
+/** The advisory lock that serializes migrations of one schema (a signed 64-bit key). */
+function lockKey(schema: string): string {
+  const digest = createHash("sha256").update(`airlock:migrate:${schema}`).digest();
+  return digest.readBigInt64BE(0).toString();
+}
+
+const IDLE_IN_TRANSACTION_MS = 15_000;
+// TCP keepalive probes after this much silence, so a connection to a vanished host (no reset ever
+// arrives) is found dead in seconds rather than the system default of hours.
+const KEEPALIVE_MS = 10_000;
+const BEGIN: Query = { text: "BEGIN" };
+const COMMIT: Query = { text: "COMMIT" };
+const ROLLBACK: Query = { text: "ROLLBACK" };
