@@ -1,6 +1,9 @@
-// Resolves where the command line works: the embedded SQLite file (`--db`, `AIRLOCK_DB`, default
-// ./airlock.db), shared by every `airlock` process on this machine.
+// Resolves where the command line works: a server when AIRLOCK_URL is set (with AIRLOCK_TOKEN), else
+// the embedded SQLite file (`--db`, `AIRLOCK_DB`, default ./airlock.db), shared by every `airlock`
+// process on this machine.
 import pino, { type Logger } from "pino";
+import { createClient } from "../client/index.js";
+import type { AirlockApi } from "../core/api.js";
 import { type Airlock, createAirlock } from "../core/engine.js";
 import { sqliteStore } from "../store/sqlite.js";
 
@@ -39,5 +42,40 @@ export async function withEngine<T>(
     return await fn(engine);
   } finally {
     await engine.close();
+  }
+}
+
+/** Where the request commands work: a server (`remote`, identities come from the token) or the
+ * local database (identities are declared with --requester / --as). */
+export interface Gate {
+  api: AirlockApi;
+  remote: boolean;
+}
+
+export function remoteTarget(
+  env: NodeJS.ProcessEnv = process.env,
+): { url: string; token: string } | undefined {
+  const url = env.AIRLOCK_URL?.trim();
+  if (!url) return undefined;
+  const token = env.AIRLOCK_TOKEN?.trim();
+  if (!token)
+    throw new CliError(
+      "AIRLOCK_URL is set, so AIRLOCK_TOKEN must hold an API token for that server",
+    );
+  return { url, token };
+}
+
+export async function withGate<T>(opts: GlobalOptions, fn: (g: Gate) => Promise<T>): Promise<T> {
+  const remote = remoteTarget();
+  if (remote) return fn({ api: createClient(remote), remote: true });
+  return withEngine(opts, (engine) => fn({ api: engine, remote: false }));
+}
+
+/** For commands that need the database itself (audit, metrics, review). */
+export function localOnly(command: string): void {
+  if (remoteTarget()) {
+    throw new CliError(
+      `\`airlock ${command}\` works on the local database; unset AIRLOCK_URL (the server offers the same over HTTP)`,
+    );
   }
 }

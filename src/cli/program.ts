@@ -6,6 +6,8 @@ import { registerInspect } from "./commands/inspect.js";
 import { registerRequest } from "./commands/request.js";
 import { registerReview } from "./commands/review.js";
 import { CliError, type GlobalOptions } from "./context.js";
+import { registerServe } from "./serve.js";
+import { registerToken } from "./token.js";
 
 export function buildProgram(): Command {
   const program = new Command("airlock")
@@ -19,6 +21,8 @@ export function buildProgram(): Command {
   registerDecide(program, globals);
   registerAudit(program, globals);
   registerReview(program, globals);
+  registerServe(program, globals);
+  registerToken(program, globals);
   return program;
 }
 

@@ -16,6 +16,8 @@ import { positiveInt } from "./parse.js";
 export interface ServeOptions {
   db?: string;
   postgres?: string;
+  /** The PostgreSQL schema holding Airlock's tables. @default "public" */
+  postgresSchema?: string;
   /** @default 7420 */
   port?: number;
   /** @default "127.0.0.1" */
@@ -42,13 +44,13 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
   program
     .command("serve")
     .description("run the HTTP API (and, later, the web inbox); stop with Ctrl-C or SIGTERM")
-    .option("--postgres <url>", "use PostgreSQL instead of the SQLite file (AIRLOCK_POSTGRES)")
+    .option("--postgres <url>", "use PostgreSQL instead of the SQLite file (AIRLOCK_DATABASE_URL)")
     .option("--port <port>", "port to listen on", portNumber, 7420)
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--demo", "add a few example requests to review")
     .action(async (opts: { postgres?: string; port: number; host: string; demo?: boolean }) => {
       const env = process.env;
-      const postgres = opts.postgres ?? env.AIRLOCK_POSTGRES;
+      const postgres = opts.postgres ?? env.AIRLOCK_DATABASE_URL ?? env.AIRLOCK_POSTGRES;
       const db = globals().db;
       const serving = await startServe({
         ...(db === undefined ? {} : { db }),
@@ -70,7 +72,9 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     options.logger ?? pino({ level: env.AIRLOCK_LOG_LEVEL ?? "info" }, pino.destination(2));
   const dbPath = resolveDbPath(options.db === undefined ? {} : { db: options.db }, env);
 
-  const store = options.postgres ? await openPostgres(options.postgres) : sqliteStore(dbPath);
+  const store = options.postgres
+    ? await openPostgres(options.postgres, options.postgresSchema ?? env.AIRLOCK_POSTGRES_SCHEMA)
+    : sqliteStore(dbPath);
   if (options.postgres) {
     logger.warn(
       { tokens_db: dbPath },
@@ -88,7 +92,9 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
       port: options.port ?? 7420,
       host: options.host ?? "127.0.0.1",
     });
-    print(`Airlock is serving at ${url}/ (API under ${url}/v1, OpenAPI at ${url}/openapi.json)`);
+    print(
+      `Airlock is serving at ${url}/ (the inbox; the API is under ${url}/v1, described at ${url}/openapi.json)`,
+    );
     if (adminToken) {
       print(`Admin token (shown once; keep it somewhere safe): ${adminToken}`);
     }
@@ -152,19 +158,21 @@ export async function ensureAdminToken(
   return token;
 }
 
-async function openPostgres(url: string): Promise<Store> {
+type PostgresStoreFactory = (url: string, options?: { schema?: string }) => Store;
+
+async function openPostgres(url: string, schema: string | undefined): Promise<Store> {
   // Imported only when asked for, so `serve` works where the PostgreSQL store is not built.
   const specifier = "../store/postgres.js";
-  let mod: { postgresStore?: (url: string) => Store };
+  let mod: { postgresStore?: PostgresStoreFactory };
   try {
-    mod = (await import(specifier)) as { postgresStore?: (url: string) => Store };
+    mod = (await import(specifier)) as { postgresStore?: PostgresStoreFactory };
   } catch (err) {
     throw new CliError(`--postgres is not available in this build: ${(err as Error).message}`);
   }
   if (typeof mod.postgresStore !== "function") {
     throw new CliError("--postgres is not available in this build (no postgresStore)");
   }
-  return mod.postgresStore(url);
+  return mod.postgresStore(url, schema === undefined ? {} : { schema });
 }
 
 /** Resolves once the server has stopped after SIGTERM or SIGINT; a second signal exits at once. */

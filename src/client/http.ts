@@ -41,8 +41,28 @@ export function createTransport(options: {
       if (v === undefined) continue;
       for (const one of Array.isArray(v) ? v : [v]) url.searchParams.append(k, String(one));
     }
-    const own = AbortSignal.timeout(o.timeoutMs);
-    const signal = o.signal ? AbortSignal.any([o.signal, own]) : own;
+    // Our own deadline, linked to the caller's signal by hand: AbortSignal.any would leave a
+    // dependent on a caller's long-lived signal for every call.
+    const stop = new AbortController();
+    const timer = setTimeout(() => stop.abort(new TimeoutSignal()), o.timeoutMs);
+    const onAbort = () => stop.abort(o.signal?.reason);
+    if (o.signal?.aborted) onAbort();
+    o.signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      return await send<T>(method, path, url, o, stop.signal);
+    } finally {
+      clearTimeout(timer);
+      o.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  async function send<T>(
+    method: string,
+    path: string,
+    url: URL,
+    o: CallOptions,
+    signal: AbortSignal,
+  ): Promise<T> {
     const headers: Record<string, string> = {
       authorization,
       accept: "application/json, application/problem+json",
@@ -95,14 +115,21 @@ function networkError(err: unknown, o: CallOptions, baseUrl: string): AirlockErr
     return new AirlockError("aborted", `the call was aborted: ${reason}`, { cause: err });
   }
   const message = err instanceof Error ? err.message : String(err);
-  const timedOut =
-    err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
+  const timedOut = err instanceof TimeoutSignal;
   return new UnavailableError(
     timedOut
       ? `the Airlock server at ${baseUrl} did not answer within ${o.timeoutMs} ms`
       : `cannot reach the Airlock server at ${baseUrl}: ${message}`,
     { cause: err },
   );
+}
+
+/** The reason our own per-call deadline aborts with, to tell it from the caller's abort. */
+class TimeoutSignal extends Error {
+  constructor() {
+    super("the call took too long");
+    this.name = "TimeoutSignal";
+  }
 }
 
 function parseJson<T>(text: string): T | undefined {

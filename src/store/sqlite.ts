@@ -81,10 +81,13 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
        VALUES (@seq, @request_id, @type, @actor, @at, @data, @prev_hash, @hash)`,
     ),
     nextDeadline: db.prepare<[], { d: number | null }>(
-      "SELECT MIN(deadline) AS d FROM requests WHERE status = 'pending' AND deadline IS NOT NULL",
+      // INDEXED BY: without statistics the planner prefers the status index and reads every pending
+      // row; the partial deadline index answers from its first entry.
+      "SELECT MIN(deadline) AS d FROM requests INDEXED BY requests_pending_deadline WHERE status = 'pending' AND deadline IS NOT NULL",
     ),
     due: db.prepare<[number, number], RequestRow>(
-      `SELECT doc FROM requests WHERE status = 'pending' AND deadline IS NOT NULL AND deadline <= ?
+      `SELECT doc FROM requests INDEXED BY requests_pending_deadline
+       WHERE status = 'pending' AND deadline IS NOT NULL AND deadline <= ?
        ORDER BY deadline LIMIT ?`,
     ),
     outcomes: db.prepare<

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { type GlobalOptions, withEngine } from "../context.js";
+import { type GlobalOptions, localOnly, withEngine } from "../context.js";
 import { printJson } from "../output.js";
 import { positiveInt, positiveNumber } from "../parse.js";
 
@@ -10,6 +10,7 @@ export function registerAudit(program: Command, globals: () => GlobalOptions): v
     .description("check the hash chain; exit 0 when intact, 1 with the first bad event otherwise")
     .option("--json", "print the result as JSON")
     .action(async (opts: { json?: boolean }) => {
+      localOnly("audit verify");
       await withEngine(globals(), async (engine) => {
         const result = await engine.verifyAudit();
         if (opts.json) printJson(result);
@@ -28,6 +29,7 @@ export function registerAudit(program: Command, globals: () => GlobalOptions): v
     .option("--after <seq>", "only events after this sequence number", positiveInt("--after"))
     .option("--limit <n>", "at most this many", positiveInt("--limit"))
     .action(async (opts: { request?: string; after?: number; limit?: number }) => {
+      localOnly("audit list");
       await withEngine(globals(), async (engine) => {
         const events = await engine.audit({
           ...(opts.request ? { requestId: opts.request } : {}),
@@ -47,6 +49,7 @@ export function registerAudit(program: Command, globals: () => GlobalOptions): v
       positiveNumber("--since-hours"),
     )
     .action(async (opts: { sinceHours?: number }) => {
+      localOnly("metrics");
       await withEngine(globals(), async (engine) => {
         printJson(await engine.metrics({ sinceMs: (opts.sinceHours ?? 168) * 3600 * 1000 }));
       });

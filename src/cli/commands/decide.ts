@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { DecisionInput } from "../../core/schemas.js";
-import { CliError, type GlobalOptions, withEngine } from "../context.js";
+import { CliError, type GlobalOptions, withGate } from "../context.js";
 import { decisionSummary, printJson } from "../output.js";
 import { collect, jsonObject, selectionToIds } from "../parse.js";
 import { defaultReviewer } from "./request.js";
@@ -41,18 +41,20 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
       if ((opts.select || opts.edit) && outcome !== "approved") {
         throw new CliError("--select and --edit go with approve only");
       }
-      await withEngine(globals(), async (engine) => {
+      await withGate(globals(), async ({ api: engine, remote }) => {
         const current = await engine.get(id);
-        const input: DecisionInput = {
+        // Against a server the reviewer is the token's principal: send a name only when given.
+        const reviewer = opts.as ?? (remote ? undefined : defaultReviewer());
+        const input = {
           outcome,
-          reviewer: opts.as ?? defaultReviewer(),
+          ...(reviewer ? { reviewer } : {}),
           channel: "cli",
           ...(opts.group ? { groups: opts.group } : {}),
           ...(opts.select ? { selected: selectionToIds(opts.select, current.items) } : {}),
           ...(opts.comment !== undefined ? { comment: opts.comment } : {}),
           ...(opts.edit ? { editedArgs: opts.edit } : {}),
           ...(opts.key ? { key: opts.key } : {}),
-        };
+        } as DecisionInput;
         const decided = await engine.decide(id, input);
         if (opts.json) {
           printJson(decided);
@@ -83,9 +85,10 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
     .option("--reason <text>", "why")
     .option("--as <name>", "who cancels (default: AIRLOCK_USER or the OS user name)")
     .action(async (id: string, opts: { reason?: string; as?: string }) => {
-      await withEngine(globals(), async (engine) => {
+      await withGate(globals(), async ({ api: engine, remote }) => {
+        const by = opts.as ?? (remote ? undefined : defaultReviewer());
         const r = await engine.cancel(id, {
-          by: opts.as ?? defaultReviewer(),
+          ...(by ? { by } : {}),
           ...(opts.reason ? { reason: opts.reason } : {}),
         });
         process.stdout.write(`${r.id}: ${r.status}\n`);

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { STATUSES, type Status } from "../../core/schemas.js";
-import { CliError, type GlobalOptions, withEngine } from "../context.js";
+import { CliError, type GlobalOptions, withGate } from "../context.js";
 import { describeRequest, printJson, relativeTime, table } from "../output.js";
 import { positiveInt } from "../parse.js";
 
@@ -27,7 +27,7 @@ export function registerInspect(program: Command, globals: () => GlobalOptions):
           `--status expects one of ${STATUSES.join(", ")}, got \`${opts.status}\``,
         );
       }
-      await withEngine(globals(), async (engine) => {
+      await withGate(globals(), async ({ api: engine }) => {
         const page = await engine.list({
           ...(opts.status ? { status: opts.status as Status } : {}),
           ...(opts.action ? { action: opts.action } : {}),
@@ -66,7 +66,7 @@ export function registerInspect(program: Command, globals: () => GlobalOptions):
     .argument("<id>", "request id")
     .option("--json", "print the request as JSON")
     .action(async (id: string, opts: { json?: boolean }) => {
-      await withEngine(globals(), async (engine) => {
+      await withGate(globals(), async ({ api: engine }) => {
         const r = await engine.get(id);
         if (opts.json) printJson(r);
         else process.stdout.write(`${describeRequest(r, Date.now())}\n`);

@@ -1,7 +1,7 @@
 import { userInfo } from "node:os";
 import type { Command } from "commander";
 import type { RequestInput } from "../../core/schemas.js";
-import { type GlobalOptions, withEngine } from "../context.js";
+import { type GlobalOptions, withGate } from "../context.js";
 import { decisionSummary, exitCodeFor, printJson } from "../output.js";
 import { collect, jsonObject, positiveInt, positiveNumber } from "../parse.js";
 
@@ -11,7 +11,7 @@ interface RequestOptions {
   timeout?: number;
   wait?: boolean;
   key?: string;
-  requester: string;
+  requester?: string;
   approver?: string[];
   quorum?: number;
   action?: string;
@@ -36,7 +36,10 @@ export function registerRequest(program: Command, globals: () => GlobalOptions):
       "--key <key>",
       "idempotency key: a second run with the same key attaches to the first request",
     )
-    .option("--requester <name>", "who asks (nobody approves their own request)", "cli")
+    .option(
+      "--requester <name>",
+      "who asks (default cli; with AIRLOCK_URL the token's name). Nobody approves their own request",
+    )
     .option("--approver <name>", "a user or group allowed to decide (repeat for several)", collect)
     .option("--quorum <n>", "distinct approvals needed", positiveInt("--quorum"))
     .option("--action <name>", "what kind of action this is, e.g. deploy.prod")
@@ -57,7 +60,6 @@ export function registerRequest(program: Command, globals: () => GlobalOptions):
       }
       const input: RequestInput = {
         title: opts.title,
-        requester: opts.requester,
         ...(opts.item ? { items: opts.item } : {}),
         ...(opts.timeout !== undefined ? { timeoutMs: Math.round(opts.timeout * 1000) } : {}),
         ...(opts.onTimeout ? { onTimeout: opts.onTimeout } : {}),
@@ -68,7 +70,8 @@ export function registerRequest(program: Command, globals: () => GlobalOptions):
         ...(opts.summary ? { summary: opts.summary } : {}),
         ...(opts.args ? { args: opts.args } : {}),
       };
-      await withEngine(globals(), async (engine) => {
+      await withGate(globals(), async ({ api: engine, remote }) => {
+        if (opts.requester !== undefined || !remote) input.requester = opts.requester ?? "cli";
         const created = await engine.request(input);
         if (!opts.wait) {
           if (opts.json) printJson(created);

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { reviewTimeoutMs } from "../../channels/console.js";
 import { runReview } from "../../channels/review.js";
-import { type GlobalOptions, withEngine } from "../context.js";
+import { type GlobalOptions, localOnly, withEngine } from "../context.js";
 import { collect, positiveNumber } from "../parse.js";
 import { defaultReviewer } from "./request.js";
 
@@ -19,6 +19,7 @@ export function registerReview(program: Command, globals: () => GlobalOptions): 
       positiveNumber("--timeout"),
     )
     .action(async (opts: { as?: string; group?: string[]; timeout?: number }) => {
+      localOnly("review");
       await withEngine(globals(), async (engine) => {
         const result = await runReview(engine, {
           input: process.stdin,

@@ -1,0 +1,98 @@
+// Object-level authorization: which requests a caller may see and act on.
+//
+//   admin     sees every request.
+//   agent     sees the requests it created (requester = its name).
+//   reviewer  sees the requests it may decide (it or one of its groups is among the approvers, or
+//             the request names no approvers), and any it created itself.
+//
+// A request the caller may not see is answered exactly like one that does not exist: 404 with the
+// same message, on every route (read, wait, decide, cancel, audit). So nobody learns that an id
+// exists from a status code. 403 is kept for what a visible request does not allow the caller (an
+// agent deciding, a reviewer cancelling, anybody deciding their own request) and for routes the
+// caller's role does not open.
+import type { Airlock } from "../core/engine.js";
+import { NotFoundError } from "../core/errors.js";
+import type { ApprovalRequest } from "../core/schemas.js";
+import { mayDecide } from "../core/state.js";
+import type { ListFilter } from "../store/store.js";
+import { hasRole, type Principal } from "./env.js";
+import { HttpProblem } from "./problem.js";
+
+export function canSee(p: Principal, r: ApprovalRequest): boolean {
+  if (hasRole(p, "admin")) return true;
+  if (r.requester === p.name && (hasRole(p, "agent") || hasRole(p, "reviewer"))) return true;
+  return hasRole(p, "reviewer") && mayDecide(r, p.name, [...p.groups]);
+}
+
+/** The request, if the caller may see it; otherwise the same not_found a missing id gets. */
+export async function loadVisible(
+  airlock: Airlock,
+  p: Principal,
+  id: string,
+): Promise<ApprovalRequest> {
+  const r = await airlock.get(id);
+  if (!canSee(p, r)) throw new NotFoundError("request", id);
+  return r;
+}
+
+/** Narrows a listing to what the caller may see, so every row returned is visible; `undefined`
+ * when nothing could be (an agent asking for another requester's requests).
+ * A reviewer lists what it may decide, or, with `requester` set to its own name, what it created. */
+export function scopeList(p: Principal, filter: ListFilter): ListFilter | undefined {
+  if (hasRole(p, "admin")) return filter;
+  const identities = [p.name, ...p.groups];
+  if (hasRole(p, "reviewer") && filter.requester !== p.name) {
+    const asked =
+      filter.approver === undefined
+        ? identities
+        : (Array.isArray(filter.approver) ? filter.approver : [filter.approver]).filter((a) =>
+            identities.includes(a),
+          );
+    // With no name left, the store matches only requests open to everyone, which are visible.
+    return { ...filter, approver: asked };
+  }
+  if (hasRole(p, "agent") || hasRole(p, "reviewer")) {
+    if (filter.requester !== undefined && filter.requester !== p.name) return undefined;
+    return { ...filter, requester: p.name };
+  }
+  throw new HttpProblem(403, "forbidden", `the token of ${p.name} has no role that lists requests`);
+}
+
+/** The groups the engine should credit the caller with when it decides. An admin may decide any
+ * request it did not create itself, so it is credited with the request's approvers. */
+export function decidingGroups(p: Principal, r: ApprovalRequest): string[] {
+  return hasRole(p, "admin") ? [...new Set([...p.groups, ...r.approvers])] : [...p.groups];
+}
+
+/** Cancelling is for whoever created the request, and for admins. */
+export function assertMayCancel(p: Principal, r: ApprovalRequest): void {
+  if (hasRole(p, "admin") || r.requester === p.name) return;
+  throw new HttpProblem(
+    403,
+    "forbidden",
+    `${p.name} did not create ${r.id} and may not cancel it; reject it instead`,
+  );
+}
+
+/** Decides per event whether a caller may see it, remembering the answer per request. A request's
+ * requester never changes and its approvers change only by escalation, which forgets the answer. */
+export function eventVisibility(airlock: Airlock, p: Principal) {
+  const cache = new Map<string, boolean>();
+  const MAX = 10_000;
+  return async (requestId: string | undefined, type: string): Promise<boolean> => {
+    if (hasRole(p, "admin")) return true;
+    if (requestId === undefined) return false;
+    if (type === "escalated") cache.delete(requestId);
+    const known = cache.get(requestId);
+    if (known !== undefined) return known;
+    let visible = false;
+    try {
+      visible = canSee(p, await airlock.get(requestId));
+    } catch {
+      visible = false;
+    }
+    if (cache.size >= MAX) cache.clear();
+    cache.set(requestId, visible);
+    return visible;
+  };
+}

@@ -1,0 +1,115 @@
+// Authentication (who is calling: a bearer token looked up by its SHA-256) and the coarse role
+// checks of each route. Object-level rules (which requests a caller may see) live in access.ts.
+import type { Context, MiddlewareHandler } from "hono";
+import type { Principal, ServerEnv } from "./env.js";
+import { HttpProblem } from "./problem.js";
+import type { RateLimiter } from "./rate-limit.js";
+import { hashToken, type Role, type TokenStore } from "./tokens.js";
+
+const CHALLENGE = { "www-authenticate": 'Bearer realm="airlock"' };
+
+export interface AuthOptions {
+  tokens: TokenStore;
+  /** Limits failed attempts per client address; `undefined` disables that limit. */
+  failures: RateLimiter | undefined;
+}
+
+/** Sets `principal` from `Authorization: Bearer <token>`, or answers 401. */
+export function authenticate(options: AuthOptions): MiddlewareHandler<ServerEnv> {
+  const { tokens, failures } = options;
+  return async (c, next) => {
+    const addressKey = `addr:${clientAddress(c)}`;
+    if (failures) {
+      const state = failures.peek(addressKey);
+      if (!state.ok) throw tooManyFailures(state.retryAfterSeconds);
+    }
+    const secret = bearer(c.req.header("authorization"));
+    if (secret === undefined) {
+      failures?.take(addressKey);
+      throw new HttpProblem(
+        401,
+        "unauthorized",
+        "this route needs an API token: send `Authorization: Bearer <token>`",
+        { headers: CHALLENGE },
+      );
+    }
+    const record = await tokens.findByHash(hashToken(secret));
+    if (!record) {
+      failures?.take(addressKey);
+      throw new HttpProblem(401, "unauthorized", "the API token is unknown or was revoked", {
+        headers: { "www-authenticate": 'Bearer realm="airlock", error="invalid_token"' },
+      });
+    }
+    const principal: Principal = {
+      tokenId: record.id,
+      name: record.name,
+      roles: record.roles,
+      groups: record.groups,
+    };
+    c.set("principal", principal);
+    await next();
+  };
+}
+
+/** Answers 429 once a token has used up its rate. */
+export function limitRate(limiter: RateLimiter): MiddlewareHandler<ServerEnv> {
+  return async (c, next) => {
+    const state = limiter.take(`token:${c.var.principal.tokenId}`);
+    c.header("ratelimit-limit", String(state.limit));
+    c.header("ratelimit-remaining", String(state.remaining));
+    if (!state.ok) {
+      throw new HttpProblem(
+        429,
+        "rate_limited",
+        `too many requests from this token; retry in ${state.retryAfterSeconds} s`,
+        {
+          headers: {
+            "retry-after": String(state.retryAfterSeconds),
+            "ratelimit-limit": String(state.limit),
+            "ratelimit-remaining": "0",
+          },
+          extra: { retryAfterSeconds: state.retryAfterSeconds },
+        },
+      );
+    }
+    await next();
+  };
+}
+
+/** Lets the route run only for a caller with one of `roles`. */
+export function requireRole(...roles: Role[]): MiddlewareHandler<ServerEnv> {
+  return async (c, next) => {
+    const p = c.var.principal;
+    if (!roles.some((r) => p.roles.includes(r))) {
+      throw new HttpProblem(
+        403,
+        "forbidden",
+        `this route needs the role ${roles.join(" or ")}; the token of ${p.name} has ${p.roles.join(", ")}`,
+      );
+    }
+    await next();
+  };
+}
+
+function bearer(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+/** The peer's address; "unknown" when not served by @hono/node-server (e.g. `app.request()`). */
+function clientAddress(c: Context<ServerEnv>): string {
+  return c.env?.incoming?.socket?.remoteAddress ?? "unknown";
+}
+
+function tooManyFailures(retryAfterSeconds: number): HttpProblem {
+  return new HttpProblem(
+    429,
+    "rate_limited",
+    `too many failed authentications from this address; retry in ${retryAfterSeconds} s`,
+    {
+      headers: { "retry-after": String(retryAfterSeconds) },
+      extra: { retryAfterSeconds },
+    },
+  );
+}

@@ -1,0 +1,173 @@
+// The inbox's static files, all served by Airlock itself (no CDN, no external fonts): the style
+// sheet, a small script for countdowns, live updates and keyboard shortcuts, and htmx from its npm
+// package. The Content-Security-Policy allows scripts and styles from this origin only.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+
+let htmxSource: string | undefined;
+export function htmxScript(): string {
+  htmxSource ??= readFileSync(require.resolve("htmx.org/dist/htmx.min.js"), "utf8");
+  return htmxSource;
+}
+
+export const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+export const INBOX_CSS = `
+:root { --fg:#1d2330; --muted:#5b6475; --bg:#f6f7f9; --card:#fff; --line:#dde1e8; --accent:#2456d6;
+  --ok:#13795b; --bad:#b42318; --warn:#a15c07; --add:#e6f6ec; --del:#fdecec; --addfg:#0b5c35; --delfg:#8c1d18; }
+* { box-sizing: border-box; }
+body { margin:0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color:var(--fg); background:var(--bg); }
+a { color: var(--accent); }
+header.top { display:flex; gap:1rem; align-items:center; justify-content:space-between; padding:.6rem 1rem; background:#111827; color:#fff; flex-wrap:wrap; }
+header.top a { color:#fff; text-decoration:none; margin-right:1rem; }
+header.top a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible, summary:focus-visible { outline:3px solid #f59e0b; outline-offset:2px; }
+header.top .brand { font-weight:700; letter-spacing:.02em; }
+header.top form { display:inline; margin:0; }
+main { max-width: 1100px; margin: 0 auto; padding: 1rem; }
+h1 { font-size: 1.4rem; margin:.2rem 0 1rem; }
+h2 { font-size: 1.1rem; margin: 1.4rem 0 .5rem; }
+.card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:1rem; margin-bottom:1rem; }
+.filters { display:flex; gap:.5rem; flex-wrap:wrap; align-items:end; margin-bottom:1rem; }
+.filters label { display:flex; flex-direction:column; font-size:.8rem; color:var(--muted); }
+input, select, textarea, button { font: inherit; }
+input[type=text], input[type=password], input[type=search], select, textarea { padding:.4rem .5rem; border:1px solid var(--line); border-radius:6px; background:#fff; }
+textarea { width:100%; min-height: 4rem; }
+textarea.json { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; min-height: 10rem; }
+button { padding:.45rem .9rem; border-radius:6px; border:1px solid var(--line); background:#fff; cursor:pointer; }
+button.primary { background:var(--ok); color:#fff; border-color:var(--ok); }
+button.danger { background:var(--bad); color:#fff; border-color:var(--bad); }
+button.warn { background:var(--warn); color:#fff; border-color:var(--warn); }
+table.queue { width:100%; border-collapse:collapse; background:var(--card); border:1px solid var(--line); border-radius:8px; }
+table.queue th, table.queue td { text-align:left; padding:.55rem .6rem; border-bottom:1px solid var(--line); vertical-align:top; }
+table.queue th { font-size:.8rem; color:var(--muted); font-weight:600; }
+.badge { display:inline-block; padding:0 .45rem; border-radius:999px; font-size:.78rem; border:1px solid var(--line); }
+.risk-high, .risk-critical { background:#fdecec; color:var(--bad); border-color:#f5c2c0; }
+.risk-medium { background:#fff4e5; color:var(--warn); border-color:#f7d9ad; }
+.risk-low { background:#e6f6ec; color:var(--ok); border-color:#b5e3c7; }
+.status-approved { color:var(--ok); } .status-rejected, .status-timed_out, .status-cancelled { color:var(--bad); } .status-revise { color:var(--warn); }
+.countdown.overdue { color:var(--bad); font-weight:600; }
+.muted { color:var(--muted); }
+.empty { padding:2rem; text-align:center; color:var(--muted); }
+.grid { display:grid; grid-template-columns: 2fr 1fr; gap:1rem; }
+.markdown :is(pre, code) { background:#f2f4f7; border-radius:4px; }
+.markdown pre { padding:.6rem; overflow:auto; }
+pre.diff { background:#fbfbfc; border:1px solid var(--line); border-radius:6px; padding:.4rem 0; overflow:auto; font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, monospace; }
+pre.diff span { display:block; padding:0 .7rem; white-space:pre; }
+pre.diff .add { background:var(--add); color:var(--addfg); }
+pre.diff .del { background:var(--del); color:var(--delfg); }
+pre.diff .hunk { color:#6b46c1; background:#f4f0ff; }
+pre.diff .meta { color:var(--muted); font-weight:600; }
+pre.json { background:#f2f4f7; padding:.6rem; border-radius:6px; overflow:auto; font: 13px/1.45 ui-monospace, monospace; }
+.items label { display:block; padding:.3rem 0; }
+.actions { display:flex; flex-wrap:wrap; gap:.5rem; margin:.7rem 0; }
+.error { background:#fdecec; color:var(--bad); border:1px solid #f5c2c0; padding:.5rem .7rem; border-radius:6px; margin:.5rem 0; }
+.outcome { font-size:1.05rem; }
+ol.trail { padding-left:1.2rem; } ol.trail li { margin:.2rem 0; }
+kbd { border:1px solid var(--line); border-bottom-width:2px; border-radius:4px; padding:0 .3rem; font-size:.8rem; background:#fff; }
+dl.facts { display:grid; grid-template-columns:max-content 1fr; gap:.2rem .8rem; margin:0; }
+dl.facts dt { color:var(--muted); }
+.login { max-width: 420px; margin: 3rem auto; }
+.login input { width: 100%; }
+@media (max-width: 720px) {
+  .grid { grid-template-columns: 1fr; }
+  table.queue thead { display:none; }
+  table.queue, table.queue tbody, table.queue tr, table.queue td { display:block; width:100%; }
+  table.queue tr { border-bottom:1px solid var(--line); padding:.4rem 0; }
+  table.queue td { border:0; padding:.15rem .6rem; }
+  main { padding: .6rem; }
+}
+`;
+
+export const INBOX_JS = `
+(function () {
+  "use strict";
+  function fmt(ms) {
+    if (ms <= 0) return "overdue";
+    var s = Math.floor(ms / 1000), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
+    return (h ? h + "h " : "") + (h || m ? m + "m " : "") + r + "s left";
+  }
+  function tick() {
+    var now = Date.now();
+    document.querySelectorAll("[data-deadline]").forEach(function (el) {
+      var ms = Number(el.getAttribute("data-deadline")) - now;
+      el.textContent = fmt(ms);
+      el.classList.toggle("overdue", ms <= 0);
+    });
+  }
+  tick();
+  setInterval(tick, 1000);
+
+  // Live updates: the server streams events this reviewer may see; the page refreshes its parts.
+  var body = document.body;
+  var live = body.getAttribute("data-live");
+  var requestId = body.getAttribute("data-request-id");
+  var timer = null;
+  function refresh() {
+    timer = null;
+    if (live === "queue") {
+      var q = document.getElementById("queue");
+      if (!q) return;
+      fetch("/inbox/queue" + location.search, { credentials: "same-origin" }).then(function (res) {
+        if (!res.ok) return;
+        var count = res.headers.get("x-pending-count");
+        if (count !== null) document.title = "(" + count + ") Airlock inbox";
+        return res.text().then(function (html) { q.innerHTML = html; tick(); });
+      });
+    } else if (live === "request" && requestId) {
+      var panel = document.getElementById("decision-panel");
+      if (!panel || panel.getAttribute("data-status") !== "pending") return;
+      fetch("/inbox/requests/" + encodeURIComponent(requestId) + "/panel", { credentials: "same-origin" }).then(function (res) {
+        if (!res.ok) return;
+        return res.text().then(function (html) {
+          var holder = document.createElement("div");
+          holder.innerHTML = html;
+          var next = holder.firstElementChild;
+          if (next && next.getAttribute("data-status") !== "pending") panel.replaceWith(next);
+        });
+      });
+    }
+  }
+  if (live && window.EventSource) {
+    var after = body.getAttribute("data-after");
+    var es = new EventSource("/inbox/stream" + (after ? "?after=" + encodeURIComponent(after) : ""));
+    es.onmessage = function (e) {
+      try {
+        var data = JSON.parse(e.data);
+        if (live === "request" && data.requestId !== requestId) return;
+      } catch (err) { return; }
+      if (!timer) timer = setTimeout(refresh, 100);
+    };
+  }
+
+  // JSON editor: say at once when the text is not JSON; the server checks it against the schema.
+  document.querySelectorAll("textarea.json").forEach(function (ta) {
+    var out = document.getElementById(ta.getAttribute("data-error-for") || "");
+    ta.addEventListener("input", function () {
+      if (!out) return;
+      try { JSON.parse(ta.value); out.textContent = ""; out.hidden = true; }
+      catch (err) { out.textContent = "Not valid JSON: " + err.message; out.hidden = false; }
+    });
+  });
+
+  // Enter in the revision box sends it (Shift+Enter for a new line).
+  var revise = document.getElementById("revise-comment");
+  if (revise) revise.addEventListener("keydown", function (e) {
+    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); var b = document.getElementById("btn-revise"); if (b) b.click(); }
+  });
+
+  // Keyboard shortcuts, as in the terminal console: a approve, r revise, d decline.
+  document.addEventListener("keydown", function (e) {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    var t = e.target;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
+    var id = { a: "btn-approve", d: "btn-reject" }[e.key];
+    if (id) { var b = document.getElementById(id); if (b) { e.preventDefault(); b.click(); } return; }
+    if (e.key === "r" && revise) { e.preventDefault(); revise.focus(); }
+  });
+})();
+`;
+
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#111827"/><path d="M9 23V12a7 7 0 0 1 14 0v11" fill="none" stroke="#f59e0b" stroke-width="3"/><rect x="7" y="16" width="18" height="10" rx="2" fill="#f59e0b"/></svg>`;

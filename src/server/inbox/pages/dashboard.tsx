@@ -1,0 +1,69 @@
+// Review metrics for people: approval, revision and timeout rates and how long reviews take.
+import type { FC } from "hono/jsx";
+import type { Metrics, MetricsBucket } from "../../../core/metrics.js";
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+const dur = (ms: number | undefined) =>
+  ms === undefined
+    ? "—"
+    : ms < 1000
+      ? `${Math.round(ms)} ms`
+      : ms < 120_000
+        ? `${(ms / 1000).toFixed(1)} s`
+        : `${(ms / 60_000).toFixed(1)} min`;
+
+const Row: FC<{ name: string; b: MetricsBucket }> = ({ name, b }) => (
+  <tr>
+    <td>{name}</td>
+    <td>{String(b.total)}</td>
+    <td>{pct(b.approvalRate)}</td>
+    <td>{pct(b.revisionRate)}</td>
+    <td>{pct(b.timeoutRate)}</td>
+    <td>{dur(b.reviewDurationMs?.p50)}</td>
+    <td>{dur(b.reviewDurationMs?.p90)}</td>
+    <td>{dur(b.reviewDurationMs?.p99)}</td>
+  </tr>
+);
+
+export const DashboardPage: FC<{ metrics: Metrics; window: "day" | "week" }> = ({
+  metrics,
+  window,
+}) => (
+  <>
+    <h1>Review metrics</h1>
+    <p>
+      Over the last {window}: {String(metrics.total)} decided, {String(metrics.pending)} pending
+      now.{" "}
+      {window === "day" ? (
+        <a href="/dashboard?window=week">Show the last week</a>
+      ) : (
+        <a href="/dashboard?window=day">Show the last day</a>
+      )}
+    </p>
+    <table class="queue">
+      <thead>
+        <tr>
+          <th>Action</th>
+          <th>Decided</th>
+          <th>Approval rate</th>
+          <th>Revision rate</th>
+          <th>Timeouts</th>
+          <th>Review p50</th>
+          <th>p90</th>
+          <th>p99</th>
+        </tr>
+      </thead>
+      <tbody>
+        <Row name="all actions" b={metrics} />
+        {Object.entries(metrics.byAction)
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([name, b]) => (
+            <Row name={name} b={b} />
+          ))}
+      </tbody>
+    </table>
+    <p class="muted">
+      Review durations count human decisions only (not automatic approvals or timeouts).
+    </p>
+  </>
+);

@@ -1,0 +1,141 @@
+// Prometheus metrics on a registry of the server's own (never prom-client's global one, so two
+// servers in one process, or a host application's metrics, do not clash).
+//
+// Decision counters and the review-duration histogram are fed from the audit log's live tail, so
+// they count every decision in the store, whichever process made it: with several server
+// processes on one database, aggregate them with max(), not sum(). The pending gauge is read from
+// the store at scrape time.
+import type { Context, MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
+import type { Logger } from "pino";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Airlock } from "../core/engine.js";
+import { isAirlockError } from "../core/errors.js";
+import type { ServerEnv } from "./env.js";
+
+/** Decision methods that involve no person; they are counted but not timed as reviews. */
+const AUTOMATIC = new Set(["auto", "no_items", "timeout", "escalated", "error", "cancel"]);
+
+export interface ServerMetrics {
+  registry: Registry;
+  /** Middleware counting and timing every HTTP request by route pattern (never by raw path). */
+  observe: MiddlewareHandler<ServerEnv>;
+  /** Stops following the audit log. */
+  stop(): void;
+}
+
+export function createServerMetrics(
+  airlock: Airlock,
+  logger: Logger,
+  registry: Registry = new Registry(),
+): ServerMetrics {
+  const httpRequests = new Counter({
+    name: "airlock_http_requests_total",
+    help: "HTTP requests answered, by method, route pattern and status",
+    labelNames: ["method", "route", "status"] as const,
+    registers: [registry],
+  });
+  const httpDuration = new Histogram({
+    name: "airlock_http_request_duration_seconds",
+    help: "Time to answer an HTTP request (long-polls included), by method and route pattern",
+    labelNames: ["method", "route"] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  const created = new Counter({
+    name: "airlock_requests_created_total",
+    help: "Approval requests created",
+    registers: [registry],
+  });
+  const decisions = new Counter({
+    name: "airlock_decisions_total",
+    help: "Requests that reached a terminal state, by outcome and method",
+    labelNames: ["outcome", "method"] as const,
+    registers: [registry],
+  });
+  const escalations = new Counter({
+    name: "airlock_escalations_total",
+    help: "Requests escalated to other approvers when their deadline passed",
+    registers: [registry],
+  });
+  const reviewDuration = new Histogram({
+    name: "airlock_review_duration_seconds",
+    help: "Time from a request's creation to a person's decision",
+    labelNames: ["outcome"] as const,
+    buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600],
+    registers: [registry],
+  });
+  new Gauge({
+    name: "airlock_pending_requests",
+    help: "Requests waiting for a decision (read from the store)",
+    registers: [registry],
+    async collect() {
+      try {
+        this.set(await airlock.store.countPending());
+      } catch (err) {
+        logger.warn({ err }, "could not count pending requests for /metrics");
+      }
+    },
+  });
+  new Gauge({
+    name: "process_resident_memory_bytes",
+    help: "Resident memory size of this server process in bytes",
+    registers: [registry],
+    collect() {
+      this.set(process.memoryUsage.rss());
+    },
+  });
+
+  const stopper = new AbortController();
+  void (async () => {
+    try {
+      for await (const e of airlock.events({
+        types: ["created", "decided", "timed_out", "cancelled", "escalated"],
+        signal: stopper.signal,
+      })) {
+        if (e.type === "created") {
+          created.inc();
+          continue;
+        }
+        if (e.type === "escalated") {
+          escalations.inc();
+          continue;
+        }
+        const outcome = String(e.data.outcome ?? e.type);
+        const method = String(e.data.method ?? "unknown");
+        decisions.inc({ outcome, method });
+        if (!AUTOMATIC.has(method) && e.requestId !== undefined) {
+          const r = await airlock.get(e.requestId).catch(() => undefined);
+          if (r) reviewDuration.observe({ outcome }, Math.max(0, e.at - r.createdAt) / 1000);
+        }
+      }
+    } catch (err) {
+      if (!isAirlockError(err, "closed")) logger.warn({ err }, "metrics stopped following events");
+    }
+  })();
+
+  const observe: MiddlewareHandler<ServerEnv> = async (c, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      const route = routeLabel(c);
+      const method = c.req.method;
+      httpRequests.inc({ method, route, status: String(c.res.status) });
+      httpDuration.observe({ method, route }, (performance.now() - started) / 1000);
+    }
+  };
+
+  return { registry, observe, stop: () => stopper.abort() };
+}
+
+/** The pattern of the route handler that matched (`/v1/requests/:id`), never the raw path, so the
+ * label set stays small; `unmatched` when only middleware matched. */
+function routeLabel(c: Context<ServerEnv>): string {
+  const routes = matchedRoutes(c);
+  for (let i = routes.length - 1; i >= 0; i--) {
+    const r = routes[i];
+    if (r && r.method !== "ALL") return r.path;
+  }
+  return "unmatched";
+}

@@ -1,0 +1,82 @@
+// GET /v1/events: the audit log as Server-Sent Events. Each event's SSE id is its global `seq`, so a
+// client that reconnects with `Last-Event-ID` (browsers' EventSource does so by itself) resumes
+// right after the last event it received: events are read back from the store, none is missed.
+import { Hono } from "hono";
+import { type SSEStreamingApi, streamSSE } from "hono/streaming";
+import { isAirlockError } from "../../core/errors.js";
+import type { EventType } from "../../core/schemas.js";
+import { eventVisibility, loadVisible } from "../access.js";
+import { parse, queryObject } from "../body.js";
+import type { RouteDeps, ServerEnv } from "../env.js";
+import { HttpProblem } from "../problem.js";
+import { eventsQuery } from "../schemas.js";
+
+/** How long a client waits before reconnecting after the stream drops (the SSE `retry` field). */
+const RETRY_MS = 1000;
+
+export function eventRoutes(deps: RouteDeps): Hono<ServerEnv> {
+  const { airlock, logger } = deps;
+  const app = new Hono<ServerEnv>();
+
+  app.get("/", async (c) => {
+    const p = c.var.principal;
+    const q = parse(eventsQuery, queryObject(c, ["types"]), "query");
+    const lastEventId = c.req.header("last-event-id");
+    let after = q.after;
+    if (lastEventId !== undefined && lastEventId.trim() !== "") {
+      if (!/^\d+$/.test(lastEventId.trim())) {
+        throw new HttpProblem(
+          400,
+          "invalid_input",
+          `Last-Event-ID must be an event id (a whole number), got \`${lastEventId}\``,
+          { field: "Last-Event-ID" },
+        );
+      }
+      after = Number(lastEventId.trim());
+    }
+    if (q.requestId !== undefined) await loadVisible(airlock, p, q.requestId);
+    const types: EventType[] | undefined = q.types === undefined ? undefined : [q.types].flat();
+    // "From now on" is fixed here, before the answer starts, so nothing written after this request
+    // arrived can fall between the client connecting and the stream starting.
+    const start = after ?? (await airlock.store.auditHead())?.seq ?? 0;
+    const visible = eventVisibility(airlock, p);
+
+    return streamSSE(c, async (stream: SSEStreamingApi) => {
+      const stop = new AbortController();
+      const abort = () => stop.abort();
+      stream.onAbort(abort);
+      c.req.raw.signal.addEventListener("abort", abort, { once: true });
+      deps.shutdown.addEventListener("abort", abort, { once: true });
+      const heartbeat = setInterval(() => {
+        void stream.write(": keep-alive\n\n");
+      }, deps.heartbeatMs);
+      try {
+        // A first message without an id: tells the client the stream is open and where it starts,
+        // and leaves its Last-Event-ID as it was.
+        await stream.writeSSE({
+          event: "ready",
+          data: JSON.stringify({ after: start }),
+          retry: RETRY_MS,
+        });
+        for await (const e of airlock.events({
+          after: start,
+          signal: stop.signal,
+          ...(q.requestId === undefined ? {} : { requestId: q.requestId }),
+          ...(types === undefined ? {} : { types }),
+        })) {
+          if (stream.aborted || stream.closed) break;
+          if (!(await visible(e.requestId, e.type))) continue;
+          await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(e) });
+        }
+      } catch (err) {
+        if (!isAirlockError(err, "closed")) logger.warn({ err }, "event stream ended by an error");
+      } finally {
+        clearInterval(heartbeat);
+        c.req.raw.signal.removeEventListener("abort", abort);
+        deps.shutdown.removeEventListener("abort", abort);
+      }
+    });
+  });
+
+  return app;
+}

@@ -1,0 +1,179 @@
+// /v1/requests: create (idempotent by key), list, read, long-poll wait, decide, cancel.
+import { Hono } from "hono";
+import { ConflictError, isAirlockError } from "../../core/errors.js";
+import type { ApprovalRequest } from "../../core/schemas.js";
+import type { ListFilter } from "../../store/store.js";
+import { assertMayCancel, canSee, decidingGroups, loadVisible, scopeList } from "../access.js";
+import { requireRole } from "../auth.js";
+import { parse, queryObject, readJson } from "../body.js";
+import { hasRole, type Principal, type RouteDeps, type ServerEnv } from "../env.js";
+import { HttpProblem } from "../problem.js";
+import { cancelBody, createRequestBody, decisionBody, listQuery, waitQuery } from "../schemas.js";
+
+/** Seconds a long-poll waits when the caller names no timeout. */
+const DEFAULT_WAIT_SECONDS = 30;
+
+export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
+  const { airlock } = deps;
+  const app = new Hono<ServerEnv>();
+
+  app.post("/", requireRole("agent", "admin"), async (c) => {
+    const p = c.var.principal;
+    const { data, raw } = await readJson(c, createRequestBody);
+    if ("requester" in raw) assertSelf(p, data.requester, "requester");
+    // An agent may not wave its own request through: skipping the human is for admins (and for the
+    // server's policy, which decides levels itself).
+    if (!hasRole(p, "admin") && (data.requireApproval === false || data.level === "auto")) {
+      throw new HttpProblem(
+        403,
+        "forbidden",
+        "only an admin token may create a request that needs no approval (requireApproval: false or level: auto); let a policy on the server auto-approve instead",
+        { field: data.requireApproval === false ? "requireApproval" : "level" },
+      );
+    }
+    const key = idempotencyKey(data.key, c.req.header("idempotency-key"));
+    const input = { ...data, requester: p.name, ...(key === undefined ? {} : { key }) };
+    let created: ApprovalRequest;
+    try {
+      created = await airlock.request(input);
+    } catch (err) {
+      // A clash on a key of someone else's request must not reveal that request.
+      if (isAirlockError(err, "conflict")) {
+        const other = (err as ConflictError).request;
+        if (other && !canSee(p, other)) {
+          throw new ConflictError(
+            `the idempotency key \`${key}\` is already used by another request`,
+          );
+        }
+      }
+      throw err;
+    }
+    // A replay (same key, same input) answers like the first call did: 201 with the request.
+    c.header("location", `/v1/requests/${created.id}`);
+    return c.json(created, 201);
+  });
+
+  app.get("/", async (c) => {
+    const q = parse(listQuery, queryObject(c, ["status", "approver"]), "query");
+    const filter: ListFilter = {};
+    if (q.status !== undefined) filter.status = q.status;
+    if (q.action !== undefined) filter.action = q.action;
+    if (q.approver !== undefined) filter.approver = q.approver;
+    if (q.requester !== undefined) filter.requester = q.requester;
+    if (q.cursor !== undefined) filter.cursor = q.cursor;
+    if (q.limit !== undefined) filter.limit = q.limit;
+    const scoped = scopeList(c.var.principal, filter);
+    return c.json(scoped ? await airlock.list(scoped) : { items: [] });
+  });
+
+  app.get("/:id", async (c) => {
+    return c.json(await loadVisible(airlock, c.var.principal, c.req.param("id")));
+  });
+
+  app.get("/:id/wait", async (c) => {
+    const p = c.var.principal;
+    const id = c.req.param("id");
+    const q = parse(waitQuery, queryObject(c), "query");
+    const seconds = Math.min(q.timeout ?? DEFAULT_WAIT_SECONDS, deps.maxWaitSeconds);
+    const first = await loadVisible(airlock, p, id);
+    if (first.status !== "pending" || seconds === 0 || deps.shutdown.aborted) return c.json(first);
+    // Ends when the client hangs up or the server shuts down. (Not AbortSignal.any: the shutdown
+    // signal lives as long as the server, and listeners are removed here once the wait is over.)
+    const stop = new AbortController();
+    const abort = () => stop.abort();
+    c.req.raw.signal.addEventListener("abort", abort, { once: true });
+    deps.shutdown.addEventListener("abort", abort, { once: true });
+    try {
+      const timeoutMs = Math.round(seconds * 1000);
+      return c.json(await airlock.waitFor(id, { timeoutMs, signal: stop.signal }));
+    } catch (err) {
+      // Out of time, or the server is shutting down: answer with the request as it is now.
+      if (isAirlockError(err, "timeout") || isAirlockError(err, "aborted")) {
+        return c.json(await loadVisible(airlock, p, id));
+      }
+      throw err;
+    } finally {
+      c.req.raw.signal.removeEventListener("abort", abort);
+      deps.shutdown.removeEventListener("abort", abort);
+    }
+  });
+
+  app.post("/:id/decisions", requireRole("reviewer", "admin"), async (c) => {
+    const p = c.var.principal;
+    const id = c.req.param("id");
+    const { data } = await readJson(c, decisionBody);
+    assertSelf(p, data.reviewer, "reviewer");
+    const foreign = data.groups.filter((g) => !p.groups.includes(g));
+    if (foreign.length) {
+      throw new HttpProblem(
+        403,
+        "forbidden",
+        `the token of ${p.name} is not in the group(s) ${foreign.join(", ")}`,
+        { field: "groups" },
+      );
+    }
+    if (data.channel === "system") {
+      throw new HttpProblem(
+        400,
+        "invalid_input",
+        "the channel `system` is reserved for decisions the engine makes itself",
+        { field: "channel" },
+      );
+    }
+    const current = await loadVisible(airlock, p, id);
+    const decided = await airlock.decide(id, {
+      ...data,
+      reviewer: p.name,
+      groups: decidingGroups(p, current),
+    });
+    return c.json(decided);
+  });
+
+  app.post("/:id/cancel", async (c) => {
+    const p = c.var.principal;
+    const id = c.req.param("id");
+    const { data } = await readJson(c, cancelBody, { optional: true });
+    assertSelf(p, data.by, "by");
+    assertMayCancel(p, await loadVisible(airlock, p, id));
+    const cancelled = await airlock.cancel(id, {
+      by: p.name,
+      ...(data.reason === undefined ? {} : { reason: data.reason }),
+    });
+    return c.json(cancelled);
+  });
+
+  return app;
+}
+
+/** Identity fields come from the token. A body may repeat the caller's own name, nobody else's. */
+function assertSelf(p: Principal, value: string | undefined, field: string): void {
+  if (value === undefined || value === p.name) return;
+  throw new HttpProblem(
+    403,
+    "forbidden",
+    `\`${field}\` is set from your token (${p.name}); it cannot name \`${value}\``,
+    { field },
+  );
+}
+
+function idempotencyKey(bodyKey: string | undefined, header: string | undefined) {
+  if (header === undefined) return bodyKey;
+  const key = header.trim();
+  if (key === "" || key.length > 200) {
+    throw new HttpProblem(
+      400,
+      "invalid_input",
+      "the Idempotency-Key header must hold 1 to 200 characters",
+      { field: "key" },
+    );
+  }
+  if (bodyKey !== undefined && bodyKey !== key) {
+    throw new HttpProblem(
+      400,
+      "invalid_input",
+      `the Idempotency-Key header (\`${key}\`) and the body's \`key\` (\`${bodyKey}\`) differ`,
+      { field: "key" },
+    );
+  }
+  return key;
+}

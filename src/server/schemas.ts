@@ -1,0 +1,89 @@
+// The shapes of the HTTP API. Bodies reuse the core's zod schemas as they are (so the API accepts
+// exactly what the engine does); the OpenAPI document is generated from these same objects.
+import { z } from "zod";
+import {
+  approvalRequestSchema,
+  auditEventSchema,
+  decisionInputSchema,
+  eventTypeSchema,
+  requestInputSchema,
+  statusSchema,
+} from "../core/schemas.js";
+import { tokenInputSchema, tokenRecordSchema } from "./tokens.js";
+
+const name = z.string().trim().min(1).max(200);
+const oneOrMany = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]);
+
+/** `POST /v1/requests`. Strict: `status`, `decisions`, `id` and the like are refused. `requester`
+ * may only repeat the caller's own name; the server sets it from the token. */
+export const createRequestBody = requestInputSchema;
+
+/** `POST /v1/requests/:id/decisions`. `reviewer` may be left out (it is the token's principal) or
+ * repeat it; `groups` may only name groups of the token. */
+export const decisionBody = decisionInputSchema.extend({ reviewer: name.optional() });
+
+export const cancelBody = z
+  .object({
+    reason: z.string().max(20_000).optional(),
+    /** May only repeat the caller's own name. */
+    by: name.optional(),
+  })
+  .strict();
+
+export const listQuery = z.object({
+  status: oneOrMany(statusSchema).optional(),
+  action: z.string().min(1).max(200).optional(),
+  approver: oneOrMany(name).optional(),
+  requester: name.optional(),
+  cursor: z.string().min(1).max(200).optional(),
+  limit: z.coerce.number().int().min(1).max(500).optional(),
+});
+
+export const waitQuery = z.object({
+  /** Seconds to hold the request open; at most the server's limit (60 by default). */
+  timeout: z.coerce.number().min(0).optional(),
+});
+
+export const eventsQuery = z.object({
+  requestId: z.string().min(1).max(200).optional(),
+  types: oneOrMany(eventTypeSchema).optional(),
+  /** Resume after this event id, like the `Last-Event-ID` header (which wins when both are sent). */
+  after: z.coerce.number().int().min(0).optional(),
+});
+
+export const auditQuery = z.object({
+  requestId: z.string().min(1).max(200).optional(),
+  after: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(5000).optional(),
+});
+
+export const requestPage = z.object({
+  items: z.array(approvalRequestSchema),
+  /** Pass as `cursor` for the next (older) page; absent on the last page. */
+  nextCursor: z.string().optional(),
+});
+
+export const auditPage = z.object({
+  items: z.array(auditEventSchema),
+  /** Pass as `after` for the next page; absent on the last page. */
+  nextAfter: z.number().int().optional(),
+});
+
+export const verifyResult = z.union([
+  z.object({ ok: z.literal(true), count: z.number().int(), lastHash: z.string() }),
+  z.object({
+    ok: z.literal(false),
+    count: z.number().int(),
+    badSeq: z.number().int(),
+    reason: z.string(),
+  }),
+]);
+
+export const tokenCreateBody = tokenInputSchema;
+export const tokenCreated = tokenRecordSchema.extend({
+  /** The secret. Shown in this answer only; the server keeps its SHA-256. */
+  token: z.string(),
+});
+export const tokenList = z.object({ items: z.array(tokenRecordSchema) });
+
+export const health = z.object({ ok: z.boolean(), shuttingDown: z.boolean() });

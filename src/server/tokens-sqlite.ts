@@ -1,0 +1,144 @@
+// API tokens in SQLite: a table of its own (`airlock_tokens`) in the same database file as the
+// requests, on its own connection, with its own migration counter so it never collides with the
+// core store's numbering.
+import Database from "better-sqlite3";
+import { AirlockError } from "../core/errors.js";
+import type { Role, TokenRecord, TokenStore } from "./tokens.js";
+
+interface TokenRow {
+  id: string;
+  name: string;
+  roles: string;
+  groups: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+const MIGRATIONS: readonly { version: number; sql: string }[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE airlock_tokens (
+        id TEXT PRIMARY KEY,
+        hash TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        roles TEXT NOT NULL,
+        groups TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+      );
+    `,
+  },
+];
+
+/** Tokens in the SQLite file at `path` (the same file `sqliteStore` uses is fine). */
+export function sqliteTokenStore(path: string): TokenStore {
+  let db: Database.Database;
+  try {
+    db = new Database(path);
+  } catch (err) {
+    throw new AirlockError(
+      "store_unavailable",
+      `cannot open SQLite database \`${path}\` for tokens: ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
+  db.pragma("journal_mode = WAL");
+  db.pragma("busy_timeout = 5000");
+  migrate(db);
+
+  const stmt = {
+    put: db.prepare(
+      `INSERT INTO airlock_tokens (id, hash, name, roles, groups, created_at, revoked_at)
+       VALUES (@id, @hash, @name, @roles, @groups, @created_at, @revoked_at)
+       ON CONFLICT(id) DO UPDATE SET hash = excluded.hash, name = excluded.name, roles = excluded.roles,
+         groups = excluded.groups, revoked_at = excluded.revoked_at`,
+    ),
+    byHash: db.prepare<[string], TokenRow>(
+      "SELECT * FROM airlock_tokens WHERE hash = ? AND revoked_at IS NULL",
+    ),
+    byId: db.prepare<[string], TokenRow>("SELECT * FROM airlock_tokens WHERE id = ?"),
+    list: db.prepare<[], TokenRow>("SELECT * FROM airlock_tokens ORDER BY created_at, id"),
+    revoke: db.prepare<[number, string]>(
+      "UPDATE airlock_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+    ),
+  };
+
+  let closed = false;
+  function guard() {
+    if (closed) throw new AirlockError("closed", "the SQLite token store is closed");
+  }
+
+  return {
+    kind: "sqlite",
+    async migrate() {
+      guard();
+      migrate(db);
+    },
+    async put(record, hash) {
+      guard();
+      stmt.put.run({
+        id: record.id,
+        hash,
+        name: record.name,
+        roles: JSON.stringify(record.roles),
+        groups: JSON.stringify(record.groups),
+        created_at: record.createdAt,
+        revoked_at: record.revokedAt ?? null,
+      });
+    },
+    async findByHash(hash) {
+      guard();
+      const row = stmt.byHash.get(hash);
+      return row ? recordOf(row) : undefined;
+    },
+    async list() {
+      guard();
+      return stmt.list.all().map(recordOf);
+    },
+    async revoke(id, at) {
+      guard();
+      stmt.revoke.run(at, id);
+      const row = stmt.byId.get(id);
+      return row ? recordOf(row) : undefined;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}
+
+function migrate(db: Database.Database): void {
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS airlock_token_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
+  );
+  const apply = db.transaction(() => {
+    const row = db
+      .prepare<[], { v: number | null }>("SELECT MAX(version) AS v FROM airlock_token_migrations")
+      .get();
+    const current = row?.v ?? 0;
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      db.exec(m.sql);
+      db.prepare("INSERT INTO airlock_token_migrations (version, applied_at) VALUES (?, ?)").run(
+        m.version,
+        Date.now(),
+      );
+    }
+  });
+  apply.immediate();
+}
+
+function recordOf(row: TokenRow): TokenRecord {
+  const record: TokenRecord = {
+    id: row.id,
+    name: row.name,
+    roles: JSON.parse(row.roles) as Role[],
+    groups: JSON.parse(row.groups) as string[],
+    createdAt: row.created_at,
+  };
+  if (row.revoked_at !== null) record.revokedAt = row.revoked_at;
+  return record;
+}
