@@ -1,0 +1,107 @@
+// The same `airlock` commands against a server: AIRLOCK_URL and AIRLOCK_TOKEN, identities from tokens.
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../server/helpers.js";
+
+const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s.close();
+});
+
+const env = (token: string) => ({
+  ...process.env,
+  AIRLOCK_URL: s.url,
+  AIRLOCK_TOKEN: token,
+  AIRLOCK_DB: "",
+});
+
+// Asynchronous on purpose: the server runs in this process, so a blocking spawn would starve it.
+function run(e: NodeJS.ProcessEnv, args: string[]) {
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args], { env: e });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on("exit", (code) => resolve({ code, stdout, stderr })),
+  );
+}
+const airlock = (token: string, args: string[]) => run(env(token), args);
+
+describe("airlock CLI with AIRLOCK_URL", () => {
+  it("an agent waits, a reviewer decides, both through the server", async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        MAIN,
+        "request",
+        "--title",
+        "Remote deploy",
+        "--item",
+        "a",
+        "--item",
+        "b",
+        "--wait",
+      ],
+      { env: env(s.tokens.agent) },
+    );
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    for (let i = 0; i < 200 && !/waiting for a decision on (\S+)/.test(err); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const id = /waiting for a decision on (\S+)/.exec(err)?.[1];
+    expect(id).toBeDefined();
+
+    const list = await airlock(s.tokens.alice, ["list", "--json"]);
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout).items.map((r: { id: string }) => r.id)).toContain(id);
+    const decided = await airlock(s.tokens.alice, [
+      "decide",
+      id as string,
+      "approve",
+      "--select",
+      "1",
+    ]);
+    expect(decided.stderr).toBe("");
+    expect(decided.stdout).toContain("approved [a] by alice");
+    expect(await exited).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({
+      status: "approved",
+      reviewer: "alice",
+      selected: ["item-1"],
+    });
+    // The requester is the agent token's principal, not a name the command line made up.
+    expect((await s.airlock.get(id as string)).requester).toBe("bot");
+  });
+
+  it("errors are one line and exit 4: unknown id, missing token, local-only commands", async () => {
+    const missing = await airlock(s.tokens.alice, ["show", "req_nope"]);
+    expect(missing.code).toBe(4);
+    expect(missing.stderr.trim().split("\n")).toHaveLength(1);
+    const noToken = await run({ ...process.env, AIRLOCK_URL: s.url, AIRLOCK_TOKEN: "" }, ["list"]);
+    expect(noToken.code).toBe(4);
+    expect(noToken.stderr).toMatch(/AIRLOCK_TOKEN/);
+    const review = await airlock(s.tokens.alice, ["review"]);
+    expect(review.code).toBe(4);
+    expect(review.stderr).toMatch(/local database/);
+  });
+});
