@@ -9,7 +9,7 @@ export {
   reviewTimeoutMs,
 } from "./channels/console.js";
 export { type ReviewOptions, type ReviewResult, runReview } from "./channels/review.js";
-export { type ClientOptions, createClient } from "./client/index.js";
+export { type AirlockClient, type ClientOptions, createClient } from "./client/index.js";
 export type { AirlockApi } from "./core/api.js";
 export { type ExecutionCheck, verifyApproval } from "./core/binding.js";
 export type { Clock } from "./core/clock.js";

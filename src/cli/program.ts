@@ -6,6 +6,7 @@ import { registerInspect } from "./commands/inspect.js";
 import { registerRequest } from "./commands/request.js";
 import { registerReview } from "./commands/review.js";
 import { CliError, type GlobalOptions } from "./context.js";
+import { registerDemo } from "./demo.js";
 import { registerServe } from "./serve.js";
 import { registerToken } from "./token.js";
 
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
   registerReview(program, globals);
   registerServe(program, globals);
   registerToken(program, globals);
+  registerDemo(program, globals);
   return program;
 }
 

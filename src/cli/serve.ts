@@ -3,6 +3,7 @@
 // SIGTERM / SIGINT (long-polls answered, streams ended, store closed).
 import type { Command } from "commander";
 import pino, { type Logger } from "pino";
+import { demoPolicy } from "../../examples/index.js";
 import { type Airlock, createAirlock } from "../core/engine.js";
 import type { RequestInput } from "../core/schemas.js";
 import { createServer } from "../server/server.js";
@@ -11,6 +12,7 @@ import { sqliteTokenStore } from "../server/tokens-sqlite.js";
 import { sqliteStore } from "../store/sqlite.js";
 import type { Store } from "../store/store.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
+import { startDemoAgents } from "./demo.js";
 import { positiveInt } from "./parse.js";
 
 export interface ServeOptions {
@@ -43,11 +45,14 @@ const MIN_ENV_TOKEN_LENGTH = 16;
 export function registerServe(program: Command, globals: () => GlobalOptions): void {
   program
     .command("serve")
-    .description("run the HTTP API (and, later, the web inbox); stop with Ctrl-C or SIGTERM")
+    .description("run the web inbox and the HTTP API; stop with Ctrl-C or SIGTERM")
     .option("--postgres <url>", "use PostgreSQL instead of the SQLite file (AIRLOCK_DATABASE_URL)")
     .option("--port <port>", "port to listen on", portNumber, 7420)
     .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--demo", "add a few example requests to review")
+    .option(
+      "--demo",
+      "run the five example agents against this server (their gates wait in the inbox)",
+    )
     .action(async (opts: { postgres?: string; port: number; host: string; demo?: boolean }) => {
       const env = process.env;
       const postgres = opts.postgres ?? env.AIRLOCK_DATABASE_URL ?? env.AIRLOCK_POSTGRES;
@@ -84,9 +89,14 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
   const tokens = sqliteTokenStore(dbPath);
   let airlock: Airlock | undefined;
   try {
-    airlock = await createAirlock({ store, logger });
+    // The demo's small file writes pass by rule; that rule lives on the server, as agents may not
+    // skip approval themselves.
+    airlock = await createAirlock({
+      store,
+      logger,
+      ...(options.demo ? { policy: demoPolicy() } : {}),
+    });
     const adminToken = await ensureAdminToken(tokens, env);
-    if (options.demo) await seedDemo(airlock);
     const server = createServer({ airlock, auth: { tokens }, logger });
     const { url } = await server.listen({
       port: options.port ?? 7420,
@@ -98,6 +108,14 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     if (adminToken) {
       print(`Admin token (shown once; keep it somewhere safe): ${adminToken}`);
     }
+    const demo = options.demo ? await startDemoAgents({ url, tokens, print }) : undefined;
+    if (demo) {
+      print(
+        `Demo: five example agents are waiting for you. Open ${url}/ and sign in with the reviewer token`,
+      );
+      print(`  ${demo.reviewerToken}`);
+      print("(a new one at every start; the agents' progress is printed below)");
+    }
     const engine = airlock;
     let closing: Promise<void> | undefined;
     return {
@@ -105,6 +123,7 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
       adminToken,
       close() {
         closing ??= (async () => {
+          await demo?.stop();
           await server.close();
           await engine.close();
           await tokens.close();
@@ -202,47 +221,4 @@ function portNumber(value: string): number {
   const n = positiveInt("--port")(value);
   if (n > 65_535) throw new CliError(`--port expects a port from 0 to 65535, got \`${value}\``);
   return n;
-}
-
-/** A few gates to look at, one per kind of pattern; seeded idempotently by key. */
-async function seedDemo(airlock: Airlock): Promise<void> {
-  const demo: RequestInput[] = [
-    {
-      key: "demo-research-queries",
-      action: "research.search",
-      title: "Run 3 extra search queries?",
-      summary: "The reflection step proposes more searches. Estimated time 40 s, cost $0.03.",
-      items: [
-        "EU AI Act enforcement dates",
-        "GPAI code of practice signatories",
-        "AI liability directive status",
-      ],
-    },
-    {
-      key: "demo-robot-plan",
-      action: "robot.execute_plan",
-      title: "Execute the pick-and-place plan",
-      summary: "1. Move to bin A\n2. Pick the red part\n3. Place it on the conveyor",
-      args: { command: "pick red part from bin A", steps: 3 },
-      allowed: ["approve", "reject", "revise"],
-      timeoutMs: 24 * 3600 * 1000,
-    },
-    {
-      key: "demo-file-write",
-      action: "files.write",
-      title: "Write config/app.yaml",
-      preview:
-        "--- a/config/app.yaml\n+++ b/config/app.yaml\n@@ -1,2 +1,2 @@\n-replicas: 2\n+replicas: 4\n",
-      args: { path: "config/app.yaml", content: "replicas: 4\n" },
-    },
-    {
-      key: "demo-expense",
-      action: "approve_expense",
-      title: "Approve an expense of 1,250 EUR",
-      args: { amount: 1250, currency: "EUR", vendor: "Conference tickets" },
-      risk: "medium",
-      confidence: 55,
-    },
-  ];
-  for (const input of demo) await airlock.request({ ...input, requester: "demo-agent" });
 }

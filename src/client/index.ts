@@ -3,9 +3,9 @@
 // engine's classes with the same codes. `waitFor` long-polls, reconnecting (with backoff when the
 // server is unreachable or busy) until its own `timeoutMs`, and honours its AbortSignal.
 import type { AirlockApi } from "../core/api.js";
-import type { CancelOptions, WaitOptions } from "../core/engine.js";
+import type { Airlock, CancelOptions, WaitOptions } from "../core/engine.js";
 import { AirlockError, TimeoutError } from "../core/errors.js";
-import type { ApprovalRequest, DecisionInput, RequestInput } from "../core/schemas.js";
+import type { ApprovalRequest, AuditEvent, DecisionInput, RequestInput } from "../core/schemas.js";
 import type { ListFilter, Page } from "../store/store.js";
 import { UnavailableError } from "./errors.js";
 import { createTransport } from "./http.js";
@@ -30,7 +30,15 @@ const POLL_MARGIN_MS = 10_000;
 const BACKOFF_MIN_MS = 100;
 const BACKOFF_MAX_MS = 5_000;
 
-export function createClient(options: ClientOptions): AirlockApi {
+/** The HTTP client: the engine's gate API, plus `record` for what an agent did without a human
+ * (`auto_executed`) or its progress (`notified`); the server sets the actor from the token. */
+export type AirlockClient = AirlockApi & {
+  /** Same shape as the engine's `record`; the server accepts the types `auto_executed` and
+   * `notified` (others get 400) and ignores `at` (it stamps its own time). */
+  record: Airlock["record"];
+};
+
+export function createClient(options: ClientOptions): AirlockClient {
   const pollSeconds = options.pollSeconds ?? DEFAULTS.pollSeconds;
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
   if (!(pollSeconds > 0)) {
@@ -109,6 +117,15 @@ export function createClient(options: ClientOptions): AirlockApi {
         body: decision,
         timeoutMs: requestTimeoutMs,
         subject: subject(id),
+      });
+    },
+
+    record(event) {
+      const { at: _at, ...body } = event;
+      return http.call<AuditEvent>("POST", "/v1/audit", {
+        body,
+        timeoutMs: requestTimeoutMs,
+        ...(event.requestId === undefined ? {} : { subject: subject(event.requestId) }),
       });
     },
 

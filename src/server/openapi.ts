@@ -4,6 +4,7 @@ import { z } from "zod";
 import { approvalRequestSchema, auditEventSchema, onTimeoutSchema } from "../core/schemas.js";
 import { problemSchema } from "./problem.js";
 import {
+  auditAppendBody,
   auditPage,
   auditQuery,
   cancelBody,
@@ -27,6 +28,7 @@ const INPUTS: Record<string, z.ZodType> = {
   RequestInput: createRequestBody,
   DecisionInput: decisionBody,
   CancelInput: cancelBody,
+  AuditInput: auditAppendBody,
   TokenInput: tokenCreateBody,
 };
 const OUTPUTS: Record<string, z.ZodType> = {
@@ -241,6 +243,15 @@ function build(): Json {
           responses: {
             "200": { description: "a page of events", content: json("AuditPage") },
             ...problems(400, 403, 404, ...COMMON),
+          },
+        },
+        post: {
+          summary:
+            "Append an auto_executed or notified event (agent, admin); the actor is the token's principal",
+          requestBody: { required: true, content: json("AuditInput") },
+          responses: {
+            "201": { description: "the event as chained", content: json("AuditEvent") },
+            ...problems(400, 403, 404, 413, 415, ...COMMON),
           },
         },
       },

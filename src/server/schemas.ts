@@ -57,6 +57,17 @@ export const auditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(5000).optional(),
 });
 
+/** `POST /v1/audit`: what an agent reports it did without a human (or its progress). The actor is
+ * the token's principal. */
+export const auditAppendBody = z
+  .object({
+    type: z.enum(["auto_executed", "notified"]),
+    requestId: z.string().min(1).max(200).optional(),
+    actor: z.string().min(1).max(200).optional(),
+    data: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict();
+
 export const requestPage = z.object({
   items: z.array(approvalRequestSchema),
   /** Pass as `cursor` for the next (older) page; absent on the last page. */

@@ -75,10 +75,31 @@ describe("airlock serve", () => {
       const admin = /Admin token.*: (alk_\S+)/.exec(lines)?.[1] as string;
       expect(url).toBeDefined();
 
-      const list = await call(url, admin, "GET", "/v1/requests");
-      expect(list.status).toBe(200);
-      expect(list.body.items.length).toBe(4); // the demo requests
-      const pending = list.body.items[0].id as string;
+      // The demo's five example agents open their gates against this server, as demo-agent.
+      const reviewer = await until(
+        "the demo reviewer token",
+        () => /sign in with the reviewer token\n\s+(alk_\S+)/.exec(serve.stdout.join(""))?.[1],
+      );
+      let items: { id: string; action: string; requester: string; title: string }[] = [];
+      for (let i = 0; i < 200; i++) {
+        const list = await call(url, admin, "GET", "/v1/requests?status=pending");
+        expect(list.status).toBe(200);
+        items = list.body.items;
+        if (new Set(items.map((r) => r.action)).size >= 5) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(items.every((r) => r.requester === "demo-agent")).toBe(true);
+      const research = items.find((r) => r.action === "research.search");
+      expect(research).toBeDefined();
+      // Deciding in the "inbox" (as the demo reviewer) lets that agent finish, visibly.
+      const decided = await call(url, reviewer, "POST", `/v1/requests/${research?.id}/decisions`, {
+        outcome: "approved",
+      });
+      expect(decided.status).toBe(200);
+      await until("the research agent to finish", () =>
+        serve.stdout.join("").includes("[research-reflection] finished") ? true : undefined,
+      );
+      const pending = items.find((r) => r.id !== research?.id)?.id as string;
 
       const waiting = call(url, admin, "GET", `/v1/requests/${pending}/wait?timeout=30`);
       await new Promise((r) => setTimeout(r, 200));

@@ -1,11 +1,12 @@
-// GET /v1/audit (a request's events, or for admins the whole log) and GET /v1/audit/verify.
+// GET /v1/audit (a request's events, or for admins the whole log), POST /v1/audit (an agent reports
+// what it executed without a human, or its progress) and GET /v1/audit/verify.
 import { Hono } from "hono";
 import { loadVisible } from "../access.js";
 import { requireRole } from "../auth.js";
-import { parse, queryObject } from "../body.js";
+import { parse, queryObject, readJson } from "../body.js";
 import { hasRole, type RouteDeps, type ServerEnv } from "../env.js";
 import { HttpProblem } from "../problem.js";
-import { auditQuery } from "../schemas.js";
+import { auditAppendBody, auditQuery } from "../schemas.js";
 
 const DEFAULT_LIMIT = 1000;
 
@@ -34,6 +35,22 @@ export function auditRoutes(deps: RouteDeps): Hono<ServerEnv> {
     });
     const last = items[items.length - 1];
     return c.json(items.length === limit && last ? { items, nextAfter: last.seq } : { items });
+  });
+
+  app.post("/", requireRole("agent", "admin"), async (c) => {
+    const p = c.var.principal;
+    const { data } = await readJson(c, auditAppendBody);
+    if (data.requestId !== undefined) await loadVisible(airlock, p, data.requestId);
+    // The actor is whoever holds the token; a name the agent gave itself is kept, but only as data.
+    const extra =
+      data.actor !== undefined && data.actor !== p.name ? { claimedActor: data.actor } : {};
+    const event = await airlock.record({
+      type: data.type,
+      actor: p.name,
+      ...(data.requestId === undefined ? {} : { requestId: data.requestId }),
+      data: { ...data.data, ...extra },
+    });
+    return c.json(event, 201);
   });
 
   app.get("/verify", requireRole("admin"), async (c) => c.json(await airlock.verifyAudit()));

@@ -1,0 +1,57 @@
+// The terminal runner, as a user runs it: a child process with the answers piped into stdin.
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const RUNNER = fileURLToPath(new URL("./run.ts", import.meta.url));
+
+function runner(
+  args: string[],
+  stdin: string,
+): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", RUNNER, ...args], {
+      env: { ...process.env, AIRLOCK_LLM_URL: "" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      err += c.toString();
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, out, err }));
+    child.stdin.end(stdin);
+  });
+}
+
+describe("examples/run.ts", () => {
+  it("shows the gate in the text format and records the typed reply", async () => {
+    const { code, out } = await runner(["research-reflection"], "SELECT 2\n");
+    expect(code).toBe(0);
+    expect(out).toContain("Proposed Additional Research (3 queries):");
+    expect(out).toContain("Decision recorded: approved (select)");
+    expect(out).toMatch(
+      /"searches_performed": \[\n\s+"seasonal performance homes cold regions achieve measured data"\n\s+\]/,
+    );
+  });
+
+  it("drives robot-plan through the operator console", async () => {
+    const { code, out } = await runner(["robot-plan"], "r\nskip position 2\na\n");
+    expect(code).toBe(0);
+    expect(out).toContain("PLAN REVIEW REQUIRED");
+    expect(out).toContain("[robot-plan] plan (revision 1): tack_weld at Pos_1, 9 steps");
+    expect(out).toContain('"route": "verify"');
+  });
+
+  it("names the examples when the name is unknown", async () => {
+    const { code, err } = await runner(["nope"], "");
+    expect(code).toBe(2);
+    expect(err).toContain(
+      "research-reflection, robot-plan, hitl-tools, file-approval, research-two-phase",
+    );
+  });
+});
