@@ -5,7 +5,6 @@ import type { Command } from "commander";
 import pino, { type Logger } from "pino";
 import { demoPolicy } from "../../examples/index.js";
 import { type Airlock, createAirlock } from "../core/engine.js";
-import type { RequestInput } from "../core/schemas.js";
 import { createServer } from "../server/server.js";
 import { createToken, hashToken, type TokenRecord, type TokenStore } from "../server/tokens.js";
 import { sqliteTokenStore } from "../server/tokens-sqlite.js";
