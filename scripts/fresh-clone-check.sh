@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The README's quick start on a fresh clone, exactly as written: `npm ci && npm start` serves the
+# demo (checked over HTTP), and the CLI gate works from the clone's root. Run by .ci/run.
+set -euo pipefail
+src="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+port=7431
+cleanup() {
+  [ -n "${server:-}" ] && kill "$server" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+git clone -q "$src" "$work/airlock"
+cd "$work/airlock"
+npm ci --no-audit --no-fund >"$work/ci.log" 2>&1 || { tail -20 "$work/ci.log"; exit 1; }
+
+# npm start with the demo (on another port than the default, so a running Airlock is not disturbed).
+npm start -- --port "$port" >"$work/start.log" 2>&1 &
+server=$!
+for _ in $(seq 1 100); do
+  grep -q "sign in with the reviewer token" "$work/start.log" 2>/dev/null && break
+  sleep 0.2
+done
+grep -q "Airlock is serving at http://127.0.0.1:$port/" "$work/start.log" || { cat "$work/start.log"; exit 1; }
+grep -q "Admin token" "$work/start.log" || { echo "no admin token printed"; exit 1; }
+curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null
+curl -fsS "http://127.0.0.1:$port/login" | grep -q "Sign in to the Airlock inbox"
+kill -TERM "$server"; wait "$server" || true; server=""
+
+# The CLI gate from the README, on its own database.
+export AIRLOCK_DB="$work/gate.db"
+npx airlock request --title "Deploy v2 to prod" --item "migrate db" --item "restart api" --timeout 60 --wait >"$work/wait.out" 2>/dev/null &
+waiter=$!
+for _ in $(seq 1 100); do
+  id=$(npx airlock list --status pending --json 2>/dev/null | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{console.log(JSON.parse(s).items[0]?.id??"")}catch{console.log("")}})')
+  [ -n "$id" ] && break
+  sleep 0.2
+done
+npx airlock decide "$id" approve --select 2 --comment "db later" --as alice >/dev/null
+wait "$waiter"
+grep -q '"status": "approved"' "$work/wait.out"
+grep -q '"restart api"' "$work/wait.out"
+npx airlock audit verify >/dev/null
+node -e 'import("airlock").then((m) => { if (typeof m.createAirlock !== "function") process.exit(1); })'
+echo "fresh clone: npm ci && npm start and the CLI quick start work"
