@@ -392,8 +392,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
       guard();
       const { signal, timeoutMs } = opts;
       if (signal?.aborted) throw abortError(signal);
-      const first = await load(id);
-      if (first.status !== "pending") return first;
+      // Listen first, then read: a decision landing in between still wakes us, and one read suffices.
       return new Promise<ApprovalRequest>((resolve, reject) => {
         let done = false;
         let timer: NodeJS.Timeout | undefined;
@@ -414,7 +413,8 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
           }
           store.getRequest(id).then(
             (r) => {
-              if (r && r.status !== "pending") finish(undefined, r);
+              if (!r) finish(new NotFoundError("request", id));
+              else if (r.status !== "pending") finish(undefined, r);
             },
             (err: unknown) => finish(err),
           );
@@ -425,15 +425,12 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
         const removeWaiter = addWaiter(id, check);
         closers.add(onClose);
         signal?.addEventListener("abort", onAbort, { once: true });
-        // Aborted while we read the request the first time: the listener came too late.
-        if (signal?.aborted) onAbort();
         if (timeoutMs !== undefined) {
           timer = setTimeout(
             () => finish(new TimeoutError(`waited ${timeoutMs} ms for ${id}; it is still pending`)),
             timeoutMs,
           );
         }
-        // Decided between the first read and registering? Look once more now that we listen.
         check();
       });
     },

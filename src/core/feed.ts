@@ -26,6 +26,7 @@ export interface Feed {
 }
 
 const PAGE = 1000;
+const IDLE_UNWATCH_MS = 1000;
 
 export function createFeed(source: FeedSource): Feed {
   const listeners = new Set<FeedListener>();
@@ -34,6 +35,7 @@ export function createFeed(source: FeedSource): Feed {
   let again = false;
   let unwatch: (() => void) | undefined;
   let stopped = false;
+  let idleTimer: NodeJS.Timeout | undefined;
 
   async function drain() {
     for (;;) {
@@ -100,9 +102,17 @@ export function createFeed(source: FeedSource): Feed {
       watch();
       return () => {
         listeners.delete(listener);
-        if (listeners.size === 0 && unwatch) {
-          unwatch();
-          unwatch = undefined;
+        if (listeners.size === 0 && unwatch && !idleTimer) {
+          // Keep watching a little longer: waiters come and go quickly, and starting and stopping
+          // the store's change signal for each one costs more than the wait.
+          idleTimer = setTimeout(() => {
+            idleTimer = undefined;
+            if (listeners.size === 0 && unwatch) {
+              unwatch();
+              unwatch = undefined;
+            }
+          }, IDLE_UNWATCH_MS);
+          idleTimer.unref();
         }
       };
     },
@@ -111,6 +121,8 @@ export function createFeed(source: FeedSource): Feed {
     },
     stop() {
       stopped = true;
+      if (idleTimer) clearTimeout(idleTimer);
+      idleTimer = undefined;
       unwatch?.();
       unwatch = undefined;
       listeners.clear();
