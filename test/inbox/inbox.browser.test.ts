@@ -244,6 +244,23 @@ describe.skipIf(!haveBrowser)("web inbox in chromium", () => {
     await first.ctx.close();
   });
 
+  it("shows an agent's progress on the request page live", async () => {
+    const { ctx, page } = await signIn(alice);
+    const r = await airlock.request({ title: "Research plan", requester: "research-agent" });
+    await page.goto(`${base}/requests/${r.id}`);
+    await page.waitForSelector("#trail");
+    await airlock.record({
+      type: "notified",
+      requestId: r.id,
+      actor: "research-agent",
+      data: { event: "tool_call", tool: "search_documents" },
+    });
+    await expect
+      .poll(() => page.locator("#trail").textContent(), { timeout: 10_000 })
+      .toContain("progress from research-agent: tool_call · search_documents");
+    await ctx.close();
+  });
+
   it("runs no script from a request's content", async () => {
     const { ctx, page } = await signIn(alice);
     const r = await airlock.request({

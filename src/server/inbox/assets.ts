@@ -117,6 +117,16 @@ export const INBOX_JS = `
         return res.text().then(function (html) { q.innerHTML = html; tick(); });
       });
     } else if (live === "request" && requestId) {
+      var trail = document.getElementById("trail");
+      if (trail) fetch("/inbox/requests/" + encodeURIComponent(requestId) + "/trail", { credentials: "same-origin" }).then(function (res) {
+        if (!res.ok) return;
+        return res.text().then(function (html) {
+          var holder = document.createElement("div");
+          holder.innerHTML = html;
+          var next = holder.firstElementChild;
+          if (next) trail.replaceWith(next);
+        });
+      });
       var panel = document.getElementById("decision-panel");
       if (!panel || panel.getAttribute("data-status") !== "pending") return;
       fetch("/inbox/requests/" + encodeURIComponent(requestId) + "/panel", { credentials: "same-origin" }).then(function (res) {
@@ -137,6 +147,8 @@ export const INBOX_JS = `
       try {
         var data = JSON.parse(e.data);
         if (live === "request" && data.requestId !== requestId) return;
+        // Agents' progress changes no queue row.
+        if (live === "queue" && (data.type === "notified" || data.type === "auto_executed")) return;
       } catch (err) { return; }
       if (!timer) timer = setTimeout(refresh, 100);
     };

@@ -18,7 +18,7 @@ import { Layout } from "./layout.js";
 import { DashboardPage } from "./pages/dashboard.js";
 import { LoginPage } from "./pages/login.js";
 import { arrange, QueuePage, QueueRows, readQueueQuery } from "./pages/queue.js";
-import { DecisionPanel, type FormError, RequestPage } from "./pages/request.js";
+import { DecisionPanel, type FormError, RequestPage, Trail } from "./pages/request.js";
 import { createSessions, csrfMatches, type SessionUser } from "./session.js";
 
 export interface InboxDeps {
@@ -45,6 +45,8 @@ const LIVE_EVENTS = new Set([
   "cancelled",
   "escalated",
   "decision_recorded",
+  "notified",
+  "auto_executed",
 ]);
 const TYPES = [
   "created",
@@ -53,6 +55,8 @@ const TYPES = [
   "cancelled",
   "escalated",
   "decision_recorded",
+  "notified",
+  "auto_executed",
 ] as const;
 
 export function inboxRoutes(deps: InboxDeps): Hono {
@@ -315,6 +319,16 @@ export function inboxRoutes(deps: InboxDeps): Hono {
         200,
         PAGE_HEADERS,
       );
+    }, "fragment"),
+  );
+
+  app.get(
+    "/inbox/requests/:id/trail",
+    signedIn(async (c, u) => {
+      const r = await visible(u.principal, c.req.param("id") ?? "");
+      if (!r) return c.text("not found", 404, PAGE_HEADERS);
+      const trail = await airlock.audit({ requestId: r.id, limit: 500 });
+      return c.html(String(<Trail events={trail} />), 200, PAGE_HEADERS);
     }, "fragment"),
   );
 

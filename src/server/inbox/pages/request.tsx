@@ -226,10 +226,31 @@ function describe(e: AuditEvent): string {
       return `approval ${String(d.approvals)} of ${String(d.quorum)} by ${e.actor}`;
     case "escalated":
       return `escalated to ${Array.isArray(d.to) ? d.to.join(", ") : ""}`;
+    case "notified":
+    case "auto_executed": {
+      // Agents' progress (e.g. a research run's tool calls and report updates) and their automatic
+      // executions: say what happened in a few words.
+      const what = [d.event, d.tool, d.section, d.status, d.message, d.reason]
+        .filter((v) => typeof v === "string" && v !== "")
+        .join(" · ");
+      return `${e.type === "notified" ? "progress" : "auto-executed"} from ${e.actor}${what ? `: ${what}` : ""}`;
+    }
     default:
       return `${e.type.replace("_", " ")} by ${e.actor}`;
   }
 }
+
+/** The request's audit trail; the page refreshes it live as events arrive. */
+export const Trail: FC<{ events: AuditEvent[] }> = ({ events }) => (
+  <ol class="trail" id="trail">
+    {events.map((e) => (
+      <li>
+        <span class="muted">{new Date(e.at).toISOString().replace("T", " ").slice(0, 19)}</span>{" "}
+        {describe(e)}
+      </li>
+    ))}
+  </ol>
+);
 
 export const RequestPage: FC<PanelProps & { trail: AuditEvent[]; revisions: ApprovalRequest[] }> = (
   props,
@@ -311,16 +332,7 @@ export const RequestPage: FC<PanelProps & { trail: AuditEvent[]; revisions: Appr
           ) : null}
           <section class="card" aria-label="audit trail">
             <h2>Audit trail</h2>
-            <ol class="trail">
-              {props.trail.map((e) => (
-                <li>
-                  <span class="muted">
-                    {new Date(e.at).toISOString().replace("T", " ").slice(0, 19)}
-                  </span>{" "}
-                  {describe(e)}
-                </li>
-              ))}
-            </ol>
+            <Trail events={props.trail} />
           </section>
         </aside>
       </div>
