@@ -4,9 +4,9 @@
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
-port=7431
 cleanup() {
-  [ -n "${server:-}" ] && kill "$server" 2>/dev/null || true
+  # npm start runs node in a child: stop the whole process group.
+  [ -n "${server:-}" ] && kill -TERM -- "-$server" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -15,18 +15,21 @@ git clone -q "$src" "$work/airlock"
 cd "$work/airlock"
 npm ci --no-audit --no-fund >"$work/ci.log" 2>&1 || { tail -20 "$work/ci.log"; exit 1; }
 
-# npm start with the demo (on another port than the default, so a running Airlock is not disturbed).
-npm start -- --port "$port" >"$work/start.log" 2>&1 &
+# npm start with the demo, on a free port (so a running Airlock is not disturbed), in its own
+# process group so that stopping it stops node too.
+setsid npm start -- --port 0 >"$work/start.log" 2>&1 &
 server=$!
-for _ in $(seq 1 100); do
+for _ in $(seq 1 150); do
   grep -q "sign in with the reviewer token" "$work/start.log" 2>/dev/null && break
   sleep 0.2
 done
-grep -q "Airlock is serving at http://127.0.0.1:$port/" "$work/start.log" || { cat "$work/start.log"; exit 1; }
+url=$(grep -o "serving at http://127.0.0.1:[0-9]*" "$work/start.log" | head -1 | sed 's/serving at //')
+[ -n "$url" ] || { cat "$work/start.log"; exit 1; }
 grep -q "Admin token" "$work/start.log" || { echo "no admin token printed"; exit 1; }
-curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null
-curl -fsS "http://127.0.0.1:$port/login" | grep -q "Sign in to the Airlock inbox"
-kill -TERM "$server"; wait "$server" || true; server=""
+grep -q "sign in with the reviewer token" "$work/start.log" || { echo "the demo did not start"; cat "$work/start.log"; exit 1; }
+curl -fsS "$url/healthz" >/dev/null
+curl -fsS "$url/login" | grep -q "Sign in to the Airlock inbox"
+kill -TERM -- "-$server"; wait "$server" || true; server=""
 
 # The CLI gate from the README, on its own database.
 export AIRLOCK_DB="$work/gate.db"
