@@ -6,6 +6,15 @@ export function canonicalJson(value: unknown): string {
 }
 
 function sortKeys(value: unknown): unknown {
+  // As JSON.stringify does (a Date becomes its ISO string, a URL its href): without this every Date
+  // would hash like `{}`, so an approval of one date would pass for any other.
+  if (
+    value !== null &&
+    typeof value === "object" &&
+    typeof (value as { toJSON?: unknown }).toJSON === "function"
+  ) {
+    value = (value as { toJSON(): unknown }).toJSON();
+  }
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};

@@ -55,6 +55,9 @@ export function smallFileWrites(options: SmallFileWritesOptions): Policy {
  * `args.size` when a non-negative number. Unknown size means no opinion, never "small". */
 export function fileWriteBytes(args: Readonly<Record<string, unknown>>): number | undefined {
   if (typeof args.content === "string") return Buffer.byteLength(args.content, "utf8");
+  // Content of another shape (an array of lines, an encoded buffer) has a size nobody measured: a
+  // small declared `size` beside it must not pass a large write.
+  if (args.content !== undefined) return undefined;
   for (const key of ["bytes", "size"]) {
     const v = args[key];
     if (typeof v === "number" && Number.isFinite(v) && v >= 0) return v;

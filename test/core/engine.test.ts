@@ -210,6 +210,32 @@ describe("decide", () => {
     });
   });
 
+  it("binds Date (and other toJSON) args by their value, as they are stored", async () => {
+    const r = await engine.request({
+      ...base,
+      args: { at: new Date(0), url: new URL("http://127.0.0.1/a") },
+    });
+    const d = await engine.decide(r.id, { outcome: "approved", reviewer: "alice" });
+    expect(verifyApproval(await engine.get(r.id))).toMatchObject({ ok: true });
+    expect(
+      verifyApproval(d, { at: new Date(0), url: new URL("http://127.0.0.1/a") }),
+    ).toMatchObject({
+      ok: true,
+    });
+    expect(
+      verifyApproval(d, { at: new Date(1e12), url: new URL("http://127.0.0.1/a") }),
+    ).toMatchObject({
+      ok: false,
+      reason: "args_mismatch",
+    });
+    expect(
+      verifyApproval(d, { at: new Date(0), url: new URL("http://127.0.0.1/b") }),
+    ).toMatchObject({
+      ok: false,
+      reason: "args_mismatch",
+    });
+  });
+
   it("an approval cannot be executed for a rejected request", async () => {
     const r = await engine.request({ ...base });
     const d = await engine.decide(r.id, { outcome: "rejected", reviewer: "alice" });

@@ -56,6 +56,14 @@ describe("smallFileWrites", () => {
     expect(fileWriteBytes({ content: 7 })).toBeUndefined();
   });
 
+  it("does not take a declared size beside content it cannot measure", async () => {
+    const big = { type: "Buffer", data: Array.from({ length: 10_000 }, () => 120) };
+    expect(fileWriteBytes({ content: big, size: 1 })).toBeUndefined();
+    expect(
+      await ask(policy, { action: "files.write", args: { content: ["x".repeat(5000)], bytes: 1 } }),
+    ).toBeUndefined();
+  });
+
   it("takes its own list of actions", async () => {
     const custom = isSmallFileWrite({ maxBytes: 10, actions: ["fs.put"] });
     expect(custom(input({ action: "fs.put", args: { content: "hi" } }))).toBe(true);

@@ -63,7 +63,9 @@ function dbFile(): string {
 }
 
 describe("airlock serve", () => {
-  it("prints the URL and an admin token once; SIGTERM answers long-polls and exits 0", async () => {
+  it("prints the URL and an admin token once; SIGTERM answers long-polls and exits 0", {
+    timeout: 90_000,
+  }, async () => {
     const db = dbFile();
     const serve = run(["--db", db, "serve", "--port", "0", "--demo"]);
     try {
@@ -81,7 +83,8 @@ describe("airlock serve", () => {
         () => /sign in with the reviewer token\n\s+(alk_\S+)/.exec(serve.stdout.join(""))?.[1],
       );
       let items: { id: string; action: string; requester: string; title: string }[] = [];
-      for (let i = 0; i < 200; i++) {
+      // Up to 30 s: five agents start at once, and CI machines can be busy.
+      for (let i = 0; i < 600; i++) {
         const list = await call(url, admin, "GET", "/v1/requests?status=pending");
         expect(list.status).toBe(200);
         items = list.body.items;

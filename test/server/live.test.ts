@@ -191,6 +191,44 @@ describe("GET /v1/events (SSE)", () => {
     }
   });
 
+  it("shows a reviewer the decision of a request escalated to it, with a type filter that omits escalations", async () => {
+    const s = await start();
+    const stop = new AbortController();
+    try {
+      const stream = await openEvents(s.url, s.tokens.alice, {
+        signal: stop.signal,
+        query: "?types=created,decided",
+      });
+      const created = await s.call(
+        s.tokens.agent,
+        "POST",
+        "/v1/requests",
+        gate("Escalates to ops", {
+          approvers: ["finance"],
+          timeoutMs: 100,
+          onTimeout: { escalate: { approvers: ["ops"], timeoutMs: 60_000 } },
+        }),
+      );
+      const id = created.body.id as string;
+      const until = Date.now() + 5000;
+      for (;;) {
+        const r = await s.call(s.tokens.admin, "GET", `/v1/requests/${id}`);
+        if (r.body.escalations === 1) break;
+        if (Date.now() > until) throw new Error("the request did not escalate");
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      const decided = await s.call(s.tokens.alice, "POST", `/v1/requests/${id}/decisions`, {
+        outcome: "approved",
+      });
+      expect(decided.status).toBe(200);
+      const [e] = await take(stream, 1);
+      expect(e?.event).toBe("decided");
+      expect(JSON.parse((e as SseEvent).data).requestId).toBe(id);
+    } finally {
+      stop.abort();
+    }
+  });
+
   it("answers 400 for a Last-Event-ID that is not an event id", async () => {
     const s = await start();
     const r = await s.call(s.tokens.admin, "GET", "/v1/events", undefined, {

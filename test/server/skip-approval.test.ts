@@ -26,6 +26,36 @@ describe("skipping the human", () => {
     expect(listed.body.items).toHaveLength(0);
   });
 
+  it("is refused to agents through a deadline that approves, even inside an escalation", async () => {
+    const direct = await s.call(s.tokens.agent, "POST", "/v1/requests", {
+      title: "x",
+      timeoutMs: 1,
+      onTimeout: "approve",
+    });
+    expect(direct.status).toBe(403);
+    expect(direct.headers.get("content-type")).toContain("application/problem+json");
+    expect(direct.body).toMatchObject({ field: "onTimeout" });
+    const nested = await s.call(s.tokens.agent, "POST", "/v1/requests", {
+      title: "x",
+      timeoutMs: 1,
+      onTimeout: { escalate: { approvers: ["ops"], timeoutMs: 1, onTimeout: "approve" } },
+    });
+    expect(nested.status).toBe(403);
+    expect(nested.body).toMatchObject({ field: "onTimeout" });
+    const escalating = await s.call(s.tokens.agent, "POST", "/v1/requests", {
+      title: "x",
+      timeoutMs: 60_000,
+      onTimeout: { escalate: { approvers: ["ops"], timeoutMs: 60_000 } },
+    });
+    expect(escalating.status).toBe(201);
+    const admin = await s.call(s.tokens.admin, "POST", "/v1/requests", {
+      title: "x",
+      timeoutMs: 60_000,
+      onTimeout: "approve",
+    });
+    expect(admin.status).toBe(201);
+  });
+
   it("is allowed to admins and recorded as method auto", async () => {
     const r = await s.call(s.tokens.admin, "POST", "/v1/requests", {
       title: "y",

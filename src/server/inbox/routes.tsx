@@ -1,8 +1,10 @@
 // The web inbox: server-rendered pages where people review and decide. It authenticates with a
 // session cookie (see session.ts) instead of the API's bearer token, so it is mounted before the
 // API's authentication; every handler here checks the session itself, and every form its CSRF token.
+import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { streamSSE } from "hono/streaming";
 import type { Logger } from "pino";
 import type { Airlock } from "../../core/engine.js";
@@ -86,6 +88,14 @@ export function inboxRoutes(deps: InboxDeps): Hono {
   );
   app.get("/favicon.ico", (c) => c.redirect("/assets/favicon.svg", 301));
 
+  // Forms are read whole, so their size is capped before any handler reads them, also when the
+  // client sends no Content-Length (chunked).
+  const formLimit = bodyLimit({
+    maxSize: deps.bodyLimitBytes,
+    onError: (c) => c.text("form too large", 413, PAGE_HEADERS),
+  });
+  for (const path of ["/login", "/logout", "/requests/:id/decide"]) app.post(path, formLimit);
+
   type PageExtra = Omit<Parameters<typeof Layout>[0], "title" | "children">;
   function page(c: Context, title: string, body: unknown, status = 200, extra?: PageExtra) {
     const html = `<!doctype html>${String(
@@ -129,7 +139,10 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     return page(c, "Sign in · Airlock", <LoginPage next={safeNext(c.req.query("next"))} />);
   });
   app.post("/login", async (c) => {
-    const address = c.req.header("x-forwarded-for") ?? "local";
+    // The peer's own address: a client-chosen header (X-Forwarded-For) would let anyone spread
+    // guesses over fresh "addresses", or lock everybody out by failing under the shared default.
+    const env = c.env as { incoming?: IncomingMessage } | undefined;
+    const address = env?.incoming?.socket?.remoteAddress ?? "local";
     if (!loginFailures.peek(address).ok) {
       return page(
         c,

@@ -58,14 +58,16 @@ export function eventRoutes(deps: RouteDeps): Hono<ServerEnv> {
           data: JSON.stringify({ after: start }),
           retry: RETRY_MS,
         });
+        // Every type reaches the visibility check, filtered only after it: an escalation changes
+        // who may see a request, even on a stream that does not send escalations.
         for await (const e of airlock.events({
           after: start,
           signal: stop.signal,
           ...(q.requestId === undefined ? {} : { requestId: q.requestId }),
-          ...(types === undefined ? {} : { types }),
         })) {
           if (stream.aborted || stream.closed) break;
           if (!(await visible(e.requestId, e.type))) continue;
+          if (types !== undefined && !types.includes(e.type)) continue;
           await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(e) });
         }
       } catch (err) {

@@ -1,7 +1,7 @@
 // /v1/requests: create (idempotent by key), list, read, long-poll wait, decide, cancel.
 import { Hono } from "hono";
 import { ConflictError, isAirlockError } from "../../core/errors.js";
-import type { ApprovalRequest } from "../../core/schemas.js";
+import type { ApprovalRequest, OnTimeout } from "../../core/schemas.js";
 import type { ListFilter } from "../../store/store.js";
 import { assertMayCancel, canSee, decidingGroups, loadVisible, scopeList } from "../access.js";
 import { requireRole } from "../auth.js";
@@ -29,6 +29,15 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
         "forbidden",
         "only an admin token may create a request that needs no approval (requireApproval: false or level: auto); let a policy on the server auto-approve instead",
         { field: data.requireApproval === false ? "requireApproval" : "level" },
+      );
+    }
+    // Approving when nobody answers is the same skip with a delay (timeoutMs: 1): admins only.
+    if (!hasRole(p, "admin") && approvesOnTimeout(data.onTimeout)) {
+      throw new HttpProblem(
+        403,
+        "forbidden",
+        "only an admin token may create a request that approves itself when its deadline passes (onTimeout: approve, also inside an escalation); use reject or an escalation to other approvers",
+        { field: "onTimeout" },
       );
     }
     const key = idempotencyKey(data.key, c.req.header("idempotency-key"));
@@ -143,6 +152,13 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
   });
 
   return app;
+}
+
+function approvesOnTimeout(rule: OnTimeout): boolean {
+  if (rule === "approve") return true;
+  return typeof rule === "object" && rule.escalate.onTimeout !== undefined
+    ? approvesOnTimeout(rule.escalate.onTimeout)
+    : false;
 }
 
 /** Identity fields come from the token. A body may repeat the caller's own name, nobody else's. */
