@@ -62,12 +62,16 @@ export function applyDecision(
       "method",
     );
   }
-  const kind = allowedKind(input);
-  if (!request.allowed.includes(kind)) {
-    throw new InvalidInputError(
-      `this request does not allow \`${kind}\` (allowed: ${request.allowed.join(", ")})`,
-      "outcome",
-    );
+  // An approval that both edits and selects needs both allowed.
+  const kinds: Allowed[] = [allowedKind(input)];
+  if (input.editedArgs !== undefined && input.selected !== undefined) kinds.push("select");
+  for (const kind of kinds) {
+    if (!request.allowed.includes(kind)) {
+      throw new InvalidInputError(
+        `this request does not allow \`${kind}\` (allowed: ${request.allowed.join(", ")})`,
+        kind === "select" ? "selected" : "outcome",
+      );
+    }
   }
 
   const selected = checkSelection(request, input);

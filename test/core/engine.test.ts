@@ -305,6 +305,19 @@ describe("decide", () => {
     expect(rejected.status).toBe("rejected");
   });
 
+  it("an edit with a selection needs both edit and select allowed", async () => {
+    const r = await engine.request({ ...base, items: ["a", "b"], allowed: ["approve", "edit"] });
+    await expect(
+      engine.decide(r.id, {
+        outcome: "approved",
+        reviewer: "alice",
+        editedArgs: { v: 2 },
+        selected: ["item-1"],
+      }),
+    ).rejects.toMatchObject({ code: "invalid_input", field: "selected" });
+    expect((await engine.get(r.id)).status).toBe("pending");
+  });
+
   it("honours the allowed decisions", async () => {
     const r = await engine.request({ ...base, allowed: ["approve", "reject"] });
     await expect(
