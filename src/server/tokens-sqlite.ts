@@ -3,6 +3,7 @@
 // core store's numbering.
 import Database from "better-sqlite3";
 import { AirlockError } from "../core/errors.js";
+import { applySqliteMigrations } from "../store/sqlite-migrate.js";
 import type { Role, TokenRecord, TokenStore } from "./tokens.js";
 
 interface TokenRow {
@@ -111,24 +112,7 @@ export function sqliteTokenStore(path: string): TokenStore {
 }
 
 function migrate(db: Database.Database): void {
-  db.exec(
-    "CREATE TABLE IF NOT EXISTS airlock_token_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
-  );
-  const apply = db.transaction(() => {
-    const row = db
-      .prepare<[], { v: number | null }>("SELECT MAX(version) AS v FROM airlock_token_migrations")
-      .get();
-    const current = row?.v ?? 0;
-    for (const m of MIGRATIONS) {
-      if (m.version <= current) continue;
-      db.exec(m.sql);
-      db.prepare("INSERT INTO airlock_token_migrations (version, applied_at) VALUES (?, ?)").run(
-        m.version,
-        Date.now(),
-      );
-    }
-  });
-  apply.immediate();
+  applySqliteMigrations(db, "airlock_token_migrations", MIGRATIONS);
 }
 
 function recordOf(row: TokenRow): TokenRecord {

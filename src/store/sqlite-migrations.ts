@@ -1,8 +1,5 @@
 // Versioned schema changes for the SQLite store, applied in order, each once (see migrateSync).
-export interface Migration {
-  version: number;
-  sql: string;
-}
+import type { Migration } from "./sqlite-migrate.js";
 
 export const SQLITE_MIGRATIONS: readonly Migration[] = [
   {

@@ -6,6 +6,7 @@ import { chainEvent } from "../audit/chain.js";
 import { AirlockError } from "../core/errors.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import { clampLimit } from "./paging.js";
+import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
 import type {
   InsertResult,
@@ -297,24 +298,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
 }
 
 function migrateSync(db: Database.Database): void {
-  db.exec(
-    "CREATE TABLE IF NOT EXISTS airlock_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
-  );
-  const apply = db.transaction(() => {
-    const row = db
-      .prepare<[], { v: number | null }>("SELECT MAX(version) AS v FROM airlock_migrations")
-      .get();
-    const current = row?.v ?? 0;
-    for (const m of SQLITE_MIGRATIONS) {
-      if (m.version <= current) continue;
-      db.exec(m.sql);
-      db.prepare("INSERT INTO airlock_migrations (version, applied_at) VALUES (?, ?)").run(
-        m.version,
-        Date.now(),
-      );
-    }
-  });
-  apply.immediate();
+  applySqliteMigrations(db, "airlock_migrations", SQLITE_MIGRATIONS);
 }
 
 function listSync(

@@ -40,16 +40,7 @@ const PAGE_HEADERS = {
   "x-frame-options": "DENY",
   "cache-control": "no-store",
 };
-const LIVE_EVENTS = new Set([
-  "created",
-  "decided",
-  "timed_out",
-  "cancelled",
-  "escalated",
-  "decision_recorded",
-  "notified",
-  "auto_executed",
-]);
+/** What the pages refresh on: request changes, and agents' progress on the request page. */
 const TYPES = [
   "created",
   "decided",
@@ -423,7 +414,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
             types: [...TYPES],
           })) {
             if (stream.aborted || stream.closed) break;
-            if (!LIVE_EVENTS.has(e.type) || !(await seeIt(e.requestId, e.type))) continue;
+            if (!(await seeIt(e.requestId, e.type))) continue;
             await stream.writeSSE({
               id: String(e.seq),
               data: JSON.stringify({ type: e.type, requestId: e.requestId }),
