@@ -10,16 +10,39 @@ afterAll(async () => {
   await s.close();
 });
 
-function login(token: string, headers: Record<string, string> = {}) {
+/** Fetches the sign-in form as a browser would: its CSRF cookie and the matching hidden field. */
+async function loginForm(): Promise<{ cookie: string; csrf: string }> {
+  const res = await fetch(`${s.url}/login`);
+  const html = await res.text();
+  const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";
+  return { cookie, csrf };
+}
+
+async function login(token: string, headers: Record<string, string> = {}, withCsrf = true) {
+  const form = withCsrf ? await loginForm() : { cookie: "", csrf: "" };
   return fetch(`${s.url}/login`, {
     method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
-    body: new URLSearchParams({ token, next: "/" }).toString(),
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      ...(form.cookie ? { cookie: form.cookie } : {}),
+      ...headers,
+    },
+    body: new URLSearchParams({ token, next: "/", _csrf: form.csrf }).toString(),
     redirect: "manual",
   });
 }
 
 describe("inbox sign-in", () => {
+  it("needs the sign-in form's CSRF token (no login CSRF), then sets the session cookie", async () => {
+    const forged = await login(s.tokens.alice, {}, false);
+    expect(forged.status).toBe(403);
+    expect(forged.headers.get("set-cookie") ?? "").not.toContain("airlock_session=");
+    const ok = await login(s.tokens.alice);
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get("set-cookie") ?? "").toContain("airlock_session=");
+  });
+
   it("limits failed attempts by the peer's address, whatever X-Forwarded-For claims", async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 25; i++) {

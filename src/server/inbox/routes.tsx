@@ -1,10 +1,13 @@
 // The web inbox: server-rendered pages where people review and decide. It authenticates with a
 // session cookie (see session.ts) instead of the API's bearer token, so it is mounted before the
 // API's authentication; every handler here checks the session itself, and every form its CSRF token.
+
+import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { streamSSE } from "hono/streaming";
 import type { Logger } from "pino";
 import type { Airlock } from "../../core/engine.js";
@@ -21,7 +24,7 @@ import { DashboardPage } from "./pages/dashboard.js";
 import { LoginPage } from "./pages/login.js";
 import { arrange, QueuePage, QueueRows, readQueueQuery } from "./pages/queue.js";
 import { DecisionPanel, type FormError, RequestPage, Trail } from "./pages/request.js";
-import { createSessions, csrfMatches, type SessionUser } from "./session.js";
+import { createSessions, csrfMatches, type SessionUser, sameSecret } from "./session.js";
 
 export interface InboxDeps {
   airlock: Airlock;
@@ -51,6 +54,8 @@ const TYPES = [
   "notified",
   "auto_executed",
 ] as const;
+
+const LOGIN_CSRF_COOKIE = "airlock_login_csrf";
 
 export function inboxRoutes(deps: InboxDeps): Hono {
   const { airlock, logger } = deps;
@@ -125,9 +130,22 @@ export function inboxRoutes(deps: InboxDeps): Hono {
   });
 
   // Sign-in and sign-out.
+  // The sign-in form is protected from cross-site posts too (login CSRF) with a double-submit token:
+  // a random value in a SameSite=Strict cookie and in the form, which must match.
+  function loginPage(c: Context, props: { error?: string; next?: string }, status = 200) {
+    const csrf = randomBytes(24).toString("base64url");
+    setCookie(c, LOGIN_CSRF_COOKIE, csrf, {
+      httpOnly: true,
+      sameSite: "Strict",
+      path: "/login",
+      secure: new URL(c.req.url).protocol === "https:",
+      maxAge: 3600,
+    });
+    return page(c, "Sign in · Airlock", <LoginPage {...props} csrf={csrf} />, status);
+  }
   app.get("/login", async (c) => {
     if (await sessions.current(c)) return c.redirect("/", 303);
-    return page(c, "Sign in · Airlock", <LoginPage next={safeNext(c.req.query("next"))} />);
+    return loginPage(c, { next: safeNext(c.req.query("next")) });
   });
   app.post("/login", async (c) => {
     // The peer's own address: a client-chosen header (X-Forwarded-For) would let anyone spread
@@ -135,14 +153,16 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     const env = c.env as { incoming?: IncomingMessage } | undefined;
     const address = env?.incoming?.socket?.remoteAddress ?? "local";
     if (!loginFailures.peek(address).ok) {
-      return page(
-        c,
-        "Sign in · Airlock",
-        <LoginPage error="Too many failed attempts; wait a minute." />,
-        429,
-      );
+      return loginPage(c, { error: "Too many failed attempts; wait a minute." }, 429);
     }
     const form = await c.req.parseBody();
+    if (!sameSecret(getCookie(c, LOGIN_CSRF_COOKIE), form._csrf)) {
+      return loginPage(
+        c,
+        { error: "This sign-in form is stale or did not come from the inbox; try again." },
+        403,
+      );
+    }
     const token = typeof form.token === "string" ? form.token.trim() : "";
     const next = safeNext(typeof form.next === "string" ? form.next : undefined);
     const hash = token ? hashToken(token) : "";
@@ -152,8 +172,9 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       const why = record
         ? "This token cannot sign in to the inbox: it needs the reviewer or admin role."
         : "Unknown or revoked token.";
-      return page(c, "Sign in · Airlock", <LoginPage error={why} next={next} />, 401);
+      return loginPage(c, { error: why, next }, 401);
     }
+    deleteCookie(c, LOGIN_CSRF_COOKIE, { path: "/login" });
     sessions.start(c, hash);
     logger.info({ reviewer: record.name }, "Inbox sign-in");
     return c.redirect(next, 303);

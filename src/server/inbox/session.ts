@@ -100,8 +100,13 @@ export type Sessions = ReturnType<typeof createSessions>;
 
 /** Constant-time comparison of the CSRF token a form sent with the session's. */
 export function csrfMatches(session: Session, sent: unknown): boolean {
-  if (typeof sent !== "string") return false;
-  const a = Buffer.from(session.csrf);
+  return sameSecret(session.csrf, sent);
+}
+
+/** Constant-time equality of two secrets; false when either is missing. */
+export function sameSecret(expected: string | undefined, sent: unknown): boolean {
+  if (!expected || typeof sent !== "string") return false;
+  const a = Buffer.from(expected);
   const b = Buffer.from(sent);
   return a.length === b.length && timingSafeEqual(a, b);
 }

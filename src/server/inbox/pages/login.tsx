@@ -1,9 +1,10 @@
 import type { FC } from "hono/jsx";
 
-export const LoginPage: FC<{ error?: string | undefined; next?: string | undefined }> = ({
-  error,
-  next,
-}) => (
+export const LoginPage: FC<{
+  error?: string | undefined;
+  next?: string | undefined;
+  csrf: string;
+}> = ({ error, next, csrf }) => (
   <div class="login card">
     <h1>Sign in to the Airlock inbox</h1>
     <p class="muted">
@@ -11,6 +12,7 @@ export const LoginPage: FC<{ error?: string | undefined; next?: string | undefin
     </p>
     <form method="post" action="/login">
       <input type="hidden" name="next" value={next ?? "/"} />
+      <input type="hidden" name="_csrf" value={csrf} />
       <label for="token">Token</label>
       <input
         id="token"
