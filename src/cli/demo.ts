@@ -4,7 +4,7 @@
 import type { Command } from "commander";
 import pino from "pino";
 import { EXAMPLES, exampleNames, findExample } from "../../examples/index.js";
-import { createClient } from "../client/index.js";
+import { type AirlockClient, createClient } from "../client/index.js";
 import { hashToken, newTokenSecret, type TokenStore } from "../server/tokens.js";
 import { CliError, cliLogger, type GlobalOptions, withEngine } from "./context.js";
 
@@ -43,6 +43,7 @@ export async function startDemoAgents(options: {
   const client = createClient({ url: options.url, token: agentToken });
   // Give a new user time to find the robot plan in the inbox before the console's timeout.
   process.env.HUMAN_REVIEW_TIMEOUT ??= "900";
+  await cancelLeftovers(client, options.print);
   const stop = new AbortController();
   const quiet = pino({ level: "silent" });
   const runs = EXAMPLES.map(async (example) => {
@@ -69,6 +70,28 @@ export async function startDemoAgents(options: {
       await Promise.allSettled(runs);
     },
   };
+}
+
+/** Gates an earlier demo run left pending have nobody waiting on them any more: cancel them, so the
+ * inbox shows only the agents that are running now. */
+async function cancelLeftovers(
+  client: AirlockClient,
+  print: (line: string) => void,
+): Promise<void> {
+  let cancelled = 0;
+  for (let page = 0; page < 20; page++) {
+    const { items } = await client.list({ requester: DEMO_AGENT, status: "pending", limit: 500 });
+    if (items.length === 0) break;
+    for (const r of items) {
+      try {
+        await client.cancel(r.id, { reason: "the demo restarted; a new agent asks again" });
+        cancelled++;
+      } catch {
+        // Decided or timed out meanwhile: nothing to clean up.
+      }
+    }
+  }
+  if (cancelled) print(`Demo: cancelled ${cancelled} request(s) left pending by an earlier run`);
 }
 
 export function registerDemo(program: Command, globals: () => GlobalOptions): void {
