@@ -1,6 +1,7 @@
-// `airlock serve`: the HTTP server on the embedded SQLite file (or PostgreSQL), with an admin token
-// made on first start (printed once) unless AIRLOCK_ADMIN_TOKEN supplies it, and a graceful stop on
-// SIGTERM / SIGINT (long-polls answered, streams ended, store closed).
+// `airlock serve`: the HTTP server on the embedded SQLite file (or PostgreSQL, which then holds the API
+// tokens too, so several servers share them), with an admin token made on first start (printed once)
+// unless AIRLOCK_ADMIN_TOKEN supplies it, and a graceful stop on SIGTERM / SIGINT (long-polls
+// answered, streams ended, store closed).
 import type { Command } from "commander";
 import pino, { type Logger } from "pino";
 import { demoPolicy } from "../../examples/index.js";
@@ -13,6 +14,7 @@ import type { Store } from "../store/store.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
 import { startDemoAgents } from "./demo.js";
 import { positiveInt } from "./parse.js";
+import { loadPostgresStore, loadPostgresTokenStore } from "./postgres.js";
 
 export interface ServeOptions {
   db?: string;
@@ -76,16 +78,9 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     options.logger ?? pino({ level: env.AIRLOCK_LOG_LEVEL ?? "info" }, pino.destination(2));
   const dbPath = resolveDbPath(options.db === undefined ? {} : { db: options.db }, env);
 
-  const store = options.postgres
+  const { store, tokens } = options.postgres
     ? await openPostgres(options.postgres, options.postgresSchema ?? env.AIRLOCK_POSTGRES_SCHEMA)
-    : sqliteStore(dbPath);
-  if (options.postgres) {
-    logger.warn(
-      { tokens_db: dbPath },
-      "API tokens are kept in the local SQLite file until a PostgreSQL token store exists",
-    );
-  }
-  const tokens = sqliteTokenStore(dbPath);
+    : { store: sqliteStore(dbPath), tokens: sqliteTokenStore(dbPath) };
   let airlock: Airlock | undefined;
   try {
     // The demo's small file writes pass by rule; that rule lives on the server, as agents may not
@@ -176,21 +171,16 @@ export async function ensureAdminToken(
   return token;
 }
 
-type PostgresStoreFactory = (url: string, options?: { schema?: string }) => Store;
-
-async function openPostgres(url: string, schema: string | undefined): Promise<Store> {
-  // Imported only when asked for, so `serve` works where the PostgreSQL store is not built.
-  const specifier = "../store/postgres.js";
-  let mod: { postgresStore?: PostgresStoreFactory };
-  try {
-    mod = (await import(specifier)) as { postgresStore?: PostgresStoreFactory };
-  } catch (err) {
-    throw new CliError(`--postgres is not available in this build: ${(err as Error).message}`);
-  }
-  if (typeof mod.postgresStore !== "function") {
-    throw new CliError("--postgres is not available in this build (no postgresStore)");
-  }
-  return mod.postgresStore(url, schema === undefined ? {} : { schema });
+/** The request store and, on its pool and in its schema, the token store. */
+async function openPostgres(
+  url: string,
+  schema: string | undefined,
+): Promise<{ store: Store; tokens: TokenStore }> {
+  const postgresStore = await loadPostgresStore();
+  const openTokens = await loadPostgresTokenStore();
+  const store = postgresStore(url, schema === undefined ? {} : { schema });
+  // The token store borrows the request store's pool, which closing the request store ends.
+  return { store, tokens: openTokens(store.pool, { schema: store.schema }) };
 }
 
 /** Resolves once the server has stopped after SIGTERM or SIGINT; a second signal exits at once. */

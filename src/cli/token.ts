@@ -1,7 +1,8 @@
 // `airlock token create | list | revoke`: API tokens. Works on the SQLite file (`--db`,
-// AIRLOCK_DB, ./airlock.db), or, when AIRLOCK_URL is set, through that server's /v1/tokens with the
-// admin token in AIRLOCK_TOKEN. `create` prints the new token alone on stdout, so
-// `TOKEN=$(airlock token create --role reviewer --name alice)` works.
+// AIRLOCK_DB, ./airlock.db), on PostgreSQL with `--postgres URL` or AIRLOCK_DATABASE_URL (the tokens
+// `airlock serve --postgres` uses; schema from AIRLOCK_POSTGRES_SCHEMA), or, when AIRLOCK_URL is set,
+// through that server's /v1/tokens with the admin token in AIRLOCK_TOKEN. `create` prints the new
+// token alone on stdout, so `TOKEN=$(airlock token create --role reviewer --name alice)` works.
 import type { Command } from "commander";
 import { createTransport } from "../client/http.js";
 import { isAirlockError } from "../core/errors.js";
@@ -17,6 +18,7 @@ import { sqliteTokenStore } from "../server/tokens-sqlite.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
 import { printJson, table } from "./output.js";
 import { collect } from "./parse.js";
+import { loadPostgresTokenStore } from "./postgres.js";
 
 /** What the token commands need, whether the tokens are local or on a server. */
 export interface TokenBackend {
@@ -29,7 +31,9 @@ export interface TokenBackend {
 export function registerToken(program: Command, globals: () => GlobalOptions): void {
   const token = program
     .command("token")
-    .description("API tokens for the server (local database, or AIRLOCK_URL with an admin token)");
+    .description(
+      "API tokens for the server (local database, PostgreSQL, or AIRLOCK_URL with an admin token)",
+    );
 
   token
     .command("create")
@@ -37,9 +41,10 @@ export function registerToken(program: Command, globals: () => GlobalOptions): v
     .requiredOption("--name <name>", "the principal: requester or reviewer name")
     .requiredOption("--role <role>", `one of ${ROLES.join(", ")} (repeat for several)`, collect)
     .option("--group <group>", "a group the principal belongs to (repeat for several)", collect)
-    .action(async (opts: { name: string; role: string[]; group?: string[] }) => {
+    .option("--postgres <url>", POSTGRES_HELP)
+    .action(async (opts: { name: string; role: string[]; group?: string[]; postgres?: string }) => {
       const roles = opts.role.map(roleOf);
-      await withBackend(globals(), async (b) => {
+      await withBackend(globals(), opts, async (b) => {
         const created = await b.create({ name: opts.name, roles, groups: opts.group ?? [] });
         process.stdout.write(`${created.token}\n`);
         process.stderr.write(
@@ -53,8 +58,9 @@ export function registerToken(program: Command, globals: () => GlobalOptions): v
     .description("list tokens (never their secrets)")
     .option("--json", "print JSON")
     .option("--all", "include revoked tokens")
-    .action(async (opts: { json?: boolean; all?: boolean }) => {
-      await withBackend(globals(), async (b) => {
+    .option("--postgres <url>", POSTGRES_HELP)
+    .action(async (opts: { json?: boolean; all?: boolean; postgres?: string }) => {
+      await withBackend(globals(), opts, async (b) => {
         const all = await b.list();
         const shown = opts.all ? all : all.filter((t) => t.revokedAt === undefined);
         if (opts.json) {
@@ -79,22 +85,29 @@ export function registerToken(program: Command, globals: () => GlobalOptions): v
   token
     .command("revoke <id>")
     .description("revoke a token by its id (see `airlock token list`)")
-    .action(async (id: string) => {
-      await withBackend(globals(), async (b) => {
+    .option("--postgres <url>", POSTGRES_HELP)
+    .action(async (id: string, opts: { postgres?: string }) => {
+      await withBackend(globals(), opts, async (b) => {
         const revoked = await b.revoke(id);
         process.stderr.write(`revoked ${revoked.id} (${revoked.name})\n`);
       });
     });
 }
 
+const POSTGRES_HELP =
+  "the tokens in this PostgreSQL database, as `serve --postgres` uses them (AIRLOCK_DATABASE_URL)";
+
 async function withBackend(
   globals: GlobalOptions,
+  opts: { postgres?: string },
   fn: (b: TokenBackend) => Promise<void>,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<void> {
-  const backend = env.AIRLOCK_URL
-    ? remoteBackend(env.AIRLOCK_URL, env)
-    : localBackend(globals, env);
+  // An explicit --postgres wins over AIRLOCK_URL; AIRLOCK_DATABASE_URL does not.
+  const backend =
+    env.AIRLOCK_URL && opts.postgres === undefined
+      ? remoteBackend(env.AIRLOCK_URL, env)
+      : await localBackend(globals, env, opts.postgres);
   try {
     await fn(backend);
   } catch (err) {
@@ -105,8 +118,18 @@ async function withBackend(
   }
 }
 
-export function localBackend(globals: GlobalOptions, env: NodeJS.ProcessEnv): TokenBackend {
-  const store = sqliteTokenStore(resolveDbPath(globals, env));
+/** The tokens in PostgreSQL when `postgres` (else AIRLOCK_DATABASE_URL) names a database, else in
+ * the SQLite file. */
+export async function localBackend(
+  globals: GlobalOptions,
+  env: NodeJS.ProcessEnv,
+  postgres?: string,
+): Promise<TokenBackend> {
+  const url = postgres ?? env.AIRLOCK_DATABASE_URL ?? env.AIRLOCK_POSTGRES;
+  const schema = env.AIRLOCK_POSTGRES_SCHEMA;
+  const store = url
+    ? (await loadPostgresTokenStore())(url, schema === undefined ? {} : { schema })
+    : sqliteTokenStore(resolveDbPath(globals, env));
   return {
     create: (input) => createToken(store, input),
     list: () => store.list(),

@@ -91,21 +91,7 @@ export function postgresStore(
     else if (isConnectionError(err)) o.onError?.(storeUnavailable(target, what, err));
     else o.onError?.(err instanceof Error ? err : new Error(String(err)));
   };
-  const pool: Pool = ownPool
-    ? new pg.Pool({
-        connectionString: urlOrPool,
-        max: o.max,
-        connectionTimeoutMillis: o.connectionTimeoutMs,
-        application_name: o.applicationName,
-        keepAlive: true,
-        keepAliveInitialDelayMillis: KEEPALIVE_MS,
-        // Send a transaction's statements without waiting for each answer (see `send`).
-        pipeline: true,
-        // Our transactions are two round trips; one left open this long belongs to a stuck
-        // process, and would hold the chain head from everyone else: the server ends it.
-        idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
-      })
-    : urlOrPool;
+  const pool: Pool = ownPool ? createPool(urlOrPool, o) : urlOrPool;
   // An idle pooled connection that dies (server restart, pg_terminate_backend) is dropped by the
   // pool; without a listener node-postgres would crash the process instead.
   const onPoolError = (err: Error) => report(err, "idle connection lost");
@@ -399,14 +385,39 @@ export function postgresStore(
   };
 }
 
-function resolveOptions(options: PostgresStoreOptions): ResolvedOptions {
-  const o: ResolvedOptions = { ...DEFAULTS, ...stripUndefined(options) };
-  if (typeof o.schema !== "string" || o.schema.length === 0 || Buffer.byteLength(o.schema) > 63) {
+/** A pool as the store creates it from a connection string (the token store makes its own alike). */
+export function createPool(
+  url: string,
+  o: Pick<ResolvedOptions, "max" | "connectionTimeoutMs" | "applicationName">,
+): Pool {
+  return new pg.Pool({
+    connectionString: url,
+    max: o.max,
+    connectionTimeoutMillis: o.connectionTimeoutMs,
+    application_name: o.applicationName,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_MS,
+    // Send a transaction's statements without waiting for each answer (see `send`).
+    pipeline: true,
+    // Our transactions are two round trips; one left open this long belongs to a stuck
+    // process, and would hold the chain head from everyone else: the server ends it.
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+  });
+}
+
+/** Throws invalid_input unless `schema` can name a PostgreSQL schema. */
+export function checkSchema(schema: unknown): asserts schema is string {
+  if (typeof schema !== "string" || schema.length === 0 || Buffer.byteLength(schema) > 63) {
     throw new InvalidInputError(
-      `Expected \`schema\` to be a schema name of 1 to 63 bytes, got ${JSON.stringify(o.schema)}`,
+      `Expected \`schema\` to be a schema name of 1 to 63 bytes, got ${JSON.stringify(schema)}`,
       "schema",
     );
   }
+}
+
+function resolveOptions(options: PostgresStoreOptions): ResolvedOptions {
+  const o: ResolvedOptions = { ...DEFAULTS, ...stripUndefined(options) };
+  checkSchema(o.schema);
   for (const key of [
     "max",
     "connectionTimeoutMs",
@@ -438,9 +449,10 @@ function channelFor(schema: string): string {
   return `airlock:${createHash("sha256").update(schema).digest("hex").slice(0, 40)}`;
 }
 
-/** The advisory lock that serializes migrations of one schema (a signed 64-bit key). */
-function lockKey(schema: string): string {
-  const digest = createHash("sha256").update(`airlock:migrate:${schema}`).digest();
+/** The advisory lock that serializes migrations of one schema (a signed 64-bit key); another `what`
+ * (the token store's "migrate-tokens") gives another lock. */
+export function lockKey(schema: string, what = "migrate"): string {
+  const digest = createHash("sha256").update(`airlock:${what}:${schema}`).digest();
   return digest.readBigInt64BE(0).toString();
 }
 

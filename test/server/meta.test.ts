@@ -5,79 +5,17 @@ import pino from "pino";
 import { register as globalRegistry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAirlock } from "../../src/core/engine.js";
-import {
-  createToken,
-  hashToken,
-  memoryTokenStore,
-  revokeToken,
-  type TokenStore,
-} from "../../src/server/tokens.js";
+import { createToken, hashToken, memoryTokenStore } from "../../src/server/tokens.js";
 import { sqliteTokenStore } from "../../src/server/tokens-sqlite.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { tempDir } from "../helpers.js";
 import { gate, startTestServer, type TestServer } from "./helpers.js";
+import { tokenStoreContract } from "./token-contract.js";
 
 const temps: (() => void)[] = [];
 afterAll(() => {
   for (const c of temps) c();
 });
-
-function tokenStoreContract(name: string, open: () => TokenStore) {
-  describe(`${name} token store`, () => {
-    it("finds a token by the hash of its secret, lists without secrets, and revokes", async () => {
-      const store = open();
-      await store.migrate();
-      const { token, record } = await createToken(store, {
-        name: "alice",
-        roles: ["reviewer"],
-        groups: ["ops", "ops"],
-      });
-      expect(token).toMatch(/^alk_[A-Za-z0-9_-]{43}$/);
-      expect(record.groups).toEqual(["ops"]);
-      expect(await store.findByHash(hashToken(token))).toEqual(record);
-      expect(await store.findByHash(hashToken(`${token}x`))).toBeUndefined();
-      const listed = await store.list();
-      expect(listed).toEqual([record]);
-      expect(JSON.stringify(listed)).not.toContain(token);
-
-      const revoked = await revokeToken(store, record.id, 123);
-      expect(revoked.revokedAt).toBe(123);
-      expect(await store.findByHash(hashToken(token))).toBeUndefined();
-      await expect(revokeToken(store, "tok_nope")).rejects.toMatchObject({ code: "not_found" });
-      await store.close();
-    });
-
-    it("replaces the hash of a token put again under the same id", async () => {
-      const store = open();
-      const record = {
-        id: "tok_fixed",
-        name: "admin",
-        roles: ["admin" as const],
-        groups: [],
-        createdAt: 1,
-      };
-      await store.put(record, hashToken("first-secret-value"));
-      await store.put(record, hashToken("second-secret-value"));
-      expect(await store.findByHash(hashToken("first-secret-value"))).toBeUndefined();
-      expect((await store.findByHash(hashToken("second-secret-value")))?.id).toBe("tok_fixed");
-      await store.close();
-    });
-
-    it("refuses invalid token input, naming the field", async () => {
-      const store = open();
-      await expect(
-        createToken(store, { name: "x", roles: ["superuser" as "admin"] }),
-      ).rejects.toMatchObject({
-        code: "invalid_input",
-        field: "roles.0",
-      });
-      await expect(createToken(store, { name: "", roles: ["agent"] })).rejects.toMatchObject({
-        field: "name",
-      });
-      await store.close();
-    });
-  });
-}
 
 tokenStoreContract("memory", () => memoryTokenStore());
 tokenStoreContract("sqlite", () => {
