@@ -33,6 +33,8 @@ const BACKOFF_MAX_MS = 5_000;
 /** The HTTP client: the engine's gate API, plus `record` for what an agent did without a human
  * (`auto_executed`) or its progress (`notified`); the server sets the actor from the token. */
 export type AirlockClient = AirlockApi & {
+  /** Claims an approved request for execution, once (POST /v1/requests/:id/execution). */
+  claimExecution: Airlock["claimExecution"];
   /** Same shape as the engine's `record`; the server accepts the types `auto_executed` and
    * `notified` (others get 400) and ignores `at` (it stamps its own time). */
   record: Airlock["record"];
@@ -115,6 +117,14 @@ export function createClient(options: ClientOptions): AirlockClient {
     decide(id: string, decision: DecisionInput) {
       return http.call<ApprovalRequest>("POST", path(id, "/decisions"), {
         body: decision,
+        timeoutMs: requestTimeoutMs,
+        subject: subject(id),
+      });
+    },
+
+    claimExecution(id: string) {
+      return http.call<ApprovalRequest>("POST", path(id, "/execution"), {
+        body: {},
         timeoutMs: requestTimeoutMs,
         subject: subject(id),
       });

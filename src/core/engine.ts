@@ -36,6 +36,7 @@ import {
   applyAutomatic,
   applyCancel,
   applyDecision,
+  applyExecution,
   applyTimeout,
   type Transition,
 } from "./state.js";
@@ -82,6 +83,10 @@ export interface Airlock {
   waitFor(id: string, options?: WaitOptions): Promise<ApprovalRequest>;
   decide(id: string, decision: DecisionInput): Promise<ApprovalRequest>;
   cancel(id: string, options?: CancelOptions): Promise<ApprovalRequest>;
+  /** Claims an approved request for execution, exactly once (compare-and-set): call it right before
+   * running the approved action. A second claim fails with code `conflict`, so a double resume or a
+   * replayed job cannot run the action twice. */
+  claimExecution(id: string, options?: { by?: string }): Promise<ApprovalRequest>;
   events(options?: EventsOptions): AsyncIterable<AuditEvent>;
   audit(filter?: { requestId?: string; after?: number; limit?: number }): Promise<AuditEvent[]>;
   /** Appends an event that changes no request (notified, viewed, auto_executed); data is redacted. */
@@ -476,6 +481,25 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
               by: opts.by ?? current.requester,
             },
             "Approval cancelled",
+          );
+          return stored;
+        }
+      }
+      throw new ConflictError(
+        `request ${id} kept changing; gave up after ${CAS_ATTEMPTS} attempts`,
+      );
+    },
+
+    async claimExecution(id, opts = {}) {
+      guard();
+      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+        const current = await load(id);
+        const by = opts.by ?? current.requester;
+        const stored = await commit(applyExecution(current, by, clock.now()), current.version);
+        if (stored) {
+          logger.info(
+            { correlation_id: stored.correlationId, request_id: id, by },
+            "Approved action executed",
           );
           return stored;
         }

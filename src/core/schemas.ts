@@ -213,6 +213,9 @@ export const approvalRequestSchema = z.object({
   createdAt: z.number(),
   updatedAt: z.number(),
   version: z.number().int(),
+  /** When the approved action was claimed for execution (`claimExecution`): an approval runs once. */
+  executedAt: z.number().optional(),
+  executedBy: z.string().optional(),
 });
 export type ApprovalRequest = z.infer<typeof approvalRequestSchema>;
 
@@ -226,6 +229,7 @@ export const EVENT_TYPES = [
   "escalated",
   "cancelled",
   "auto_executed",
+  "executed",
 ] as const;
 export const eventTypeSchema = z.enum(EVENT_TYPES);
 export type EventType = z.infer<typeof eventTypeSchema>;

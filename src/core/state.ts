@@ -312,3 +312,29 @@ function intersect(selections: (string[] | undefined)[], request: ApprovalReques
     all,
   );
 }
+
+/** Claims an approved request for execution, once: a second claim (a double resume, a retried job)
+ * is a conflict that names the first. */
+export function applyExecution(request: ApprovalRequest, by: string, now: number): Transition {
+  if (request.status !== "approved" || request.decision?.outcome !== "approved") {
+    throw new ConflictError(
+      `request ${request.id} is ${request.status}, not approved: there is nothing to execute`,
+      request,
+    );
+  }
+  if (request.executedAt !== undefined) {
+    throw new ConflictError(
+      `request ${request.id} was already executed by ${request.executedBy ?? "someone"} at ${new Date(request.executedAt).toISOString()}; an approval runs once`,
+      request,
+    );
+  }
+  const next = bump(request, now, { executedAt: now, executedBy: by });
+  return {
+    next,
+    events: [
+      event("executed", request, by, now, {
+        argsHash: request.decision.argsHash ?? request.argsHash,
+      }),
+    ],
+  };
+}

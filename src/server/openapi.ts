@@ -219,6 +219,20 @@ function build(): Json {
           },
         },
       },
+      "/v1/requests/{id}/execution": {
+        post: {
+          summary:
+            "Claim an approved request for execution, once (its requester, admin); a second claim is a 409",
+          parameters: [idParam],
+          responses: {
+            "200": {
+              description: "the request, with executedAt and executedBy",
+              content: json("ApprovalRequest"),
+            },
+            ...problems(403, 404, 409, ...COMMON),
+          },
+        },
+      },
       "/v1/events": {
         get: {
           summary:

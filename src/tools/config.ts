@@ -12,7 +12,12 @@ export type AuditRecorder = Airlock["record"];
 
 /** Where gated calls go: the engine, or anything with the same API (the HTTP client). When it also has
  * `record` (the engine does), auto-executed calls are audited through it. */
-export type HitlGate = AirlockApi & { record?: AuditRecorder };
+export type HitlGate = AirlockApi & {
+  record?: AuditRecorder;
+  /** Claims an approval for execution, once (the engine and the HTTP client have it): with it, a
+   * tool never runs twice on one approval, even when resumed twice. */
+  claimExecution?: Airlock["claimExecution"];
+};
 
 export type ConfidenceScorer = (
   toolName: string,

@@ -4,7 +4,7 @@
 // args hash) and never after a rejection, revision request, timeout or cancellation.
 import { redact } from "../audit/redact.js";
 import { verifyApproval } from "../core/binding.js";
-import { InvalidInputError } from "../core/errors.js";
+import { InvalidInputError, isAirlockError } from "../core/errors.js";
 import { hashArgs } from "../core/hash.js";
 import type { ApprovalRequest, Decision, Level, RequestInput } from "../core/schemas.js";
 import {
@@ -158,6 +158,15 @@ export function hitlTool<A extends object, R>(
       approvalId: request.id,
     };
     if (decision) hitlCall.decision = decision;
+    // One approval, one execution: claim it first, so a second resume (or a replayed job) is refused.
+    if (cfg.airlock?.claimExecution) {
+      try {
+        await cfg.airlock.claimExecution(request.id, { by: context.requester ?? cfg.requester });
+      } catch (err) {
+        if (!isAirlockError(err, "conflict")) throw err;
+        return rejection(cfg, request, "already_executed", err.message);
+      }
+    }
     return fn(check.args as A, hitlCall);
   }
 

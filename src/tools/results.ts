@@ -33,7 +33,8 @@ export type RejectionCode =
   | "cancelled"
   | "not_approved"
   | "args_mismatch"
-  | "expired";
+  | "expired"
+  | "already_executed";
 
 /** A call that was not and will not be executed; `retry: false` tells the model not to repeat it. */
 export interface HitlRejection {

@@ -138,6 +138,22 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     return c.json(decided);
   });
 
+  // Claims an approved request for execution, once: whoever may cancel it (its requester, an admin)
+  // may claim it. A second claim is a 409 naming the first.
+  app.post("/:id/execution", async (c) => {
+    const p = c.var.principal;
+    const id = c.req.param("id");
+    const request = await loadVisible(airlock, p, id);
+    if (!hasRole(p, "admin") && request.requester !== p.name) {
+      throw new HttpProblem(
+        403,
+        "forbidden",
+        `${p.name} did not create ${id} and may not execute it`,
+      );
+    }
+    return c.json(await airlock.claimExecution(id, { by: p.name }));
+  });
+
   app.post("/:id/cancel", async (c) => {
     const p = c.var.principal;
     const id = c.req.param("id");
