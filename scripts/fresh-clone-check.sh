@@ -10,6 +10,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'echo "fresh-clone check failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 git clone -q "$src" "$work/airlock"
 cd "$work/airlock"
@@ -36,7 +37,7 @@ export AIRLOCK_DB="$work/gate.db"
 npx airlock request --title "Deploy v2 to prod" --item "migrate db" --item "restart api" --timeout 60 --wait >"$work/wait.out" 2>/dev/null &
 waiter=$!
 for _ in $(seq 1 100); do
-  id=$(npx airlock list --status pending --json 2>/dev/null | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{console.log(JSON.parse(s).items[0]?.id??"")}catch{console.log("")}})')
+  id=$( (npx airlock list --status pending --json 2>/dev/null || true) | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{console.log(JSON.parse(s).items[0]?.id??"")}catch{console.log("")}})')
   [ -n "$id" ] && break
   sleep 0.2
 done

@@ -49,10 +49,13 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       { cause: err },
     );
   }
-  db.pragma("journal_mode = WAL");
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  // The busy timeout first: the pragmas below and the migration may meet another process opening
+  // the same new file at the same moment.
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  enableWal(db, busyTimeoutMs);
   // NORMAL in WAL mode survives any process crash; only a power loss may drop the last commits.
   db.pragma("synchronous = NORMAL");
-  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   // Checkpoint the WAL every ~40 MB instead of ~4 MB: a gate writes about ten pages per transition,
   // and fewer, larger checkpoints cost about a quarter less per transition (see bench/sqlite.ts).
   db.pragma("wal_autocheckpoint = 10000");
@@ -295,6 +298,30 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       db.close();
     },
   };
+}
+
+/** Switches a file to WAL. Changing the journal mode does not wait for the busy timeout, so when
+ * another process holds the file (both creating it at once), try again for up to `waitMs`. */
+function enableWal(db: Database.Database, waitMs: number): void {
+  const until = Date.now() + waitMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? "";
+      if (!code.startsWith("SQLITE_BUSY") && !code.startsWith("SQLITE_LOCKED")) throw err;
+      if (Date.now() >= until) {
+        throw new AirlockError(
+          "store_unavailable",
+          `the SQLite database stayed locked by another process for ${waitMs} ms`,
+          { cause: err },
+        );
+      }
+      // A short synchronous pause: this runs once, while the store opens.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.min(5 * (attempt + 1), 50));
+    }
+  }
 }
 
 function migrateSync(db: Database.Database): void {

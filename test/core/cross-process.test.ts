@@ -72,6 +72,15 @@ describe("several processes on one SQLite file", () => {
     await engine.close();
   });
 
+  it("several processes creating the same new database at once all succeed", async () => {
+    for (let round = 0; round < 4; round++) {
+      const db = dbPath();
+      const kids = Array.from({ length: 6 }, () => startChild(["open", db]));
+      const codes = await Promise.all(kids.map((k) => k.exited));
+      expect(codes).toEqual([0, 0, 0, 0, 0, 0]);
+    }
+  });
+
   it("survives SIGKILL of a writer: requests stay pending, get decided, the chain verifies", async () => {
     const db = dbPath();
     const c = startChild(["create", db]);
