@@ -108,6 +108,16 @@ export async function checkFileApproval(
   if (!approved || approved.operation !== op.operation) {
     return cancelled("the approved arguments are not a file operation of the same kind");
   }
+  // One approval, one write: a replay of this step after a crash cannot write the file twice.
+  if (opts.gate.claimExecution) {
+    try {
+      await opts.gate.claimExecution(settled.id);
+    } catch (err) {
+      return cancelled(
+        `the approval was already used: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+  }
   const execution = await executeFileOperation(opts.sandbox, approved);
   const edited = settled.decision?.method === "edit" ? " (as edited by the reviewer)" : "";
   return {

@@ -72,6 +72,10 @@ describe("file-approval (pattern 4)", () => {
     expect(notes.decision?.method).toBe("auto");
     expect(notes.decision?.comment).toBe("file write of at most 100 bytes");
     expect(notes.metadata.bytes).toBe(Buffer.byteLength(ops[0]?.content ?? ""));
+    // Each write used its approval once: claimed for execution, and a second claim is refused.
+    const written = await engine.get(result.steps[1]?.requestId ?? "");
+    expect(written.executedAt).toBeGreaterThan(0);
+    await expect(engine.claimExecution(written.id)).rejects.toMatchObject({ code: "conflict" });
     // Rejected: untouched, and the agent says so.
     expect(read("config/settings.json")).toBe(STARTING_FILES["config/settings.json"]);
     expect(result.messages.map((m) => m.content)).toContain(

@@ -4,7 +4,11 @@ import { randomUUID } from "node:crypto";
 import type { AirlockApi } from "../../src/core/api.js";
 import type { Airlock } from "../../src/core/engine.js";
 
-export type Gate = AirlockApi & { record?: Airlock["record"] };
+export type Gate = AirlockApi & {
+  record?: Airlock["record"];
+  /** Claims an approval for execution, once (the engine and the HTTP client both have it). */
+  claimExecution?: Airlock["claimExecution"];
+};
 
 /** One line per visible step. */
 export type Log = (line: string) => void;
