@@ -12,6 +12,7 @@ import pg from "pg";
 import { type Airlock, createAirlock } from "../src/core/engine.js";
 import { postgresStore } from "../src/store/postgres.js";
 import { bounded, type Figure, percentile } from "./figures.js";
+import { measureRoundTrips } from "./round-trip.js";
 
 const ROUNDS = 5_000;
 const MAX_MS = 5_000;
@@ -37,32 +38,14 @@ export async function benchPostgres(): Promise<Figure[]> {
   const engine = await createAirlock({ store: postgresStore(url, { schema }) });
   let child: ChildProcess | undefined;
   try {
-    await bounded(200, 2_000, async () => {
-      await roundTrip(engine);
-    });
-    const seq = await bounded(ROUNDS, MAX_MS, async () => {
-      await roundTrip(engine);
-    });
-    const perLoop = Math.floor(ROUNDS / 8);
-    const start = performance.now();
-    const loops = await Promise.all(
-      Array.from({ length: 8 }, () =>
-        bounded(perLoop, MAX_MS, () => roundTrip(engine).then(() => {})),
-      ),
-    );
-    const concMs = performance.now() - start;
-    const concN = loops.reduce((s, l) => s + l.n, 0);
+    const m = await measureRoundTrips(engine, ROUNDS, MAX_MS);
 
     child = startWaiter(url, schema);
     const latencies = await crossProcessResume(engine, child);
     latencies.sort((a, b) => a - b);
     return [
-      { name: "postgres.roundtrips_per_s", value: (seq.n / seq.ms) * 1000, unit: "1/s" },
-      {
-        name: "postgres.concurrent8_roundtrips_per_s",
-        value: (concN / concMs) * 1000,
-        unit: "1/s",
-      },
+      { name: "postgres.roundtrips_per_s", value: m.sequentialPerS, unit: "1/s" },
+      { name: "postgres.concurrent8_roundtrips_per_s", value: m.concurrent8PerS, unit: "1/s" },
       { name: "postgres.resume_p50_ms", value: percentile(latencies, 0.5), unit: "ms" },
       { name: "postgres.resume_p99_ms", value: percentile(latencies, 0.99), unit: "ms" },
     ];
@@ -71,14 +54,6 @@ export async function benchPostgres(): Promise<Figure[]> {
     await engine.close();
     await dropSchema(url, schema);
   }
-}
-
-async function roundTrip(engine: Airlock): Promise<void> {
-  const r = await engine.request({ title: "bench", requester: "agent", timeoutMs: 600_000 });
-  const waiting = engine.waitFor(r.id);
-  await engine.decide(r.id, { outcome: "approved", reviewer: "alice" });
-  const done = await waiting;
-  if (done.status !== "approved") throw new Error("bench: the gate did not resume approved");
 }
 
 async function crossProcessResume(engine: Airlock, child: ChildProcess): Promise<number[]> {

@@ -5,7 +5,8 @@ import Database from "better-sqlite3";
 import { createAirlock } from "../src/core/engine.js";
 import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
-import { bounded, type Figure, percentile } from "./figures.js";
+import { type Figure, percentile } from "./figures.js";
+import { measureRoundTrips } from "./round-trip.js";
 
 const ROUNDS = 20_000;
 const MAX_MS = 8_000;
@@ -15,61 +16,21 @@ export async function benchSqlite(): Promise<Figure[]> {
   try {
     const bare = benchBare(join(t.dir, "bare.db"));
     const engine = await createAirlock({ store: sqliteStore(join(t.dir, "engine.db")) });
-    // Warm-up, so JIT and page cache don't count against the first figures.
-    await bounded(500, 2_000, async () => {
-      await roundTrip(engine);
-    });
-
-    const latencies: number[] = [];
-    const seq = await bounded(ROUNDS, MAX_MS, async () => {
-      latencies.push(await roundTrip(engine));
-    });
-    latencies.sort((a, b) => a - b);
-
-    // 8 concurrent waiters: 8 loops of create → wait → decide sharing one engine.
-    const perLoop = Math.floor(ROUNDS / 8);
-    const start = performance.now();
-    const loops = await Promise.all(
-      Array.from({ length: 8 }, () =>
-        bounded(perLoop, MAX_MS, () => roundTrip(engine).then(() => {})),
-      ),
-    );
-    const concMs = performance.now() - start;
-    const concN = loops.reduce((s, l) => s + l.n, 0);
+    const m = await measureRoundTrips(engine, ROUNDS, MAX_MS);
     await engine.close();
 
-    const rate = (seq.n / seq.ms) * 1000;
+    const rate = m.sequentialPerS;
     return [
       { name: "sqlite.roundtrips_per_s", value: rate, unit: "1/s" },
-      { name: "sqlite.resume_p50_ms", value: percentile(latencies, 0.5), unit: "ms" },
-      { name: "sqlite.resume_p99_ms", value: percentile(latencies, 0.99), unit: "ms" },
-      { name: "sqlite.concurrent8_roundtrips_per_s", value: (concN / concMs) * 1000, unit: "1/s" },
+      { name: "sqlite.resume_p50_ms", value: percentile(m.latencies, 0.5), unit: "ms" },
+      { name: "sqlite.resume_p99_ms", value: percentile(m.latencies, 0.99), unit: "ms" },
+      { name: "sqlite.concurrent8_roundtrips_per_s", value: m.concurrent8PerS, unit: "1/s" },
       { name: "sqlite.bare_roundtrips_per_s", value: bare, unit: "1/s" },
       { name: "sqlite.engine_to_bare_ratio", value: rate / bare, unit: "ratio" },
     ];
   } finally {
     t.cleanup();
   }
-}
-
-/** create → waiter registered → decide → waiter resumed; returns decide→resume in ms. */
-async function roundTrip(engine: Awaited<ReturnType<typeof createAirlock>>): Promise<number> {
-  const r = await engine.request({
-    title: "bench",
-    requester: "agent",
-    items: ["a", "b"],
-    timeoutMs: 600_000,
-  });
-  let resumedAt = 0;
-  const waiting = engine.waitFor(r.id).then((x) => {
-    resumedAt = performance.now();
-    return x;
-  });
-  const t0 = performance.now();
-  await engine.decide(r.id, { outcome: "approved", reviewer: "alice", selected: ["item-2"] });
-  const done = await waiting;
-  if (done.status !== "approved") throw new Error("bench: the gate did not resume approved");
-  return resumedAt - t0;
 }
 
 function benchBare(path: string): number {

@@ -1,0 +1,64 @@
+// The gate round trip every store is measured with: create → waiter registered → decide → waiter
+// resumed, one gate at a time and then 8 in flight. Shared by the SQLite and PostgreSQL benches.
+import type { Airlock } from "../src/core/engine.js";
+import { bounded } from "./figures.js";
+
+/** One round trip; returns the time from calling decide() to the waiter resuming, in ms. */
+export async function gateRoundTrip(engine: Airlock): Promise<number> {
+  const r = await engine.request({
+    title: "bench",
+    requester: "agent",
+    items: ["a", "b"],
+    timeoutMs: 600_000,
+  });
+  let resumedAt = 0;
+  const waiting = engine.waitFor(r.id).then((x) => {
+    resumedAt = performance.now();
+    return x;
+  });
+  const t0 = performance.now();
+  await engine.decide(r.id, { outcome: "approved", reviewer: "alice", selected: ["item-2"] });
+  const done = await waiting;
+  if (done.status !== "approved") throw new Error("bench: the gate did not resume approved");
+  return resumedAt - t0;
+}
+
+export interface RoundTrips {
+  /** Round trips per second, one at a time. */
+  sequentialPerS: number;
+  /** decide → resume latencies of the sequential run, sorted, in ms. */
+  latencies: number[];
+  /** Round trips per second with 8 in flight. */
+  concurrent8PerS: number;
+}
+
+/** Warms up, then measures; every loop is bounded by `rounds` and `maxMs`. */
+export async function measureRoundTrips(
+  engine: Airlock,
+  rounds: number,
+  maxMs: number,
+): Promise<RoundTrips> {
+  await bounded(Math.max(50, Math.floor(rounds / 20)), 2_000, async () => {
+    await gateRoundTrip(engine);
+  });
+  const latencies: number[] = [];
+  const seq = await bounded(rounds, maxMs, async () => {
+    latencies.push(await gateRoundTrip(engine));
+  });
+  latencies.sort((a, b) => a - b);
+  const start = performance.now();
+  const loops = await Promise.all(
+    Array.from({ length: 8 }, () =>
+      bounded(Math.floor(rounds / 8), maxMs, async () => {
+        await gateRoundTrip(engine);
+      }),
+    ),
+  );
+  const concurrentMs = performance.now() - start;
+  const concurrentN = loops.reduce((s, l) => s + l.n, 0);
+  return {
+    sequentialPerS: (seq.n / seq.ms) * 1000,
+    latencies,
+    concurrent8PerS: (concurrentN / concurrentMs) * 1000,
+  };
+}
