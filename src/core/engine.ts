@@ -8,17 +8,11 @@ import { redact } from "../audit/redact.js";
 import type { Policy } from "../policy/policy.js";
 import type { ListFilter, Page, Store } from "../store/store.js";
 import { type Clock, systemClock } from "./clock.js";
-import {
-  AirlockError,
-  ConflictError,
-  InvalidInputError,
-  NotFoundError,
-  TimeoutError,
-} from "./errors.js";
+import { AirlockError, ConflictError, NotFoundError, TimeoutError } from "./errors.js";
 import { createFeed } from "./feed.js";
-import { canonicalJson, hashArgs, sha256 } from "./hash.js";
-import { newRequestId } from "./ids.js";
+import { canonicalJson, sha256 } from "./hash.js";
 import { computeMetrics, type Metrics } from "./metrics.js";
+import { newRequest } from "./new-request.js";
 import {
   type ApprovalRequest,
   type AuditDraft,
@@ -26,14 +20,12 @@ import {
   type DecisionInput,
   decisionInputSchema,
   type EventType,
-  type Item,
   type Level,
   type ParsedRequestInput,
   type RequestInput,
   requestInputSchema,
 } from "./schemas.js";
 import {
-  applyAutomatic,
   applyCancel,
   applyDecision,
   applyExecution,
@@ -265,96 +257,12 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     async request(raw) {
       guard();
       const input = parseOrThrow(requestInputSchema, raw, "request");
-      const items = normalizeItems(input.items);
       await checkSchema(input.action, input.args, "args");
       const now = clock.now();
-      const id = newRequestId(now);
       const verdict = await decidePolicy(input);
-      const inputHash = sha256(canonicalJson(input));
-      const request: ApprovalRequest = {
-        id,
-        action: input.action,
-        title: input.title,
-        args: input.args,
-        argsHash: hashArgs(input.args),
-        items,
-        allowed: input.allowed ?? ["approve", "reject", "revise", "select", "edit"],
-        level: verdict.level,
-        requester: input.requester,
-        approvers: input.approvers,
-        quorum: input.quorum,
-        onTimeout: input.onTimeout,
-        escalations: 0,
-        correlationId: input.correlationId ?? id,
-        metadata: input.metadata,
-        status: "pending",
-        decisions: [],
-        inputHash,
-        createdAt: now,
-        updatedAt: now,
-        version: 1,
-      };
-      if (input.key !== undefined) request.key = input.key;
-      if (input.summary !== undefined) request.summary = input.summary;
-      if (input.preview !== undefined) request.preview = input.preview;
-      if (input.risk !== undefined) request.risk = input.risk;
-      const confidence = verdict.confidence ?? input.confidence;
-      if (confidence !== undefined) request.confidence = confidence;
-      if (input.revisionOf !== undefined) request.revisionOf = input.revisionOf;
-      if (input.timeoutMs !== undefined) request.deadline = now + input.timeoutMs;
-
-      const created: AuditDraft = {
-        type: "created",
-        requestId: id,
-        actor: input.requester,
-        at: now,
-        data: {
-          title: request.title,
-          action: request.action,
-          level: request.level,
-          approvers: request.approvers,
-          quorum: request.quorum,
-          deadline: request.deadline,
-          argsHash: request.argsHash,
-          args: request.args,
-          items: items.map((i) => i.id),
-          correlationId: request.correlationId,
-          ...(request.revisionOf ? { revisionOf: request.revisionOf } : {}),
-          ...(request.key ? { key: request.key } : {}),
-          ...(verdict.reason ? { policy: verdict.reason } : {}),
-        },
-      };
-      // A gate that needs no human is settled in the same transaction that creates it.
-      let stored = request;
-      let events: AuditDraft[] = [created];
-      if (verdict.level === "auto") {
-        const t = applyAutomatic(
-          request,
-          {
-            outcome: "approved",
-            method: "auto",
-            reviewer: "policy",
-            argsHash: request.argsHash,
-            comment: verdict.reason ?? "approved automatically by policy",
-          },
-          now,
-        );
-        stored = { ...t.next, version: 1 };
-        events = [created, ...t.events];
-      } else if (input.items !== undefined && items.length === 0) {
-        const t = applyAutomatic(
-          request,
-          {
-            outcome: "rejected",
-            method: "no_items",
-            reviewer: "system",
-            comment: "No items to approve",
-          },
-          now,
-        );
-        stored = { ...t.next, version: 1 };
-        events = [created, ...t.events];
-      }
+      const { stored, events } = newRequest(input, verdict, sha256(canonicalJson(input)), now);
+      const id = stored.id;
+      const inputHash = stored.inputHash;
 
       const result = await store.insertRequest(stored, events.map(redactDraft));
       if (!result.created) {
@@ -630,25 +538,4 @@ function redactDraft(d: AuditDraft): AuditDraft {
 function abortError(signal: AbortSignal | undefined): AirlockError {
   const reason = signal?.reason instanceof Error ? signal.reason.message : "aborted";
   return new AirlockError("aborted", `waiting was aborted: ${reason}`);
-}
-
-/** Gives every item a stable id: the caller's own (must be unique) or `item-N` by position. */
-export function normalizeItems(items: ParsedRequestInput["items"]): Item[] {
-  if (!items) return [];
-  const out: Item[] = items.map((it, i) =>
-    typeof it === "string"
-      ? { id: `item-${i + 1}`, label: it }
-      : { ...it, id: it.id ?? `item-${i + 1}` },
-  );
-  const seen = new Set<string>();
-  for (const [i, it] of out.entries()) {
-    if (seen.has(it.id)) {
-      throw new InvalidInputError(
-        `item id \`${it.id}\` is used twice; every item needs a unique id so a selection can never reach the wrong item`,
-        `items.${i}.id`,
-      );
-    }
-    seen.add(it.id);
-  }
-  return out;
 }

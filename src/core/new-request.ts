@@ -1,0 +1,117 @@
+// A new gate as it is first stored: the request built from the caller's input and the policy's
+// verdict, with its `created` audit event, and, for a gate that needs no human (auto approval, no
+// items), its terminal decision too, so that one transaction creates and settles it.
+import type { PolicyVerdict } from "../policy/policy.js";
+import { InvalidInputError } from "./errors.js";
+import { hashArgs } from "./hash.js";
+import { newRequestId } from "./ids.js";
+import type { ApprovalRequest, AuditDraft, Item, ParsedRequestInput } from "./schemas.js";
+import { applyAutomatic } from "./state.js";
+
+export function newRequest(
+  input: ParsedRequestInput,
+  verdict: PolicyVerdict,
+  inputHash: string,
+  now: number,
+): { stored: ApprovalRequest; events: AuditDraft[] } {
+  const items = normalizeItems(input.items);
+  const id = newRequestId(now);
+  const request: ApprovalRequest = {
+    id,
+    action: input.action,
+    title: input.title,
+    args: input.args,
+    argsHash: hashArgs(input.args),
+    items,
+    allowed: input.allowed ?? ["approve", "reject", "revise", "select", "edit"],
+    level: verdict.level,
+    requester: input.requester,
+    approvers: input.approvers,
+    quorum: input.quorum,
+    onTimeout: input.onTimeout,
+    escalations: 0,
+    correlationId: input.correlationId ?? id,
+    metadata: input.metadata,
+    status: "pending",
+    decisions: [],
+    inputHash,
+    createdAt: now,
+    updatedAt: now,
+    version: 1,
+  };
+  if (input.key !== undefined) request.key = input.key;
+  if (input.summary !== undefined) request.summary = input.summary;
+  if (input.preview !== undefined) request.preview = input.preview;
+  if (input.risk !== undefined) request.risk = input.risk;
+  const confidence = verdict.confidence ?? input.confidence;
+  if (confidence !== undefined) request.confidence = confidence;
+  if (input.revisionOf !== undefined) request.revisionOf = input.revisionOf;
+  if (input.timeoutMs !== undefined) request.deadline = now + input.timeoutMs;
+
+  const created: AuditDraft = {
+    type: "created",
+    requestId: id,
+    actor: input.requester,
+    at: now,
+    data: {
+      title: request.title,
+      action: request.action,
+      level: request.level,
+      approvers: request.approvers,
+      quorum: request.quorum,
+      deadline: request.deadline,
+      argsHash: request.argsHash,
+      args: request.args,
+      items: items.map((i) => i.id),
+      correlationId: request.correlationId,
+      ...(request.revisionOf ? { revisionOf: request.revisionOf } : {}),
+      ...(request.key ? { key: request.key } : {}),
+      ...(verdict.reason ? { policy: verdict.reason } : {}),
+    },
+  };
+
+  const settle = (decision: Parameters<typeof applyAutomatic>[1]) => {
+    const t = applyAutomatic(request, decision, now);
+    return { stored: { ...t.next, version: 1 }, events: [created, ...t.events] };
+  };
+  if (verdict.level === "auto") {
+    return settle({
+      outcome: "approved",
+      method: "auto",
+      reviewer: "policy",
+      argsHash: request.argsHash,
+      comment: verdict.reason ?? "approved automatically by policy",
+    });
+  }
+  if (input.items !== undefined && items.length === 0) {
+    // Nothing to approve is not an approval (pattern 1's "no queries").
+    return settle({
+      outcome: "rejected",
+      method: "no_items",
+      reviewer: "system",
+      comment: "No items to approve",
+    });
+  }
+  return { stored: request, events: [created] };
+}
+
+/** Gives every item a stable id: the caller's own (must be unique) or `item-N` by position. */
+export function normalizeItems(items: ParsedRequestInput["items"]): Item[] {
+  if (!items) return [];
+  const out: Item[] = items.map((it, i) =>
+    typeof it === "string"
+      ? { id: `item-${i + 1}`, label: it }
+      : { ...it, id: it.id ?? `item-${i + 1}` },
+  );
+  const seen = new Set<string>();
+  for (const [i, it] of out.entries()) {
+    if (seen.has(it.id)) {
+      throw new InvalidInputError(
+        `item id \`${it.id}\` is used twice; every item needs a unique id so a selection can never reach the wrong item`,
+        `items.${i}.id`,
+      );
+    }
+    seen.add(it.id);
+  }
+  return out;
+}
