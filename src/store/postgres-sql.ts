@@ -12,21 +12,6 @@ export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-export interface DocRow {
-  doc: string;
-}
-
-export interface AuditRow {
-  seq: string; // bigint arrives as text
-  request_id: string | null;
-  type: string;
-  actor: string;
-  at: number;
-  data: string;
-  prev_hash: string;
-  hash: string;
-}
-
 /** What `insert` and `update` return: the head is set when the row was written. */
 export interface WrittenRow {
   written: number;
@@ -260,34 +245,4 @@ export function appendValues(events: AuditEvent[]): unknown[] {
     last?.seq,
     last?.hash,
   ];
-}
-
-export function parseDoc(row: DocRow): ApprovalRequest {
-  return JSON.parse(row.doc) as ApprovalRequest;
-}
-
-export function auditOf(r: AuditRow): AuditEvent {
-  const e: AuditEvent = {
-    seq: Number(r.seq),
-    type: r.type as AuditEvent["type"],
-    actor: r.actor,
-    at: r.at,
-    data: parseData(r.data),
-    prevHash: r.prev_hash,
-    hash: r.hash,
-  };
-  if (r.request_id !== null) e.requestId = r.request_id;
-  return e;
-}
-
-/** A row edited by hand may hold broken JSON: keep it visible so verification reports that row. */
-function parseData(text: string): Record<string, unknown> {
-  try {
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === "object" && !Array.isArray(v)
-      ? (v as Record<string, unknown>)
-      : { unparsable: text };
-  } catch {
-    return { unparsable: text };
-  }
 }

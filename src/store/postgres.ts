@@ -18,20 +18,24 @@ import { describePool, isConnectionError, maskUrl, storeUnavailable } from "./po
 import { createChangeListener, type ListenConnection } from "./postgres-listener.js";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
 import {
-  type AuditRow,
   appendValues,
-  auditOf,
   checkDrafts,
-  type DocRow,
   insertValues,
-  parseDoc,
   type Query,
   quoteIdent,
   statements,
   updateValues,
   type WrittenRow,
 } from "./postgres-sql.js";
-import type { InsertResult, OutcomeRow, Store, TransitionResult } from "./store.js";
+import {
+  type AuditRow,
+  auditOf,
+  type DocRow,
+  type OutcomeSqlRow,
+  outcomeOf,
+  parseDoc,
+} from "./rows.js";
+import type { InsertResult, Store, TransitionResult } from "./store.js";
 
 export interface PostgresStoreOptions {
   /** The schema holding Airlock's tables; created when missing. @default "public" */
@@ -342,22 +346,7 @@ export function postgresStore(
     },
 
     async outcomes(since) {
-      const rows = await read<{
-        action: string;
-        status: string;
-        method: string | null;
-        created_at: number;
-        decided_at: number;
-      }>("outcomes", sql.outcomes, [since]);
-      return rows.map(
-        (r): OutcomeRow => ({
-          action: r.action,
-          status: r.status as OutcomeRow["status"],
-          method: r.method ?? undefined,
-          createdAt: r.created_at,
-          decidedAt: r.decided_at,
-        }),
-      );
+      return (await read<OutcomeSqlRow>("outcomes", sql.outcomes, [since])).map(outcomeOf);
     },
 
     async countPending() {

@@ -6,36 +6,23 @@ import { chainEvent } from "../audit/chain.js";
 import { AirlockError } from "../core/errors.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import { clampLimit } from "./paging.js";
+import {
+  type AuditRow,
+  auditOf,
+  type DocRow,
+  type OutcomeSqlRow,
+  outcomeOf,
+  parseDoc,
+} from "./rows.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
-import type {
-  InsertResult,
-  ListFilter,
-  OutcomeRow,
-  Page,
-  Store,
-  TransitionResult,
-} from "./store.js";
+import type { InsertResult, ListFilter, Page, Store, TransitionResult } from "./store.js";
 
 export interface SqliteStoreOptions {
   /** How often to look for other processes' commits while someone is listening. @default 10 */
   pollMs?: number;
   /** How long a writer waits for another process's write lock. @default 5000 */
   busyTimeoutMs?: number;
-}
-
-interface RequestRow {
-  doc: string;
-}
-interface AuditRow {
-  seq: number;
-  request_id: string | null;
-  type: string;
-  actor: string;
-  at: number;
-  data: string;
-  prev_hash: string;
-  hash: string;
 }
 
 export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Store {
@@ -67,8 +54,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
        VALUES (@id, @key, @action, @status, @requester, @approvers, @deadline, @created_at, @decided_at, @version, @doc)
        ON CONFLICT(key) WHERE key IS NOT NULL DO NOTHING`,
     ),
-    byId: db.prepare<[string], RequestRow>("SELECT doc FROM requests WHERE id = ?"),
-    byKey: db.prepare<[string], RequestRow>("SELECT doc FROM requests WHERE key = ?"),
+    byId: db.prepare<[string], DocRow>("SELECT doc FROM requests WHERE id = ?"),
+    byKey: db.prepare<[string], DocRow>("SELECT doc FROM requests WHERE key = ?"),
     update: db.prepare(
       `UPDATE requests SET status = @status, approvers = @approvers, deadline = @deadline,
          decided_at = @decided_at, version = @version, doc = @doc
@@ -89,21 +76,12 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       // row; the partial deadline index answers from its first entry.
       "SELECT MIN(deadline) AS d FROM requests INDEXED BY requests_pending_deadline WHERE status = 'pending' AND deadline IS NOT NULL",
     ),
-    due: db.prepare<[number, number], RequestRow>(
+    due: db.prepare<[number, number], DocRow>(
       `SELECT doc FROM requests INDEXED BY requests_pending_deadline
        WHERE status = 'pending' AND deadline IS NOT NULL AND deadline <= ?
        ORDER BY deadline LIMIT ?`,
     ),
-    outcomes: db.prepare<
-      [number],
-      {
-        action: string;
-        status: string;
-        method: string | null;
-        created_at: number;
-        decided_at: number;
-      }
-    >(
+    outcomes: db.prepare<[number], OutcomeSqlRow>(
       `SELECT action, status, json_extract(doc, '$.decision.method') AS method, created_at, decided_at
        FROM requests WHERE status != 'pending' AND decided_at >= ?`,
     ),
@@ -261,15 +239,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     },
     async outcomes(since) {
       guard();
-      return stmt.outcomes.all(since).map(
-        (r): OutcomeRow => ({
-          action: r.action,
-          status: r.status as OutcomeRow["status"],
-          method: r.method ?? undefined,
-          createdAt: r.created_at,
-          decidedAt: r.decided_at,
-        }),
-      );
+      return stmt.outcomes.all(since).map(outcomeOf);
     },
     async countPending() {
       guard();
@@ -366,7 +336,7 @@ function listSync(
   }
   const limit = clampLimit(filter.limit);
   const sql = `SELECT doc FROM requests ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`;
-  const rows = cached<RequestRow>(sql).all(...params, limit + 1);
+  const rows = cached<DocRow>(sql).all(...params, limit + 1);
   const items = rows.slice(0, limit).map(parseDoc);
   const last = items[items.length - 1];
   return rows.length > limit && last ? { items, nextCursor: last.id } : { items };
@@ -386,34 +356,4 @@ function rowOf(r: ApprovalRequest) {
     version: r.version,
     doc: JSON.stringify(r),
   };
-}
-
-function parseDoc(row: RequestRow): ApprovalRequest {
-  return JSON.parse(row.doc) as ApprovalRequest;
-}
-
-function auditOf(r: AuditRow): AuditEvent {
-  const e: AuditEvent = {
-    seq: r.seq,
-    type: r.type as AuditEvent["type"],
-    actor: r.actor,
-    at: r.at,
-    data: parseData(r.data),
-    prevHash: r.prev_hash,
-    hash: r.hash,
-  };
-  if (r.request_id !== null) e.requestId = r.request_id;
-  return e;
-}
-
-/** A row edited by hand may hold broken JSON: keep it visible so verification reports that row. */
-function parseData(text: string): Record<string, unknown> {
-  try {
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === "object" && !Array.isArray(v)
-      ? (v as Record<string, unknown>)
-      : { unparsable: text };
-  } catch {
-    return { unparsable: text };
-  }
 }
