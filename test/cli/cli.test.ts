@@ -1,10 +1,11 @@
 // The `airlock` command as a user runs it: separate processes sharing one SQLite file.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { tempDir } from "../helpers.js";
+import { startCli } from "./run-cli.js";
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 let db: string;
@@ -37,29 +38,17 @@ function airlock(args: string[], extra: Record<string, string> = {}) {
 
 /** Starts `airlock request ... --wait` in the background; resolves with its exit code and output. */
 function waiting(args: string[]) {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, "request", ...args, "--wait"], {
-    env: env(),
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on("exit", (code) => resolve({ code, stdout, stderr })),
-  );
+  const run = startCli(["request", ...args, "--wait"], env());
   const started = async () => {
-    for (let i = 0; i < 200 && !stderr.includes("waiting for a decision"); i++) {
+    const stderr = () => run.output().stderr;
+    for (let i = 0; i < 200 && !stderr().includes("waiting for a decision"); i++) {
       await new Promise((r) => setTimeout(r, 50));
     }
-    const m = /waiting for a decision on (\S+)/.exec(stderr);
-    if (!m?.[1]) throw new Error(`the waiting command did not start: ${stderr}`);
+    const m = /waiting for a decision on (\S+)/.exec(stderr());
+    if (!m?.[1]) throw new Error(`the waiting command did not start: ${stderr()}`);
     return m[1];
   };
-  return { done, started, child };
+  return { done: run.done, started, child: run.child };
 }
 
 describe("airlock CLI", () => {

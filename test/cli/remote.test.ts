@@ -1,10 +1,8 @@
 // The same `airlock` commands against a server: AIRLOCK_URL and AIRLOCK_TOKEN, identities from tokens.
-import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../server/helpers.js";
+import { runCli, startCli } from "./run-cli.js";
 
-const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer();
@@ -20,55 +18,20 @@ const env = (token: string) => ({
   AIRLOCK_DB: "",
 });
 
-// Asynchronous on purpose: the server runs in this process, so a blocking spawn would starve it.
-function run(e: NodeJS.ProcessEnv, args: string[]) {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args], { env: e });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on("exit", (code) => resolve({ code, stdout, stderr })),
-  );
-}
+const run = (e: NodeJS.ProcessEnv, args: string[]) => runCli(args, e);
 const airlock = (token: string, args: string[]) => run(env(token), args);
 
 describe("airlock CLI with AIRLOCK_URL", () => {
   it("an agent waits, a reviewer decides, both through the server", async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        MAIN,
-        "request",
-        "--title",
-        "Remote deploy",
-        "--item",
-        "a",
-        "--item",
-        "b",
-        "--wait",
-      ],
-      { env: env(s.tokens.agent) },
+    const waiter = startCli(
+      ["request", "--title", "Remote deploy", "--item", "a", "--item", "b", "--wait"],
+      env(s.tokens.agent),
     );
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
-    for (let i = 0; i < 200 && !/waiting for a decision on (\S+)/.test(err); i++) {
+    const err = () => waiter.output().stderr;
+    for (let i = 0; i < 200 && !/waiting for a decision on (\S+)/.test(err()); i++) {
       await new Promise((r) => setTimeout(r, 50));
     }
-    const id = /waiting for a decision on (\S+)/.exec(err)?.[1];
+    const id = /waiting for a decision on (\S+)/.exec(err())?.[1];
     expect(id).toBeDefined();
 
     const list = await airlock(s.tokens.alice, ["list", "--json"]);
@@ -83,8 +46,9 @@ describe("airlock CLI with AIRLOCK_URL", () => {
     ]);
     expect(decided.stderr).toBe("");
     expect(decided.stdout).toContain("approved [a] by alice");
-    expect(await exited).toBe(0);
-    expect(JSON.parse(out)).toMatchObject({
+    const waited = await waiter.done;
+    expect(waited.code).toBe(0);
+    expect(JSON.parse(waited.stdout)).toMatchObject({
       status: "approved",
       reviewer: "alice",
       selected: ["item-1"],

@@ -1,13 +1,11 @@
 // `airlock review` driven through piped stdin, as an operator at a terminal would.
-import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createAirlock } from "../../src/core/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { tempDir } from "../helpers.js";
+import { runCli } from "./run-cli.js";
 
-const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 let db: string;
 let cleanup: () => void;
 beforeEach(() => {
@@ -18,22 +16,13 @@ beforeEach(() => {
 afterEach(() => cleanup());
 
 function review(args: string[], input: string | undefined, keepOpenMs = 0) {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, "review", ...args], {
-    env: { ...process.env, AIRLOCK_DB: db, AIRLOCK_URL: "" },
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  if (input !== undefined) child.stdin.write(input);
-  if (keepOpenMs === 0) child.stdin.end();
-  else setTimeout(() => child.stdin.end(), keepOpenMs);
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on("exit", (code) => resolve({ code, stdout, stderr })),
+  return runCli(
+    ["review", ...args],
+    { ...process.env, AIRLOCK_DB: db, AIRLOCK_URL: "" },
+    {
+      ...(input === undefined ? {} : { input }),
+      keepOpenMs,
+    },
   );
 }
 

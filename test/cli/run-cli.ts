@@ -1,0 +1,52 @@
+// Runs the `airlock` command from source as a child process, the way the CLI tests need it.
+// Asynchronous on purpose: some tests serve HTTP from this same process, which a blocking spawn
+// would starve.
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliRun {
+  child: ChildProcess;
+  /** What the command printed so far. */
+  output(): { stdout: string; stderr: string };
+  done: Promise<CliResult>;
+}
+
+/** Starts `airlock ...args`; `input` is written to stdin, which closes after `keepOpenMs`. */
+export function startCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { input?: string; keepOpenMs?: number } = {},
+): CliRun {
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args], { env });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  if (options.input !== undefined) child.stdin?.write(options.input);
+  if (!options.keepOpenMs) child.stdin?.end();
+  else setTimeout(() => child.stdin?.end(), options.keepOpenMs);
+  const done = new Promise<CliResult>((resolve) =>
+    child.on("exit", (code) => resolve({ code, stdout, stderr })),
+  );
+  return { child, output: () => ({ stdout, stderr }), done };
+}
+
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { input?: string; keepOpenMs?: number } = {},
+): Promise<CliResult> {
+  return startCli(args, env, options).done;
+}
