@@ -25,15 +25,30 @@ export class UnavailableError extends AirlockError {
   readonly status: number | undefined;
   /** How long the server asked us to wait (Retry-After), when it said. */
   readonly retryAfterMs: number | undefined;
+  /** The server's problem code (`store_unavailable`, `rate_limited`, `quota_exceeded`, ...); absent
+   * when the server could not be reached. */
+  readonly problemCode: string | undefined;
   constructor(
     message: string,
-    options: { status?: number; retryAfterMs?: number; cause?: unknown } = {},
+    options: { status?: number; retryAfterMs?: number; cause?: unknown; problemCode?: string } = {},
   ) {
     super("store_unavailable", message, { cause: options.cause });
     this.name = "UnavailableError";
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
+    this.problemCode = options.problemCode;
   }
+}
+
+/** Worth trying the same call again after a pause: the server was unreachable, its storage failed
+ * for a moment, it was restarting, or the token's rate was used up. Not a quota (it frees only when
+ * requests are decided) nor a cap on open streams. */
+export function isRetryable(err: unknown): err is UnavailableError {
+  if (!(err instanceof UnavailableError)) return false;
+  if (err.status === undefined) return true;
+  if (err.status === 503) return err.problemCode !== "too_many_streams";
+  if (err.status === 429) return err.problemCode === "rate_limited";
+  return err.status === 502 || err.status === 504;
 }
 
 /** What a failed call was about, for errors whose classes need it (NotFoundError). */
@@ -77,6 +92,7 @@ export function errorFromProblem(
   return new UnavailableError(detail, {
     status,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    ...(code === undefined ? {} : { problemCode: code }),
   });
 }
 

@@ -7,7 +7,7 @@ import type { Airlock, CancelOptions, WaitOptions } from "../core/engine.js";
 import { AirlockError, TimeoutError } from "../core/errors.js";
 import type { ApprovalRequest, AuditEvent, DecisionInput, RequestInput } from "../core/schemas.js";
 import type { ListFilter, Page } from "../store/store.js";
-import { UnavailableError } from "./errors.js";
+import { isRetryable, UnavailableError } from "./errors.js";
 import { createTransport } from "./http.js";
 
 export interface ClientOptions {
@@ -22,9 +22,22 @@ export interface ClientOptions {
   pollSeconds?: number;
   /** Gives up on a call other than waitFor after this long. @default 30000 */
   requestTimeoutMs?: number;
+  /** Times a safe call is tried again when the server is unreachable, answers 503 (storage fault,
+   * restart) or 429 `rate_limited`. Safe calls: `get`, `list`, and `request` with a `key` (the key
+   * makes a repeat return the first request); `waitFor` retries until its own timeout anyway.
+   * 0 turns retrying off. @default 3 */
+  retries?: number;
+  /** The longest pause before a retry, in ms, whatever the server's Retry-After says (a longer one
+   * is not waited for: the error is thrown). @default 10000 */
+  maxRetryDelayMs?: number;
 }
 
-const DEFAULTS = { pollSeconds: 55, requestTimeoutMs: 30_000 } satisfies Partial<ClientOptions>;
+const DEFAULTS = {
+  pollSeconds: 55,
+  requestTimeoutMs: 30_000,
+  retries: 3,
+  maxRetryDelayMs: 10_000,
+} satisfies Partial<ClientOptions>;
 /** Extra time the client gives a long-poll beyond what it asked the server to wait. */
 const POLL_MARGIN_MS = 10_000;
 const BACKOFF_MIN_MS = 100;
@@ -43,8 +56,33 @@ export type AirlockClient = AirlockApi & {
 export function createClient(options: ClientOptions): AirlockClient {
   const pollSeconds = options.pollSeconds ?? DEFAULTS.pollSeconds;
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
+  const retries = options.retries ?? DEFAULTS.retries;
+  const maxRetryDelayMs = options.maxRetryDelayMs ?? DEFAULTS.maxRetryDelayMs;
   if (!(pollSeconds > 0)) {
     throw new TypeError(`Expected \`pollSeconds\` to be a number above 0, got \`${pollSeconds}\``);
+  }
+  if (!Number.isInteger(retries) || retries < 0) {
+    throw new TypeError(`Expected \`retries\` to be a whole number from 0 up, got \`${retries}\``);
+  }
+  if (!(maxRetryDelayMs >= 0)) {
+    throw new TypeError(
+      `Expected \`maxRetryDelayMs\` to be a number from 0 up, got \`${maxRetryDelayMs}\``,
+    );
+  }
+  /** Runs a safe call, trying again (bounded) while the server says it cannot answer now. */
+  async function retrying<T>(call: () => Promise<T>): Promise<T> {
+    let backoff = BACKOFF_MIN_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await call();
+      } catch (err) {
+        if (attempt >= retries || !isRetryable(err)) throw err;
+        const pause = err.retryAfterMs ?? backoff;
+        if (pause > maxRetryDelayMs) throw err;
+        await sleep(pause, undefined);
+        backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
+      }
+    }
   }
   const http = createTransport({
     url: options.url,
@@ -56,32 +94,40 @@ export function createClient(options: ClientOptions): AirlockClient {
 
   return {
     request(input: RequestInput) {
-      return http.call<ApprovalRequest>("POST", "/v1/requests", {
-        body: input,
-        timeoutMs: requestTimeoutMs,
-        ...(input.key === undefined ? {} : { headers: { "idempotency-key": input.key } }),
-      });
+      const create = () =>
+        http.call<ApprovalRequest>("POST", "/v1/requests", {
+          body: input,
+          timeoutMs: requestTimeoutMs,
+          ...(input.key === undefined ? {} : { headers: { "idempotency-key": input.key } }),
+        });
+      // Without a key a repeat could create a second request: tried once.
+      return input.key === undefined ? create() : retrying(create);
     },
 
     get(id: string) {
-      return http.call<ApprovalRequest>("GET", path(id), {
-        timeoutMs: requestTimeoutMs,
-        subject: subject(id),
-      });
+      return retrying(() =>
+        http.call<ApprovalRequest>("GET", path(id), {
+          timeoutMs: requestTimeoutMs,
+          subject: subject(id),
+        }),
+      );
     },
 
     list(filter: ListFilter = {}) {
-      return http.call<Page<ApprovalRequest>>("GET", "/v1/requests", {
-        timeoutMs: requestTimeoutMs,
-        query: {
-          status: filter.status,
-          action: filter.action,
-          approver: filter.approver,
-          requester: filter.requester,
-          cursor: filter.cursor,
-          limit: filter.limit,
-        },
-      });
+      return retrying(() =>
+        http.call<Page<ApprovalRequest>>("GET", "/v1/requests", {
+          timeoutMs: requestTimeoutMs,
+          query: {
+            status: filter.status,
+            action: filter.action,
+            approver: filter.approver,
+            requester: filter.requester,
+            cursor: filter.cursor,
+            limit: filter.limit,
+            order: filter.order,
+          },
+        }),
+      );
     },
 
     async waitFor(id: string, opts: WaitOptions = {}) {

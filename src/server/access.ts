@@ -12,16 +12,26 @@
 // caller's role does not open.
 import type { Airlock } from "../core/engine.js";
 import { NotFoundError } from "../core/errors.js";
+import { normalizeIdentity, sameIdentity } from "../core/identity.js";
 import type { ApprovalRequest } from "../core/schemas.js";
-import { mayDecide } from "../core/state.js";
 import type { ListFilter } from "../store/store.js";
 import { hasRole, type Principal } from "./env.js";
 import { HttpProblem } from "./problem.js";
 
-export function canSee(p: Principal, r: ApprovalRequest): boolean {
+export function canSee(p: Principal, r: Pick<ApprovalRequest, "requester" | "approvers">): boolean {
   if (hasRole(p, "admin")) return true;
-  if (r.requester === p.name && (hasRole(p, "agent") || hasRole(p, "reviewer"))) return true;
-  return hasRole(p, "reviewer") && mayDecide(r, p.name, [...p.groups]);
+  if (sameIdentity(r.requester, p.name) && (hasRole(p, "agent") || hasRole(p, "reviewer"))) {
+    return true;
+  }
+  return hasRole(p, "reviewer") && isApprover(p, r);
+}
+
+/** True when the caller, or one of its groups, is among the request's approvers (or it names none).
+ * Names are compared in their normal form (see normalizeIdentity). */
+export function isApprover(p: Principal, r: Pick<ApprovalRequest, "approvers">): boolean {
+  if (r.approvers.length === 0) return true;
+  const mine = new Set([p.name, ...p.groups].map(normalizeIdentity));
+  return r.approvers.some((a) => mine.has(normalizeIdentity(a)));
 }
 
 /** The request, if the caller may see it; otherwise the same not_found a missing id gets. */
@@ -41,18 +51,18 @@ export async function loadVisible(
 export function scopeList(p: Principal, filter: ListFilter): ListFilter | undefined {
   if (hasRole(p, "admin")) return filter;
   const identities = [p.name, ...p.groups];
-  if (hasRole(p, "reviewer") && filter.requester !== p.name) {
+  const mine = (name: string) => identities.some((i) => sameIdentity(i, name));
+  const ownRequests = filter.requester !== undefined && sameIdentity(filter.requester, p.name);
+  if (hasRole(p, "reviewer") && !ownRequests) {
     const asked =
       filter.approver === undefined
         ? identities
-        : (Array.isArray(filter.approver) ? filter.approver : [filter.approver]).filter((a) =>
-            identities.includes(a),
-          );
+        : (Array.isArray(filter.approver) ? filter.approver : [filter.approver]).filter(mine);
     // With no name left, the store matches only requests open to everyone, which are visible.
     return { ...filter, approver: asked };
   }
   if (hasRole(p, "agent") || hasRole(p, "reviewer")) {
-    if (filter.requester !== undefined && filter.requester !== p.name) return undefined;
+    if (filter.requester !== undefined && !ownRequests) return undefined;
     return { ...filter, requester: p.name };
   }
   throw new HttpProblem(403, "forbidden", `the token of ${p.name} has no role that lists requests`);
@@ -64,32 +74,59 @@ export function decidingGroups(p: Principal, r: ApprovalRequest): string[] {
   return hasRole(p, "admin") ? [...new Set([...p.groups, ...r.approvers])] : [...p.groups];
 }
 
-/** Cancelling is for whoever created the request, and for admins. */
-export function assertMayCancel(p: Principal, r: ApprovalRequest): void {
-  if (hasRole(p, "admin") || r.requester === p.name) return;
+/** Cancelling is for whoever created the request, for admins, and for a reviewer who may decide
+ * it, who must say why (`reason`): a reviewer's way to withdraw a request it cannot simply reject
+ * (e.g. one whose agent allowed only approval). */
+export function assertMayCancel(
+  p: Principal,
+  r: ApprovalRequest,
+  reason: string | undefined,
+): void {
+  if (hasRole(p, "admin") || sameIdentity(r.requester, p.name)) return;
+  if (hasRole(p, "reviewer") && isApprover(p, r)) {
+    if (reason === undefined || reason.trim() === "") {
+      throw new HttpProblem(
+        422,
+        "invalid_input",
+        `a reviewer cancelling ${r.id} must give a \`reason\` (it goes to the requester and the audit log)`,
+        { field: "reason" },
+      );
+    }
+    return;
+  }
   throw new HttpProblem(
     403,
     "forbidden",
-    `${p.name} did not create ${r.id} and may not cancel it; reject it instead`,
+    `${p.name} did not create ${r.id}, may not decide it, and so may not cancel it`,
   );
 }
 
 /** Decides per event whether a caller may see it, remembering the answer per request. A request's
- * requester never changes and its approvers change only by escalation, which forgets the answer. */
-export function eventVisibility(airlock: Airlock, p: Principal) {
+ * requester never changes and its approvers change only by escalation, which forgets the answer.
+ * `lookup` reads what the check needs (the server's event hub shares one read among all streams);
+ * by default the request is read from the engine. */
+export function eventVisibility(
+  airlock: Airlock,
+  p: Principal,
+  lookup?: (
+    requestId: string,
+  ) => Promise<Pick<ApprovalRequest, "requester" | "approvers"> | undefined>,
+) {
   const cache = new Map<string, boolean>();
   const MAX = 10_000;
+  const read = lookup ?? ((id: string) => airlock.get(id));
   return async (requestId: string | undefined, type: string): Promise<boolean> => {
     if (hasRole(p, "admin")) return true;
     if (requestId === undefined) return false;
     if (type === "escalated") cache.delete(requestId);
     const known = cache.get(requestId);
     if (known !== undefined) return known;
-    let visible = false;
+    let visible: boolean;
     try {
-      visible = canSee(p, await airlock.get(requestId));
+      const r = await read(requestId);
+      visible = r !== undefined && canSee(p, r);
     } catch {
-      visible = false;
+      return false; // not remembered: the next event of this request asks again
     }
     if (cache.size >= MAX) cache.clear();
     cache.set(requestId, visible);

@@ -1,6 +1,7 @@
 // Authentication (who is calling: a bearer token looked up by its SHA-256) and the coarse role
 // checks of each route. Object-level rules (which requests a caller may see) live in access.ts.
 import type { Context, MiddlewareHandler } from "hono";
+import { normalizeIdentity } from "../core/identity.js";
 import type { Principal, ServerEnv } from "./env.js";
 import { HttpProblem } from "./problem.js";
 import type { RateLimiter } from "./rate-limit.js";
@@ -14,18 +15,17 @@ export interface AuthOptions {
   failures: RateLimiter | undefined;
 }
 
-/** Sets `principal` from `Authorization: Bearer <token>`, or answers 401. */
+/** Sets `principal` from `Authorization: Bearer <token>`, or answers 401.
+ *
+ * Only a token that is sent and refused counts as a failure of the caller's address, and a valid
+ * token is always served, whatever its address did (behind a proxy every client shares one): the
+ * limit slows down guessing, it never locks out someone holding a credential. A request with no
+ * credential at all gets its 401 without counting. */
 export function authenticate(options: AuthOptions): MiddlewareHandler<ServerEnv> {
   const { tokens, failures } = options;
   return async (c, next) => {
-    const addressKey = `addr:${clientAddress(c)}`;
-    if (failures) {
-      const state = failures.peek(addressKey);
-      if (!state.ok) throw tooManyFailures(state.retryAfterSeconds);
-    }
     const secret = bearer(c.req.header("authorization"));
     if (secret === undefined) {
-      failures?.take(addressKey);
       throw new HttpProblem(
         401,
         "unauthorized",
@@ -33,20 +33,25 @@ export function authenticate(options: AuthOptions): MiddlewareHandler<ServerEnv>
         { headers: CHALLENGE },
       );
     }
-    const record = await tokens.findByHash(hashToken(secret));
+    const hash = hashToken(secret);
+    const record = await tokens.findByHash(hash);
     if (!record) {
-      failures?.take(addressKey);
+      if (failures) {
+        const state = failures.take(`addr:${clientAddress(c)}`);
+        if (!state.ok) throw tooManyFailures(state.retryAfterSeconds);
+      }
       throw new HttpProblem(401, "unauthorized", "the API token is unknown or was revoked", {
         headers: { "www-authenticate": 'Bearer realm="airlock", error="invalid_token"' },
       });
     }
     const principal: Principal = {
       tokenId: record.id,
-      name: record.name,
+      name: normalizeIdentity(record.name),
       roles: record.roles,
-      groups: record.groups,
+      groups: record.groups.map(normalizeIdentity),
     };
     c.set("principal", principal);
+    c.set("tokenHash", hash);
     await next();
   };
 }

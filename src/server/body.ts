@@ -3,11 +3,23 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { z } from "zod";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../core/limits.js";
 import type { ServerEnv } from "./env.js";
 import { HttpProblem } from "./problem.js";
 
+/** The client went away (or broke the encoding) before its body was complete: its doing, not the
+ * server's, so a 400 (it is probably not there to read it), logged at debug level. */
+function unreadableBody(cause: unknown): HttpProblem {
+  return new HttpProblem(
+    400,
+    "invalid_input",
+    "the request body could not be read to its end (the connection closed mid-body?)",
+    { cause },
+  );
+}
+
 export function limitBody(maxBytes: number): MiddlewareHandler<ServerEnv> {
-  return bodyLimit({
+  const limit = bodyLimit({
     maxSize: maxBytes,
     onError: () => {
       throw new HttpProblem(
@@ -19,6 +31,19 @@ export function limitBody(maxBytes: number): MiddlewareHandler<ServerEnv> {
       );
     },
   });
+  // A chunked body is read here, before the route: a read that fails is the client's hang-up.
+  return async (c, next) => {
+    let reachedRoute = false;
+    try {
+      await limit(c, async () => {
+        reachedRoute = true;
+        await next();
+      });
+    } catch (err) {
+      if (reachedRoute || err instanceof HttpProblem) throw err;
+      throw unreadableBody(err);
+    }
+  };
 }
 
 /** Parses the JSON body with `schema`. An empty body counts as `{}` when `optional`. */
@@ -27,7 +52,12 @@ export async function readJson<S extends z.ZodType>(
   schema: S,
   options: { optional?: boolean } = {},
 ): Promise<{ data: z.output<S>; raw: Record<string, unknown> }> {
-  const text = await c.req.text();
+  let text: string;
+  try {
+    text = await c.req.text();
+  } catch (err) {
+    throw unreadableBody(err);
+  }
   if (text.trim() === "" && options.optional) return { data: parse(schema, {}), raw: {} };
   const type = c.req.header("content-type") ?? "";
   if (!/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
@@ -49,6 +79,14 @@ export async function readJson<S extends z.ZodType>(
   }
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new HttpProblem(400, "invalid_input", "the body must be a JSON object");
+  }
+  // The body itself is one level; the documents it carries (args, metadata, ...) get MAX_JSON_DEPTH.
+  if (jsonDepthExceeds(raw, MAX_JSON_DEPTH + 1)) {
+    throw new HttpProblem(
+      400,
+      "invalid_input",
+      `the body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep inside its fields; flatten it`,
+    );
   }
   return { data: parse(schema, raw), raw: raw as Record<string, unknown> };
 }

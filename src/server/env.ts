@@ -3,6 +3,10 @@
 import type { IncomingMessage } from "node:http";
 import type { Logger } from "pino";
 import type { Airlock } from "../core/engine.js";
+import type { CredentialWatch } from "./credentials.js";
+import type { EventHub } from "./event-hub.js";
+import type { ServerLimits } from "./limits.js";
+import type { StorageHealth } from "./storage-health.js";
 import type { Role } from "./tokens.js";
 
 /** The authenticated caller, from its token. */
@@ -20,6 +24,8 @@ export interface ServerEnv {
   Bindings: { incoming?: IncomingMessage };
   Variables: {
     principal: Principal;
+    /** The SHA-256 of the caller's token, to notice its revocation while a stream is open. */
+    tokenHash: string;
   };
 }
 
@@ -33,6 +39,15 @@ export interface RouteDeps {
   maxWaitSeconds: number;
   /** How often an idle event stream sends a comment line to keep proxies from closing it. */
   heartbeatMs: number;
+  /** Signals that end streams and long-polls once their token is revoked. */
+  credentials: CredentialWatch;
+  /** The server's one live tail of the audit log, shared by every event stream. */
+  events: EventHub;
+  /** Storage faults seen by requests (a 503 episode), shown on /healthz. */
+  storage: StorageHealth;
+  limits: ServerLimits;
+  /** Event streams one token may hold open at once. */
+  maxStreamsPerToken: number;
 }
 
 export function hasRole(p: Principal, role: Role): boolean {

@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import { type ErrorCode, isAirlockError } from "../core/errors.js";
 import { type ApprovalRequest, approvalRequestSchema, decisionSchema } from "../core/schemas.js";
+import type { StorageHealth } from "./storage-health.js";
 
 /** Codes of problems raised by the HTTP layer, beside the domain's `ErrorCode`s. */
 export type HttpCode =
@@ -14,6 +15,8 @@ export type HttpCode =
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"
+  | "quota_exceeded"
+  | "too_many_streams"
   | "unavailable"
   | "route_not_found"
   | "internal";
@@ -31,6 +34,9 @@ export const problemSchema = z.object({
   request: approvalRequestSchema.optional(),
   decision: decisionSchema.optional(),
   retryAfterSeconds: z.number().optional(),
+  /** For 429 `quota_exceeded`: the requester's pending requests and their stored bytes. */
+  pending: z.number().int().optional(),
+  pendingBytes: z.number().int().optional(),
 });
 export type Problem = z.infer<typeof problemSchema>;
 
@@ -74,9 +80,15 @@ export class HttpProblem extends Error {
     status: number,
     code: ErrorCode | HttpCode,
     detail: string,
-    options: { field?: string; headers?: Record<string, string>; extra?: Partial<Problem> } = {},
+    options: {
+      field?: string;
+      headers?: Record<string, string>;
+      extra?: Partial<Problem>;
+      /** What went wrong underneath; logged at debug level only (the client's own doing). */
+      cause?: unknown;
+    } = {},
   ) {
-    super(detail);
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "HttpProblem";
     this.status = status;
     this.code = code;
@@ -102,13 +114,21 @@ export function problem(
   };
 }
 
+/** Seconds a client is asked to wait after a storage fault when the error names no time itself. */
+export const STORE_RETRY_AFTER_SECONDS = 2;
+
 /** Maps any thrown value to a problem. Unknown errors are logged (with their stack) and answered
- * with a bare 500. */
+ * with a bare 500. A storage fault (`store_unavailable`) is a 503 with `Retry-After`, logged once per
+ * episode through `storage` (every time when there is none). */
 export function toProblem(
   err: unknown,
   logger: Logger,
+  storage?: StorageHealth,
 ): { body: Problem; headers: Record<string, string> } {
   if (err instanceof HttpProblem) {
+    if (err.cause !== undefined) {
+      logger.debug({ cause: err.cause, code: err.code }, `answered ${err.status}: ${err.message}`);
+    }
     const extra: Partial<Problem> = { ...err.extra };
     if (err.field !== undefined) extra.field = err.field;
     return { body: problem(err.status, err.code, err.message, extra), headers: err.headers };
@@ -124,6 +144,25 @@ export function toProblem(
         extra.request = request;
         if (request.decision) extra.decision = request.decision;
       }
+    }
+    if (err.code === "store_unavailable") {
+      if (!storage) logger.warn({ err }, "request failed: storage unavailable");
+      else storage.fault(err);
+      const asked = (err as { retryAfterMs?: unknown }).retryAfterMs;
+      const seconds =
+        typeof asked === "number" && Number.isFinite(asked) && asked > 0
+          ? Math.ceil(asked / 1000)
+          : STORE_RETRY_AFTER_SECONDS;
+      extra.retryAfterSeconds = seconds;
+      return {
+        body: problem(
+          503,
+          "store_unavailable",
+          `the server's storage is unavailable right now (${err.message}); retry in ${seconds} s (with the same idempotency key, a retried create cannot make a second request)`,
+          extra,
+        ),
+        headers: { "retry-after": String(seconds) },
+      };
     }
     if (status >= 500) logger.warn({ code: err.code, msg: err.message }, "request failed");
     return { body: problem(status, err.code, err.message, extra), headers: {} };
@@ -143,14 +182,19 @@ export function toProblem(
 export function problemResponse(body: Problem, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
     status: body.status,
-    headers: { ...headers, "content-type": "application/problem+json" },
+    // A 409 carries the request (its args): like every API answer, it is not for caches.
+    headers: {
+      ...headers,
+      "content-type": "application/problem+json",
+      "cache-control": "no-store",
+    },
   });
 }
 
 /** Hono's `onError` handler. */
-export function onError(logger: Logger) {
+export function onError(logger: Logger, storage?: StorageHealth) {
   return (err: Error, _c: Context): Response => {
-    const { body, headers } = toProblem(err, logger);
+    const { body, headers } = toProblem(err, logger, storage);
     return problemResponse(body, headers);
   };
 }

@@ -20,7 +20,12 @@ export const createRequestBody = requestInputSchema;
 
 /** `POST /v1/requests/:id/decisions`. `reviewer` may be left out (it is the token's principal) or
  * repeat it; `groups` may only name groups of the token. */
-export const decisionBody = decisionInputSchema.extend({ reviewer: name.optional() });
+export const decisionBody = decisionInputSchema.extend({
+  reviewer: name.optional(),
+  /** Ignored: the server records the channel the decision arrived by (`api`). Accepted so clients
+   * that send one keep working. */
+  channel: z.string().max(100).optional(),
+});
 
 export const cancelBody = z
   .object({
@@ -36,7 +41,14 @@ export const listQuery = z.object({
   approver: oneOrMany(name).optional(),
   requester: name.optional(),
   cursor: z.string().min(1).max(200).optional(),
-  limit: z.coerce.number().int().min(1).max(500).optional(),
+  /** Requests per page; a value above 100 is lowered to 100. @default 50 */
+  limit: z.coerce.number().int().min(1).max(10_000).optional(),
+  /** `newest` first (the default), `oldest` first, or by `deadline` (soonest first, then those
+   * without one). */
+  order: z.enum(["newest", "oldest", "deadline"]).optional(),
+  /** `summary`: each item is a summary read from columns (no args, preview or items), cheap
+   * whatever is stored; `full` (the default): the whole requests. */
+  view: z.enum(["full", "summary"]).optional(),
 });
 
 export const waitQuery = z.object({
@@ -97,4 +109,18 @@ export const tokenCreated = tokenRecordSchema.extend({
 });
 export const tokenList = z.object({ items: z.array(tokenRecordSchema) });
 
-export const health = z.object({ ok: z.boolean(), shuttingDown: z.boolean() });
+export const health = z.object({
+  /** `ok`; `degraded` while the storage fails (the server still answers, with 503 where it must
+   * write); `shutting_down` while it closes (the only status answered with 503). */
+  status: z.enum(["ok", "degraded", "shutting_down"]),
+  /** True when `status` is `ok`. */
+  ok: z.boolean(),
+  shuttingDown: z.boolean(),
+  storage: z.object({
+    ok: z.boolean(),
+    /** When the current storage fault started (epoch ms). */
+    since: z.number().optional(),
+    /** Requests that failed on storage in this fault. */
+    failures: z.number().int().optional(),
+  }),
+});

@@ -1,15 +1,19 @@
 // Assembles the HTTP server: options resolved in one place, then middleware in the order a request
 // meets it (shutdown guard, metrics, authentication, rate limit, body limit), then the routes.
-import { Hono } from "hono";
+import { createHash, timingSafeEqual } from "node:crypto";
+import { Hono, type MiddlewareHandler } from "hono";
 import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { Airlock } from "../core/engine.js";
-import { authenticate, limitRate } from "./auth.js";
+import { authenticate, limitRate, requireRole } from "./auth.js";
 import { limitBody } from "./body.js";
+import { createCredentialWatch } from "./credentials.js";
 import type { RouteDeps, ServerEnv } from "./env.js";
+import { createEventHub } from "./event-hub.js";
 import { inboxRoutes } from "./inbox/routes.js";
 import { createLifecycle, type Listening, type ListenOptions } from "./lifecycle.js";
-import { createServerMetrics } from "./metrics.js";
+import { resolveLimits, type ServerLimits } from "./limits.js";
+import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { HttpProblem, onError, problem, problemResponse } from "./problem.js";
 import { createRateLimiter, type RateLimitOptions } from "./rate-limit.js";
@@ -17,6 +21,7 @@ import { auditRoutes } from "./routes/audit.js";
 import { eventRoutes } from "./routes/events.js";
 import { requestRoutes } from "./routes/requests.js";
 import { tokenRoutes } from "./routes/tokens.js";
+import { createStorageHealth } from "./storage-health.js";
 import type { TokenStore } from "./tokens.js";
 
 export interface ServerOptions {
@@ -29,10 +34,28 @@ export interface ServerOptions {
   logger?: Logger;
   /** Largest request body accepted; larger ones get 413. @default 1048576 (1 MiB) */
   bodyLimitBytes?: number;
-  /** Requests per token; `false` turns the limit off. @default { max: 600, windowMs: 60000 } */
+  /** Requests per token (API routes), a token bucket: `max` in a burst and per `windowMs` on
+   * average; past it 429 `rate_limited` with Retry-After. `false` turns the limit off. `airlock
+   * serve --rate-limit 600/60s` (see `parseRateLimit`). @default { max: 600, windowMs: 60000 } */
   rateLimit?: RateLimitOptions | false;
-  /** Failed authentications per client address. @default { max: 30, windowMs: 60000 } */
+  /** Refused tokens per client address; past it a refused token gets 429 instead of 401. A valid
+   * token is always served, and a request without any token never counts.
+   * @default { max: 30, windowMs: 60000 } */
   authFailureLimit?: RateLimitOptions | false;
+  /** Size limits per field and pending quotas per requester; see `ServerLimits` for the defaults. */
+  limits?: Partial<ServerLimits>;
+  /** Event streams (`GET /v1/events`) one token may hold open at once; one more answers 429
+   * `too_many_streams`. @default 8 */
+  maxStreamsPerToken?: number;
+  /** How often open streams and long-polls re-check that their token is still valid, in ms (a
+   * revocation through this server's API ends them at once). @default 2000 */
+  credentialCheckMs?: number;
+  /** A storage fault episode (503 `store_unavailable`, `degraded` on /healthz) ends after a
+   * successful write or this long without a failure, in ms. @default 30000 */
+  storageQuietMs?: number;
+  /** A bearer secret that may read `GET /metrics` (a Prometheus scraper's), besides admin tokens.
+   * @default none: admins only */
+  metricsToken?: string;
   /** The longest a long-poll waits, in seconds. @default 60 */
   maxWaitSeconds?: number;
   /** Comment lines on idle event streams, in ms. @default 15000 */
@@ -43,9 +66,11 @@ export interface ServerOptions {
   registry?: Registry;
 }
 
-type Resolved = Required<Omit<ServerOptions, "registry" | "logger">> & {
+type Resolved = Required<Omit<ServerOptions, "registry" | "logger" | "limits" | "metricsToken">> & {
   logger: Logger;
   registry: Registry | undefined;
+  limits: ServerLimits;
+  metricsToken: string | undefined;
 };
 
 const DEFAULTS = {
@@ -55,6 +80,9 @@ const DEFAULTS = {
   maxWaitSeconds: 60,
   heartbeatMs: 15_000,
   shutdownGraceMs: 10_000,
+  maxStreamsPerToken: 8,
+  credentialCheckMs: 2000,
+  storageQuietMs: 30_000,
 } satisfies Partial<ServerOptions>;
 
 function resolve(options: ServerOptions): Resolved {
@@ -68,9 +96,25 @@ function resolve(options: ServerOptions): Resolved {
     maxWaitSeconds: options.maxWaitSeconds ?? DEFAULTS.maxWaitSeconds,
     heartbeatMs: options.heartbeatMs ?? DEFAULTS.heartbeatMs,
     shutdownGraceMs: options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs,
+    limits: resolveLimits(options.limits),
+    maxStreamsPerToken: options.maxStreamsPerToken ?? DEFAULTS.maxStreamsPerToken,
+    credentialCheckMs: options.credentialCheckMs ?? DEFAULTS.credentialCheckMs,
+    storageQuietMs: options.storageQuietMs ?? DEFAULTS.storageQuietMs,
+    metricsToken: options.metricsToken,
     registry: options.registry,
   };
   positive("bodyLimitBytes", r.bodyLimitBytes);
+  positive("maxStreamsPerToken", r.maxStreamsPerToken);
+  positive("credentialCheckMs", r.credentialCheckMs);
+  positive("storageQuietMs", r.storageQuietMs);
+  if (r.metricsToken !== undefined && r.metricsToken.length < 16) {
+    throw new TypeError(
+      `Expected \`metricsToken\` to be a secret of 16 characters or more, got ${r.metricsToken.length}`,
+    );
+  }
+  // Built now, so a bad limit fails at start-up with its name rather than on the first request.
+  if (r.rateLimit) createRateLimiter(r.rateLimit);
+  if (r.authFailureLimit) createRateLimiter(r.authFailureLimit);
   positive("maxWaitSeconds", r.maxWaitSeconds);
   positive("heartbeatMs", r.heartbeatMs);
   if (!(r.shutdownGraceMs >= 0)) {
@@ -101,16 +145,45 @@ export interface AirlockServer {
   close(): Promise<void>;
 }
 
+async function metricsResponse(metrics: ServerMetrics): Promise<Response> {
+  const text = await metrics.registry.metrics();
+  return new Response(text, {
+    status: 200,
+    headers: { "content-type": metrics.registry.contentType, "cache-control": "no-store" },
+  });
+}
+
+/** Serves /metrics to a request bearing the metrics token; anything else goes on to authentication. */
+function metricsTokenGate(secret: string, metrics: ServerMetrics): MiddlewareHandler<ServerEnv> {
+  const expected = createHash("sha256").update(secret).digest();
+  return async (c, next) => {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
+    const given = match?.[1];
+    if (given !== undefined && c.req.method === "GET") {
+      const digest = createHash("sha256").update(given).digest();
+      if (timingSafeEqual(digest, expected)) return metricsResponse(metrics);
+    }
+    await next();
+  };
+}
+
 export function createServer(options: ServerOptions): AirlockServer {
   const o = resolve(options);
   const { airlock, logger } = o;
   const metrics = createServerMetrics(airlock, logger, o.registry);
+  const storage = createStorageHealth(logger, o.storageQuietMs);
+  const credentials = createCredentialWatch(o.auth.tokens, logger, o.credentialCheckMs);
+  const events = createEventHub(airlock, logger);
   const app = new Hono<ServerEnv>();
   const lifecycle = createLifecycle({
     fetch: (request, env) => app.fetch(request, env),
     logger,
     graceMs: o.shutdownGraceMs,
-    onClose: () => metrics.stop(),
+    onClose: () => {
+      metrics.stop();
+      credentials.stop();
+      events.stop();
+    },
   });
   const deps: RouteDeps = {
     airlock,
@@ -118,9 +191,14 @@ export function createServer(options: ServerOptions): AirlockServer {
     shutdown: lifecycle.shutdown,
     maxWaitSeconds: o.maxWaitSeconds,
     heartbeatMs: o.heartbeatMs,
+    credentials,
+    events,
+    storage,
+    limits: o.limits,
+    maxStreamsPerToken: o.maxStreamsPerToken,
   };
 
-  app.onError(onError(logger));
+  app.onError(onError(logger, storage));
   app.notFound(() =>
     problemResponse(problem(404, "route_not_found", "no such route; see /openapi.json")),
   );
@@ -136,11 +214,22 @@ export function createServer(options: ServerOptions): AirlockServer {
   });
   app.use("*", metrics.observe);
 
-  app.get("/healthz", (c) =>
-    c.json(
-      { ok: !lifecycle.closing, shuttingDown: lifecycle.closing },
-      lifecycle.closing ? 503 : 200,
-    ),
+  // Answers from memory, never from the store (a locked or full database must not stall it).
+  // `degraded` is a 200: the server still answers reads and tells writers when to retry; taking
+  // every instance out of a load balancer over a shared database fault would only make it worse.
+  app.get("/healthz", (c) => {
+    const s = storage.state();
+    const closing = lifecycle.closing;
+    const status = closing ? "shutting_down" : s.ok ? "ok" : "degraded";
+    const storageState = s.ok ? { ok: true } : { ok: false, since: s.since, failures: s.failures };
+    c.header("cache-control", "no-store");
+    return c.json(
+      { status, ok: status === "ok", shuttingDown: closing, storage: storageState },
+      closing ? 503 : 200,
+    );
+  });
+  app.get("/robots.txt", (c) =>
+    c.text("User-agent: *\nDisallow: /\n", 200, { "cache-control": "public, max-age=3600" }),
   );
 
   // The web inbox authenticates with its own session cookie, so it comes before the API's bearer
@@ -157,6 +246,9 @@ export function createServer(options: ServerOptions): AirlockServer {
     }),
   );
 
+  // A scraper's own secret opens /metrics only; everyone else needs an admin token (below).
+  if (o.metricsToken !== undefined) app.use("/metrics", metricsTokenGate(o.metricsToken, metrics));
+
   app.use(
     "*",
     authenticate({
@@ -166,16 +258,21 @@ export function createServer(options: ServerOptions): AirlockServer {
   );
   if (o.rateLimit) app.use("*", limitRate(createRateLimiter(o.rateLimit)));
   app.use("*", limitBody(o.bodyLimitBytes));
+  app.use("/v1/*", async (c, next) => {
+    // Answers carry requests and their args: never kept by a browser or a shared cache.
+    c.header("cache-control", "no-store");
+    await next();
+    // A write that went through ends a storage fault episode.
+    if (c.req.method !== "GET" && c.res.status >= 200 && c.res.status < 300) storage.recovered();
+  });
 
   app.route("/v1/requests", requestRoutes(deps));
   app.route("/v1/events", eventRoutes(deps));
   app.route("/v1/audit", auditRoutes(deps));
   app.route("/v1/tokens", tokenRoutes(deps, o.auth.tokens));
   app.get("/openapi.json", (c) => c.json(openApiDocument()));
-  app.get("/metrics", async (c) => {
-    const text = await metrics.registry.metrics();
-    return c.body(text, 200, { "content-type": metrics.registry.contentType });
-  });
+  // Global counts and per-route statistics: for operators (admins, or the metrics token) only.
+  app.get("/metrics", requireRole("admin"), () => metricsResponse(metrics));
 
   return {
     app,

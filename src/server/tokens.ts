@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { z } from "zod";
 import { InvalidInputError, NotFoundError } from "../core/errors.js";
+import { normalizeIdentity } from "../core/identity.js";
 import { newRequestId } from "../core/ids.js";
 
 export const ROLES = ["agent", "reviewer", "admin"] as const;
@@ -88,9 +89,10 @@ export async function createToken(
   const token = newTokenSecret();
   const record: TokenRecord = {
     id: newTokenId(now),
-    name: parsed.data.name,
+    // One normal form (case, Unicode NFC, spaces), so `Alice` and `alice` are one identity.
+    name: normalizeIdentity(parsed.data.name),
     roles: [...new Set(parsed.data.roles)],
-    groups: [...new Set(parsed.data.groups)],
+    groups: [...new Set(parsed.data.groups.map(normalizeIdentity))],
     createdAt: now,
   };
   await store.put(record, hashToken(token));

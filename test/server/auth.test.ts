@@ -120,7 +120,15 @@ const cases: Case[] = [
     name: "cancel visible",
     method: "POST",
     path: async () => `/v1/requests/${await fresh()}/cancel`,
-    expected: { agent: 200, reviewer: 403, admin: 200 },
+    // A reviewer who may decide may cancel too, but only with a reason (see the cancel tests).
+    expected: { agent: 200, reviewer: 422, admin: 200 },
+  },
+  {
+    name: "cancel visible, with a reason",
+    method: "POST",
+    path: async () => `/v1/requests/${await fresh()}/cancel`,
+    body: () => ({ reason: "the agent offered no way to say no" }),
+    expected: { agent: 200, reviewer: 200, admin: 200 },
   },
   {
     name: "cancel hidden",
@@ -199,7 +207,7 @@ const cases: Case[] = [
     name: "metrics",
     method: "GET",
     path: () => "/metrics",
-    expected: { agent: 200, reviewer: 200, admin: 200 },
+    expected: { agent: 403, reviewer: 403, admin: 200 },
   },
   {
     name: "openapi",
@@ -278,7 +286,12 @@ describe("authentication", () => {
     }
     const health = await s.call(undefined, "GET", "/healthz");
     expect(health.status).toBe(200);
-    expect(health.body).toEqual({ ok: true, shuttingDown: false });
+    expect(health.body).toEqual({
+      status: "ok",
+      ok: true,
+      shuttingDown: false,
+      storage: { ok: true },
+    });
   });
 
   it("answers 401 for an unknown token, a malformed header and a revoked token", async () => {
@@ -401,14 +414,46 @@ describe("rate limits", () => {
     }
   });
 
-  it("answers 429 to an address after repeated failed authentications", async () => {
+  it("answers 429 to an address after repeated failed authentications, and still serves valid tokens from it", async () => {
     const limited = await startTestServer({ authFailureLimit: { max: 2, windowMs: 60_000 } });
     try {
       expect((await call(limited.url, "bad-1", "GET", "/v1/requests")).status).toBe(401);
       expect((await call(limited.url, "bad-2", "GET", "/v1/requests")).status).toBe(401);
-      const blocked = await call(limited.url, limited.tokens.admin, "GET", "/v1/requests");
+      const blocked = await call(limited.url, "bad-3", "GET", "/v1/requests");
       expect(blocked.status).toBe(429);
       expect(blocked.body.code).toBe("rate_limited");
+      expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      // The address is over its limit, yet a valid credential is served: the limit slows down
+      // guessing, it never locks out a client (behind a proxy all clients share one address).
+      const admin = await call(limited.url, limited.tokens.admin, "GET", "/v1/requests");
+      expect(admin.status).toBe(200);
+      const agent = await call(
+        limited.url,
+        limited.tokens.agent,
+        "POST",
+        "/v1/requests",
+        gate("t"),
+      );
+      expect(agent.status).toBe(201);
+      expect((await call(limited.url, "bad-4", "GET", "/v1/requests")).status).toBe(429);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it("does not count requests that carry no credential at all (public paths, probes)", async () => {
+    const limited = await startTestServer({ authFailureLimit: { max: 2, windowMs: 60_000 } });
+    try {
+      for (let i = 0; i < 10; i++) {
+        expect((await call(limited.url, undefined, "GET", "/robots.txt")).status).toBe(200);
+        expect((await call(limited.url, undefined, "GET", "/healthz")).status).toBe(200);
+        expect((await call(limited.url, undefined, "GET", "/v1/requests")).status).toBe(401);
+      }
+      // None of those counted: a wrong token is still answered 401, not 429.
+      expect((await call(limited.url, "bad-1", "GET", "/v1/requests")).status).toBe(401);
+      expect((await call(limited.url, limited.tokens.admin, "GET", "/v1/requests")).status).toBe(
+        200,
+      );
     } finally {
       await limited.close();
     }
@@ -428,8 +473,9 @@ describe("rate limits", () => {
     try {
       expect((await ask("bad-1", "10.0.0.1")).status).toBe(401);
       expect((await ask("bad-2", "10.0.0.1")).status).toBe(401);
-      expect((await ask(limited.tokens.admin, "10.0.0.1")).status).toBe(429);
-      expect((await ask(limited.tokens.admin, "10.0.0.2")).status).toBe(200);
+      expect((await ask("bad-3", "10.0.0.1")).status).toBe(429);
+      expect((await ask("bad-3", "10.0.0.2")).status).toBe(401);
+      expect((await ask(limited.tokens.admin, "10.0.0.1")).status).toBe(200);
     } finally {
       await limited.close();
     }

@@ -5,6 +5,7 @@ import pino from "pino";
 import { register as globalRegistry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAirlock } from "../../src/core/engine.js";
+import { createServer } from "../../src/server/server.js";
 import { createToken, hashToken, memoryTokenStore } from "../../src/server/tokens.js";
 import { sqliteTokenStore } from "../../src/server/tokens-sqlite.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
@@ -152,9 +153,9 @@ describe("HTTP meta routes", () => {
     let text = "";
     for (let i = 0; i < 50 && !text.includes('airlock_decisions_total{outcome="approved"'); i++) {
       await new Promise((resolve) => setTimeout(resolve, 20));
-      text = (await s.call(s.tokens.agent, "GET", "/metrics")).text;
+      text = (await s.call(s.tokens.admin, "GET", "/metrics")).text;
     }
-    const r = await s.call(s.tokens.agent, "GET", "/metrics");
+    const r = await s.call(s.tokens.admin, "GET", "/metrics");
     expect(r.headers.get("content-type")).toMatch(/^text\/plain/);
     expect(r.text).toMatch(/airlock_decisions_total\{outcome="approved",method="approve_all"\} 1/);
     expect(r.text).toMatch(/airlock_pending_requests [1-9]/);
@@ -172,7 +173,37 @@ describe("HTTP meta routes", () => {
   it("answers /healthz without a token", async () => {
     const r = await s.call(undefined, "GET", "/healthz");
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ ok: true, shuttingDown: false });
+    expect(r.body).toEqual({ status: "ok", ok: true, shuttingDown: false, storage: { ok: true } });
+    expect(r.headers.get("cache-control")).toBe("no-store");
     expect((await s.call(undefined, "GET", "/metrics")).status).toBe(401);
+  });
+
+  it("serves /metrics to admins and to the metrics token only (global counts are not for agents or reviewers)", async () => {
+    for (const token of [s.tokens.agent, s.tokens.alice, s.tokens.dual]) {
+      const r = await s.call(token, "GET", "/metrics");
+      expect(r.status).toBe(403);
+      expect(r.text).not.toContain("airlock_pending_requests");
+    }
+    expect((await s.call(s.tokens.admin, "GET", "/metrics")).status).toBe(200);
+
+    const scraped = await startTestServer({ metricsToken: "scrape-secret-0123456789" });
+    try {
+      const r = await scraped.call("scrape-secret-0123456789", "GET", "/metrics");
+      expect(r.status).toBe(200);
+      expect(r.text).toContain("airlock_pending_requests");
+      // The metrics token opens nothing else, and a wrong one is refused.
+      expect((await scraped.call("scrape-secret-0123456789", "GET", "/v1/requests")).status).toBe(
+        401,
+      );
+      expect((await scraped.call("scrape-secret-wrong-000000", "GET", "/metrics")).status).toBe(
+        401,
+      );
+      expect((await scraped.call(scraped.tokens.agent, "GET", "/metrics")).status).toBe(403);
+    } finally {
+      await scraped.close();
+    }
+    expect(() =>
+      createServer({ airlock: s.airlock, auth: { tokens: s.tokenStore }, metricsToken: "short" }),
+    ).toThrow(/metricsToken/);
   });
 });

@@ -95,13 +95,15 @@ describe("POST /v1/requests", () => {
       gate("Secret plan", { key: "k-private" }),
     );
     const r = await s.call(
-      s.tokens.agent2,
+      s.tokens.dual,
       "POST",
       "/v1/requests",
       gate("Probe", { key: "k-private" }),
     );
-    expectProblem(r, 409, "conflict");
-    expect(r.body.request).toBeUndefined();
+    // Keys are scoped per requester: the other agent's key is its own, a new request, and nothing
+    // of the first one shows.
+    expect(r.status).toBe(201);
+    expect(r.body.id).not.toBe(mine.body.id);
     expect(r.text).not.toContain(mine.body.id);
     expect(r.text).not.toContain("Secret plan");
   });
@@ -204,7 +206,7 @@ describe("POST /v1/requests", () => {
       s.tokens.agent,
       "POST",
       "/v1/requests",
-      gate("Near", { summary: "y".repeat(99_000) }),
+      gate("Near", { summary: "y".repeat(60_000), preview: "p".repeat(250_000) }),
     );
     expect(r.status).toBe(201);
   });
@@ -360,12 +362,22 @@ describe("POST /v1/requests/:id/decisions", () => {
       status: "approved",
     });
     expect(extra.body.field).toBe("status");
-    const system = await s.call(s.tokens.alice, "POST", `/v1/requests/${id}/decisions`, {
-      outcome: "approved",
-      channel: "system",
-    });
-    expectProblem(system, 400, "invalid_input");
-    expect(system.body.field).toBe("channel");
+  });
+
+  it("records the channel the decision arrived by (api), whatever the body claims", async () => {
+    for (const claimed of ["email", "system", "slack", undefined]) {
+      const id = await pending();
+      const r = await s.call(s.tokens.alice, "POST", `/v1/requests/${id}/decisions`, {
+        outcome: "approved",
+        ...(claimed === undefined ? {} : { channel: claimed }),
+      });
+      expect(r.status, String(claimed)).toBe(200);
+      expect(r.body.decision.channel).toBe("api");
+      expect(r.body.decisions[0].channel).toBe("api");
+      const trail = await s.call(s.tokens.alice, "GET", `/v1/audit?requestId=${id}`);
+      const decided = trail.body.items.find((e: { type: string }) => e.type === "decided");
+      expect(JSON.stringify(decided.data)).not.toContain(`"${claimed ?? "none"}"`);
+    }
   });
 
   it("answers 403 when the body names another reviewer or groups the token lacks", async () => {

@@ -1,6 +1,7 @@
 // GET /v1/audit (a request's events, or for admins the whole log), POST /v1/audit (an agent reports
 // what it executed without a human, or its progress) and GET /v1/audit/verify.
 import { Hono } from "hono";
+import { ConflictError } from "../../core/errors.js";
 import { loadVisible } from "../access.js";
 import { requireRole } from "../auth.js";
 import { parse, queryObject, readJson } from "../body.js";
@@ -40,7 +41,17 @@ export function auditRoutes(deps: RouteDeps): Hono<ServerEnv> {
   app.post("/", requireRole("agent", "admin"), async (c) => {
     const p = c.var.principal;
     const { data } = await readJson(c, auditAppendBody);
-    if (data.requestId !== undefined) await loadVisible(airlock, p, data.requestId);
+    if (data.requestId !== undefined) {
+      const request = await loadVisible(airlock, p, data.requestId);
+      // "Executed without a human" belongs to an approved request only: reporting it on a rejected,
+      // pending or cancelled one would put a false story in the audit log.
+      if (data.type === "auto_executed" && request.status !== "approved") {
+        throw new ConflictError(
+          `${request.id} is ${request.status}, not approved: an auto_executed event cannot be recorded for it`,
+          request,
+        );
+      }
+    }
     // The actor is whoever holds the token; a name the agent gave itself is kept, but only as data.
     const extra =
       data.actor !== undefined && data.actor !== p.name ? { claimedActor: data.actor } : {};

@@ -17,6 +17,8 @@ const RETRY_MS = 1000;
 export function eventRoutes(deps: RouteDeps): Hono<ServerEnv> {
   const { airlock, logger } = deps;
   const app = new Hono<ServerEnv>();
+  /** Open streams per token id, for `maxStreamsPerToken`. */
+  const streamsByToken = new Map<string, number>();
 
   app.get("/", async (c) => {
     const p = c.var.principal;
@@ -36,10 +38,21 @@ export function eventRoutes(deps: RouteDeps): Hono<ServerEnv> {
     }
     if (q.requestId !== undefined) await loadVisible(airlock, p, q.requestId);
     const types: EventType[] | undefined = q.types === undefined ? undefined : [q.types].flat();
+    const open = streamsByToken.get(p.tokenId) ?? 0;
+    if (open >= deps.maxStreamsPerToken) {
+      throw new HttpProblem(
+        429,
+        "too_many_streams",
+        `this token already has ${open} event streams open, the most this server allows (maxStreamsPerToken); close one, or follow several requests on one stream`,
+      );
+    }
     // "From now on" is fixed here, before the answer starts, so nothing written after this request
     // arrived can fall between the client connecting and the stream starting.
     const start = after ?? (await airlock.store.auditHead())?.seq ?? 0;
-    const visible = eventVisibility(airlock, p);
+    const visible = eventVisibility(airlock, p, deps.events.facts);
+    // Counted from here: nothing below can fail before the stream's own `finally` runs.
+    streamsByToken.set(p.tokenId, open + 1);
+    const credential = deps.credentials.watch(c.var.tokenHash);
 
     return streamSSE(c, async (stream: SSEStreamingApi) => {
       const stop = new AbortController();
@@ -47,10 +60,13 @@ export function eventRoutes(deps: RouteDeps): Hono<ServerEnv> {
       stream.onAbort(abort);
       c.req.raw.signal.addEventListener("abort", abort, { once: true });
       deps.shutdown.addEventListener("abort", abort, { once: true });
+      // A revoked token ends its streams: nothing more is delivered on its authority.
+      credential.signal.addEventListener("abort", abort, { once: true });
       const heartbeat = setInterval(() => {
         void stream.write(": keep-alive\n\n");
       }, deps.heartbeatMs);
       try {
+        if (credential.signal.aborted) return;
         // A first message without an id: tells the client the stream is open and where it starts,
         // and leaves its Last-Event-ID as it was.
         await stream.writeSSE({
@@ -60,14 +76,16 @@ export function eventRoutes(deps: RouteDeps): Hono<ServerEnv> {
         });
         // Every type reaches the visibility check, filtered only after it: an escalation changes
         // who may see a request, even on a stream that does not send escalations.
-        for await (const e of airlock.events({
+        for await (const e of deps.events.tail({
           after: start,
           signal: stop.signal,
           ...(q.requestId === undefined ? {} : { requestId: q.requestId }),
         })) {
-          if (stream.aborted || stream.closed) break;
+          if (stream.aborted || stream.closed || stop.signal.aborted) break;
           if (!(await visible(e.requestId, e.type))) continue;
           if (types !== undefined && !types.includes(e.type)) continue;
+          // Checked again after the (possibly slow) visibility read, right before delivering.
+          if (credential.signal.aborted) break;
           await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(e) });
         }
       } catch (err) {
@@ -76,6 +94,11 @@ export function eventRoutes(deps: RouteDeps): Hono<ServerEnv> {
         clearInterval(heartbeat);
         c.req.raw.signal.removeEventListener("abort", abort);
         deps.shutdown.removeEventListener("abort", abort);
+        credential.signal.removeEventListener("abort", abort);
+        credential.release();
+        const left = (streamsByToken.get(p.tokenId) ?? 1) - 1;
+        if (left > 0) streamsByToken.set(p.tokenId, left);
+        else streamsByToken.delete(p.tokenId);
       }
     });
   });

@@ -1,17 +1,22 @@
 // /v1/requests: create (idempotent by key), list, read, long-poll wait, decide, cancel.
 import { Hono } from "hono";
+import type { Airlock } from "../../core/engine.js";
 import { ConflictError, isAirlockError } from "../../core/errors.js";
+import { sameIdentity } from "../../core/identity.js";
 import type { ApprovalRequest, OnTimeout } from "../../core/schemas.js";
-import type { ListFilter } from "../../store/store.js";
+import type { ListFilter, Page, RequestSummary, Store } from "../../store/store.js";
 import { assertMayCancel, canSee, decidingGroups, loadVisible, scopeList } from "../access.js";
 import { requireRole } from "../auth.js";
 import { parse, queryObject, readJson } from "../body.js";
 import { hasRole, type Principal, type RouteDeps, type ServerEnv } from "../env.js";
+import { checkDocumentSizes, checkEditedArgsSize, checkQuota, jsonBytes } from "../limits.js";
 import { HttpProblem } from "../problem.js";
 import { cancelBody, createRequestBody, decisionBody, listQuery, waitQuery } from "../schemas.js";
 
 /** Seconds a long-poll waits when the caller names no timeout. */
 const DEFAULT_WAIT_SECONDS = 30;
+/** The most requests one page of `GET /v1/requests` holds (a larger `limit` is lowered to it). */
+export const MAX_LIST_LIMIT = 100;
 
 export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
   const { airlock } = deps;
@@ -41,6 +46,8 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
       );
     }
     const key = idempotencyKey(data.key, c.req.header("idempotency-key"));
+    checkDocumentSizes(data, deps.limits);
+    await checkQuota(airlock.store, p.name, jsonBytes(raw), deps.limits);
     const input = { ...data, requester: p.name, ...(key === undefined ? {} : { key }) };
     let created: ApprovalRequest;
     try {
@@ -70,9 +77,14 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     if (q.approver !== undefined) filter.approver = q.approver;
     if (q.requester !== undefined) filter.requester = q.requester;
     if (q.cursor !== undefined) filter.cursor = q.cursor;
-    if (q.limit !== undefined) filter.limit = q.limit;
+    // Bounded work per page whatever is stored: at most MAX_LIST_LIMIT full requests.
+    filter.limit = Math.min(q.limit ?? 50, MAX_LIST_LIMIT);
+    if (q.order !== undefined) filter.order = q.order;
     const scoped = scopeList(c.var.principal, filter);
-    return c.json(scoped ? await airlock.list(scoped) : { items: [] });
+    if (!scoped) return c.json({ items: [] });
+    return c.json(
+      q.view === "summary" ? await listSummaries(airlock, scoped) : await airlock.list(scoped),
+    );
   });
 
   app.get("/:id", async (c) => {
@@ -86,16 +98,22 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     const seconds = Math.min(q.timeout ?? DEFAULT_WAIT_SECONDS, deps.maxWaitSeconds);
     const first = await loadVisible(airlock, p, id);
     if (first.status !== "pending" || seconds === 0 || deps.shutdown.aborted) return c.json(first);
-    // Ends when the client hangs up or the server shuts down. (Not AbortSignal.any: the shutdown
-    // signal lives as long as the server, and listeners are removed here once the wait is over.)
+    // Ends when the client hangs up, the server shuts down or the token is revoked. (Not
+    // AbortSignal.any: the shutdown signal lives as long as the server, and listeners are removed
+    // here once the wait is over.)
     const stop = new AbortController();
     const abort = () => stop.abort();
+    const credential = deps.credentials.watch(c.var.tokenHash);
     c.req.raw.signal.addEventListener("abort", abort, { once: true });
     deps.shutdown.addEventListener("abort", abort, { once: true });
+    credential.signal.addEventListener("abort", abort, { once: true });
     try {
       const timeoutMs = Math.round(seconds * 1000);
-      return c.json(await airlock.waitFor(id, { timeoutMs, signal: stop.signal }));
+      const settled = await airlock.waitFor(id, { timeoutMs, signal: stop.signal });
+      assertStillValid(credential.signal);
+      return c.json(settled);
     } catch (err) {
+      assertStillValid(credential.signal);
       // Out of time, or the server is shutting down: answer with the request as it is now.
       if (isAirlockError(err, "timeout") || isAirlockError(err, "aborted")) {
         return c.json(await loadVisible(airlock, p, id));
@@ -104,6 +122,8 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     } finally {
       c.req.raw.signal.removeEventListener("abort", abort);
       deps.shutdown.removeEventListener("abort", abort);
+      credential.signal.removeEventListener("abort", abort);
+      credential.release();
     }
   });
 
@@ -121,17 +141,13 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
         { field: "groups" },
       );
     }
-    if (data.channel === "system") {
-      throw new HttpProblem(
-        400,
-        "invalid_input",
-        "the channel `system` is reserved for decisions the engine makes itself",
-        { field: "channel" },
-      );
-    }
+    if (data.editedArgs !== undefined) checkEditedArgsSize(data.editedArgs, deps.limits);
     const current = await loadVisible(airlock, p, id);
+    // The channel is how the decision arrived, set here: a body's `channel` is ignored, so no
+    // reviewer can record a decision as made by e-mail, Slack or the engine itself.
     const decided = await airlock.decide(id, {
       ...data,
+      channel: "api",
       reviewer: p.name,
       groups: decidingGroups(p, current),
     });
@@ -144,7 +160,7 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     const p = c.var.principal;
     const id = c.req.param("id");
     const request = await loadVisible(airlock, p, id);
-    if (!hasRole(p, "admin") && request.requester !== p.name) {
+    if (!hasRole(p, "admin") && !sameIdentity(request.requester, p.name)) {
       throw new HttpProblem(
         403,
         "forbidden",
@@ -159,7 +175,7 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     const id = c.req.param("id");
     const { data } = await readJson(c, cancelBody, { optional: true });
     assertSelf(p, data.by, "by");
-    assertMayCancel(p, await loadVisible(airlock, p, id));
+    assertMayCancel(p, await loadVisible(airlock, p, id), data.reason);
     const cancelled = await airlock.cancel(id, {
       by: p.name,
       ...(data.reason === undefined ? {} : { reason: data.reason }),
@@ -168,6 +184,28 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
   });
 
   return app;
+}
+
+/** Summaries straight from the store's columns: no stored document is parsed. */
+async function listSummaries(airlock: Airlock, filter: ListFilter): Promise<Page<RequestSummary>> {
+  const store = airlock.store as Partial<Pick<Store, "listSummaries">>;
+  if (typeof store.listSummaries !== "function") {
+    throw new HttpProblem(
+      400,
+      "invalid_input",
+      `this server's store (${airlock.store.kind}) cannot list summaries; leave out \`view\``,
+      { field: "view" },
+    );
+  }
+  return store.listSummaries.call(airlock.store, filter);
+}
+
+/** A long-poll whose token was revoked while it waited answers 401, not the request. */
+function assertStillValid(credential: AbortSignal): void {
+  if (!credential.aborted) return;
+  throw new HttpProblem(401, "unauthorized", "the API token was revoked while this call waited", {
+    headers: { "www-authenticate": 'Bearer realm="airlock", error="invalid_token"' },
+  });
 }
 
 function approvesOnTimeout(rule: OnTimeout): boolean {
@@ -179,7 +217,7 @@ function approvesOnTimeout(rule: OnTimeout): boolean {
 
 /** Identity fields come from the token. A body may repeat the caller's own name, nobody else's. */
 function assertSelf(p: Principal, value: string | undefined, field: string): void {
-  if (value === undefined || value === p.name) return;
+  if (value === undefined || sameIdentity(value, p.name)) return;
   throw new HttpProblem(
     403,
     "forbidden",

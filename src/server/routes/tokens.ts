@@ -25,6 +25,8 @@ export function tokenRoutes(deps: RouteDeps, tokens: TokenStore): Hono<ServerEnv
 
   app.delete("/:id", async (c) => {
     const record = await revokeToken(tokens, c.req.param("id"));
+    // Streams and long-polls opened with it end now, not at the next periodic check.
+    await deps.credentials.recheck();
     deps.logger.info(
       { token_id: record.id, name: record.name, by: c.var.principal.name },
       "API token revoked",
