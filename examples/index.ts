@@ -28,6 +28,8 @@ export interface ExampleContext {
   /** Where examples that write files work (file-approval's sandbox, research sessions).
    * @default a new folder under the system's temporary directory */
   workDir?: string;
+  /** How long robot-plan's reviews wait. @default HUMAN_REVIEW_TIMEOUT seconds, else 120 s */
+  reviewTimeoutMs?: number;
 }
 
 export interface Example {
@@ -49,7 +51,11 @@ export const EXAMPLES: readonly Example[] = [
     description:
       "Robot plan review: approve, revise (e.g. 'skip position 2') or decline a generated plan before it runs.",
     run: async (ctx) =>
-      runRobotPlan({ ...common(ctx, "robot-plan"), ...(ctx.logger ? { logger: ctx.logger } : {}) }),
+      runRobotPlan({
+        ...common(ctx, "robot-plan"),
+        ...(ctx.logger ? { logger: ctx.logger } : {}),
+        ...(ctx.reviewTimeoutMs ? { timeoutMs: ctx.reviewTimeoutMs } : {}),
+      }),
   },
   {
     name: "hitl-tools",

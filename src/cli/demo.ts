@@ -1,130 +1,137 @@
-// The demo: the five example agents of examples/ running against a live server (for `npm start`,
-// i.e. `airlock serve --demo`) or against the local database (`airlock demo NAME`). Their gates wait
-// in the inbox; deciding them lets each agent finish, with a line per step in the terminal.
+// The demo's place in the `airlock` command. The demo itself (the five example agents, their policy and
+// schemas, their data files) lives in examples/ and ships beside the library, which never imports it:
+// `airlock serve --demo` and `airlock demo NAME` load it at run time with `loadDemo()`.
+// `airlock demo` without a name lists the examples.
 import type { Command } from "commander";
-import pino from "pino";
-import { EXAMPLES, exampleNames, findExample } from "../../examples/index.js";
-import { type AirlockClient, createClient } from "../client/index.js";
-import { hashToken, newTokenSecret, type TokenStore } from "../server/tokens.js";
-import { CliError, cliLogger, type GlobalOptions, withEngine } from "./context.js";
+import type { Logger } from "pino";
+import type { Airlock, AirlockOptions } from "../core/engine.js";
+import { createAirlock } from "../core/engine.js";
+import type { TokenStore } from "../server/tokens.js";
+import { sqliteStore } from "../store/sqlite.js";
+import { CliError, cliLogger, type GlobalOptions, resolveDbPath } from "./context.js";
 
-export const DEMO_AGENT = "demo-agent";
-const DEMO_AGENT_TOKEN_ID = "tok_demo_agent";
-export const DEMO_REVIEWER = "demo-reviewer";
-const DEMO_REVIEWER_TOKEN_ID = "tok_demo_reviewer";
+/** Where the demo module sits, relative to this file (in the sources and in dist/ alike). */
+const DEMO_MODULE = "../../examples/demo.js";
 
-/** A fresh secret for a fixed demo identity; the one from the last start stops working. */
-async function demoToken(
-  tokens: TokenStore,
-  id: string,
-  name: string,
-  roles: ("agent" | "reviewer" | "admin")[],
-): Promise<string> {
-  const token = newTokenSecret();
-  await tokens.put({ id, name, roles, groups: ["demo"], createdAt: Date.now() }, hashToken(token));
-  return token;
+export interface DemoRunContext {
+  airlock: Airlock | import("../client/index.js").AirlockClient;
+  log: (line: string) => void;
+  logger?: Logger;
+  signal?: AbortSignal;
+  requester?: string;
+  workDir?: string;
+  reviewTimeoutMs?: number;
+}
+
+export interface DemoExample {
+  name: string;
+  description: string;
+  run(ctx: DemoRunContext): Promise<unknown>;
+}
+
+export interface DemoStartOptions {
+  url: string;
+  tokens: TokenStore;
+  print: (line: string) => void;
+  /** Read for HUMAN_REVIEW_TIMEOUT. @default process.env */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface DemoAgents {
   reviewerToken: string;
+  /** Stops the agents, removes their temporary files, and prints one line saying so. */
   stop(): Promise<void>;
 }
 
-/** Starts every example against the server at `url`, as the agent `demo-agent`. */
-export async function startDemoAgents(options: {
-  url: string;
-  tokens: TokenStore;
-  print: (line: string) => void;
-}): Promise<DemoAgents> {
-  const agentToken = await demoToken(options.tokens, DEMO_AGENT_TOKEN_ID, DEMO_AGENT, ["agent"]);
-  const reviewerToken = await demoToken(options.tokens, DEMO_REVIEWER_TOKEN_ID, DEMO_REVIEWER, [
-    "reviewer",
-  ]);
-  const client = createClient({ url: options.url, token: agentToken });
-  // Give a new user time to find the robot plan in the inbox before the console's timeout.
-  process.env.HUMAN_REVIEW_TIMEOUT ??= "900";
-  await cancelLeftovers(client, options.print);
-  const stop = new AbortController();
-  const quiet = pino({ level: "silent" });
-  const runs = EXAMPLES.map(async (example) => {
-    try {
-      await example.run({
-        airlock: client,
-        log: options.print,
-        logger: quiet,
-        requester: DEMO_AGENT,
-        signal: stop.signal,
-      });
-      options.print(`[${example.name}] finished`);
-    } catch (err) {
-      if (stop.signal.aborted) return;
-      options.print(
-        `[${example.name}] stopped: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
-  });
-  return {
-    reviewerToken,
-    async stop() {
-      stop.abort(new Error("the server is stopping"));
-      await Promise.allSettled(runs);
-    },
-  };
+/** What examples/demo.ts exports as `demo`. */
+export interface DemoModule {
+  examples: readonly DemoExample[];
+  /** The policy (small file writes pass by rule) and action schemas a demo engine or server runs with. */
+  engineOptions(): Pick<AirlockOptions, "policy" | "schemas">;
+  /** Starts every example against the server at `url`, as the agent `demo-agent`. */
+  startDemoAgents(options: DemoStartOptions): Promise<DemoAgents>;
+  /** A new folder under the system's temporary directory, and how to remove it. */
+  demoWorkDir(): { dir: string; remove(): void };
+  /** robot-plan's review timeout in the demo, unless HUMAN_REVIEW_TIMEOUT is set. */
+  reviewTimeoutMs: number;
 }
 
-/** Gates an earlier demo run left pending have nobody waiting on them any more: cancel them, so the
- * inbox shows only the agents that are running now. */
-async function cancelLeftovers(
-  client: AirlockClient,
-  print: (line: string) => void,
-): Promise<void> {
-  let cancelled = 0;
-  for (let page = 0; page < 20; page++) {
-    const { items } = await client.list({ requester: DEMO_AGENT, status: "pending", limit: 500 });
-    if (items.length === 0) break;
-    for (const r of items) {
-      try {
-        await client.cancel(r.id, { reason: "the demo restarted; a new agent asks again" });
-        cancelled++;
-      } catch {
-        // Decided or timed out meanwhile: nothing to clean up.
-      }
+let loaded: Promise<DemoModule> | undefined;
+
+/** Loads the demo shipped beside the library (examples/demo.js), once. */
+export function loadDemo(): Promise<DemoModule> {
+  loaded ??= (async () => {
+    const url = new URL(DEMO_MODULE, import.meta.url);
+    let mod: { demo?: DemoModule };
+    try {
+      mod = (await import(url.href)) as { demo?: DemoModule };
+    } catch (err) {
+      loaded = undefined;
+      const missing = (err as { code?: string }).code === "ERR_MODULE_NOT_FOUND";
+      throw new CliError(
+        missing
+          ? "the demo is not installed with this copy of airlock (examples/demo.js is missing)"
+          : `the demo could not be loaded: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
-  }
-  if (cancelled) print(`Demo: cancelled ${cancelled} request(s) left pending by an earlier run`);
+    if (!mod.demo) throw new CliError("the demo module exports no `demo`");
+    return mod.demo;
+  })();
+  return loaded;
+}
+
+/** Starts the five demo agents against a server (see DemoModule.startDemoAgents). */
+export async function startDemoAgents(options: DemoStartOptions): Promise<DemoAgents> {
+  return (await loadDemo()).startDemoAgents(options);
 }
 
 export function registerDemo(program: Command, globals: () => GlobalOptions): void {
   program
     .command("demo")
     .description(
-      `run one example agent end to end on the local database: ${exampleNames().join(", ")}`,
+      "run one example agent end to end on the local database; without a name, list the examples",
     )
-    .argument("<name>", "which example")
-    .action(async (name: string) => {
-      const example = findExample(name);
-      if (!example) {
-        throw new CliError(
-          `no example called \`${name}\`; choose one of ${exampleNames().join(", ")}`,
+    .argument("[name]", "which example")
+    .action(async (name: string | undefined) => {
+      const demo = await loadDemo();
+      const names = demo.examples.map((e) => e.name);
+      if (name === undefined) {
+        const width = Math.max(...names.map((n) => n.length));
+        const lines = demo.examples.map((e) => `  ${e.name.padEnd(width)}  ${e.description}`);
+        process.stdout.write(
+          `The example agents (run one with \`airlock demo NAME\`; \`airlock serve --demo\` runs all five):\n${lines.join("\n")}\n`,
         );
+        return;
       }
-      await withEngine(globals(), async (engine) => {
+      const example = demo.examples.find((e) => e.name === name);
+      if (!example) {
+        throw new CliError(`no example called \`${name}\`; choose one of ${names.join(", ")}`);
+      }
+      const engine = await createAirlock({
+        store: sqliteStore(resolveDbPath(globals())),
+        logger: cliLogger(),
+        ...demo.engineOptions(),
+      });
+      const work = demo.demoWorkDir();
+      const stop = new AbortController();
+      const onSignal = () => stop.abort(new Error("interrupted"));
+      process.once("SIGINT", onSignal);
+      try {
         process.stderr.write(
           `${example.description}\nDecide its requests in the inbox (airlock serve on the same database), with \`airlock review\`, or \`airlock decide\`.\n`,
         );
-        const stop = new AbortController();
-        const onSignal = () => stop.abort(new Error("interrupted"));
-        process.once("SIGINT", onSignal);
-        try {
-          await example.run({
-            airlock: engine,
-            log: (line) => process.stdout.write(`${line}\n`),
-            logger: cliLogger(),
-            signal: stop.signal,
-          });
-        } finally {
-          process.off("SIGINT", onSignal);
-        }
-      });
+        await example.run({
+          airlock: engine,
+          log: (line) => process.stdout.write(`${line}\n`),
+          logger: cliLogger(),
+          signal: stop.signal,
+          workDir: work.dir,
+          ...(process.env.HUMAN_REVIEW_TIMEOUT ? {} : { reviewTimeoutMs: demo.reviewTimeoutMs }),
+        });
+      } finally {
+        process.off("SIGINT", onSignal);
+        work.remove();
+        await engine.close();
+      }
     });
 }

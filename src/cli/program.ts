@@ -1,4 +1,5 @@
 // The `airlock` command. Each group of commands registers itself from its own module.
+import { createRequire } from "node:module";
 import { Command, CommanderError } from "commander";
 import { registerAudit } from "./commands/audit.js";
 import { registerDecide } from "./commands/decide.js";
@@ -10,9 +11,16 @@ import { registerDemo } from "./demo.js";
 import { registerServe } from "./serve.js";
 import { registerToken } from "./token.js";
 
+/** This package's version, from its package.json (found by the package's own name). */
+export function packageVersion(): string {
+  const pkg = createRequire(import.meta.url)("airlock/package.json") as { version: string };
+  return pkg.version;
+}
+
 export function buildProgram(): Command {
   const program = new Command("airlock")
     .description("Human-in-the-loop approval gates for AI agents")
+    .version(packageVersion(), "-V, --version", "print the version of airlock")
     .option("--db <file>", "the SQLite database (default: AIRLOCK_DB or ./airlock.db)")
     .showHelpAfterError("(run airlock --help for the commands)")
     .exitOverride();

@@ -4,7 +4,6 @@
 // answered, streams ended, store closed).
 import type { Command } from "commander";
 import pino, { type Logger } from "pino";
-import { demoPolicy } from "../../examples/index.js";
 import { type Airlock, createAirlock } from "../core/engine.js";
 import { createServer } from "../server/server.js";
 import { createToken, hashToken, type TokenRecord, type TokenStore } from "../server/tokens.js";
@@ -12,7 +11,7 @@ import { sqliteTokenStore } from "../server/tokens-sqlite.js";
 import { sqliteStore } from "../store/sqlite.js";
 import type { Store } from "../store/store.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
-import { startDemoAgents } from "./demo.js";
+import { type DemoAgents, loadDemo } from "./demo.js";
 import { positiveInt } from "./parse.js";
 import { loadPostgresStore, loadPostgresTokenStore } from "./postgres.js";
 
@@ -55,18 +54,27 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
       "run the five example agents against this server (their gates wait in the inbox)",
     )
     .action(async (opts: { postgres?: string; port: number; host: string; demo?: boolean }) => {
+      // Ctrl-C and SIGTERM are handled from the very start: a signal that arrives while the server is
+      // starting (or right after it printed its address) stops it gracefully instead of killing it.
+      const signals = catchSignals();
       const env = process.env;
       const postgres = opts.postgres ?? env.AIRLOCK_DATABASE_URL ?? env.AIRLOCK_POSTGRES;
       const db = globals().db;
-      const serving = await startServe({
-        ...(db === undefined ? {} : { db }),
-        ...(postgres === undefined ? {} : { postgres }),
-        port: opts.port,
-        host: opts.host,
-        demo: opts.demo === true,
-        env,
-      });
-      await untilSignal(serving);
+      let serving: Serving;
+      try {
+        serving = await startServe({
+          ...(db === undefined ? {} : { db }),
+          ...(postgres === undefined ? {} : { postgres }),
+          port: opts.port,
+          host: opts.host,
+          demo: opts.demo === true,
+          env,
+        });
+      } catch (err) {
+        signals.release();
+        throw err;
+      }
+      await signals.stop(serving);
     });
 }
 
@@ -82,27 +90,34 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     ? await openPostgres(options.postgres, options.postgresSchema ?? env.AIRLOCK_POSTGRES_SCHEMA)
     : { store: sqliteStore(dbPath), tokens: sqliteTokenStore(dbPath) };
   let airlock: Airlock | undefined;
+  let demo: DemoAgents | undefined;
+  let server: ReturnType<typeof createServer> | undefined;
   try {
-    // The demo's small file writes pass by rule; that rule lives on the server, as agents may not
-    // skip approval themselves.
+    // The demo's small file writes pass by rule and its actions have schemas; those live on the
+    // server, as agents may not skip approval themselves.
+    const demoModule = options.demo ? await loadDemo() : undefined;
     airlock = await createAirlock({
       store,
       logger,
-      ...(options.demo ? { policy: demoPolicy() } : {}),
+      ...(demoModule ? demoModule.engineOptions() : {}),
+    });
+    const http = createServer({ airlock, auth: { tokens }, logger });
+    server = http;
+    const port = options.port ?? 7420;
+    const host = options.host ?? "127.0.0.1";
+    // Listen before the admin token is made: a start that cannot bind makes no token it cannot print.
+    const { url } = await http.listen({ port, host }).catch((err: unknown) => {
+      server = undefined;
+      throw listenError(err, host, port);
     });
     const adminToken = await ensureAdminToken(tokens, env);
-    const server = createServer({ airlock, auth: { tokens }, logger });
-    const { url } = await server.listen({
-      port: options.port ?? 7420,
-      host: options.host ?? "127.0.0.1",
-    });
     print(
       `Airlock is serving at ${url}/ (the inbox; the API is under ${url}/v1, described at ${url}/openapi.json)`,
     );
     if (adminToken) {
       print(`Admin token (shown once; keep it somewhere safe): ${adminToken}`);
     }
-    const demo = options.demo ? await startDemoAgents({ url, tokens, print }) : undefined;
+    demo = demoModule ? await demoModule.startDemoAgents({ url, tokens, print, env }) : undefined;
     if (demo) {
       print(
         `Demo: five example agents are waiting for you. Open ${url}/ and sign in with the reviewer token`,
@@ -111,14 +126,15 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
       print("(a new one at every start; the agents' progress is printed below)");
     }
     const engine = airlock;
+    const agents = demo;
     let closing: Promise<void> | undefined;
     return {
       url,
       adminToken,
       close() {
         closing ??= (async () => {
-          await demo?.stop();
-          await server.close();
+          await agents?.stop();
+          await http.close();
           await engine.close();
           await tokens.close();
           logger.info("Airlock server stopped");
@@ -127,6 +143,8 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
       },
     };
   } catch (err) {
+    await demo?.stop().catch(() => {});
+    await server?.close().catch(() => {});
     await airlock?.close().catch(() => {});
     if (!airlock) await store.close().catch(() => {});
     await tokens.close().catch(() => {});
@@ -183,26 +201,59 @@ async function openPostgres(
   return { store, tokens: openTokens(store.pool, { schema: store.schema }) };
 }
 
-/** Resolves once the server has stopped after SIGTERM or SIGINT; a second signal exits at once. */
-function untilSignal(serving: Serving): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let stopping = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        process.stderr.write(`airlock: ${signal} again, exiting now\n`);
-        process.exit(1);
-      }
-      stopping = true;
-      process.stderr.write(`airlock: ${signal}, stopping gracefully\n`);
-      serving.close().then(() => {
-        process.off("SIGTERM", onSignal);
-        process.off("SIGINT", onSignal);
-        resolve();
-      }, reject);
-    };
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
-  });
+/** SIGTERM and SIGINT, caught from the moment this is called. `stop(serving)` resolves once the
+ * server has stopped after the first signal (at once if one came during the start); a second signal
+ * exits at once. */
+function catchSignals(): { stop(serving: Serving): Promise<void>; release(): void } {
+  let received: NodeJS.Signals | undefined;
+  let onFirst: ((signal: NodeJS.Signals) => void) | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (received) {
+      process.stderr.write(`airlock: ${signal} again, exiting now\n`);
+      process.exit(1);
+    }
+    received = signal;
+    process.stderr.write(`airlock: ${signal}, stopping gracefully\n`);
+    onFirst?.(signal);
+  };
+  const release = () => {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  return {
+    release,
+    stop(serving) {
+      return new Promise<void>((resolve, reject) => {
+        const close = () => {
+          serving.close().then(() => {
+            release();
+            resolve();
+          }, reject);
+        };
+        if (received) close();
+        else onFirst = close;
+      });
+    },
+  };
+}
+
+/** A failed bind as one clear line. */
+function listenError(err: unknown, host: string, port: number): Error {
+  const code = (err as { code?: string } | null)?.code;
+  if (code === "EADDRINUSE") {
+    return new CliError(
+      `${host}:${port} is already in use (another airlock serve?); stop it or choose another port with --port`,
+    );
+  }
+  if (code === "EACCES") {
+    return new CliError(`not allowed to listen on ${host}:${port}; choose a port above 1023`);
+  }
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") {
+    return new CliError(`cannot listen on ${host}: no such address on this machine`);
+  }
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 function portNumber(value: string): number {

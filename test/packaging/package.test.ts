@@ -1,0 +1,274 @@
+// The package as a user gets it. A copy of the project is built (so the dist/ of this checkout is left
+// alone): its bin runs directly, as `npx airlock` runs it. Then `npm pack` makes the tarball, which is
+// installed in an empty folder, and the installed `airlock serve --demo` runs `npm start`'s five
+// agents to completion, each decided over the HTTP API with the reviewer token the demo prints.
+import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const run = promisify(execFile);
+const FIVE = [
+  "research-reflection",
+  "robot-plan",
+  "hitl-tools",
+  "file-approval",
+  "research-two-phase",
+];
+const PKG = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  name: string;
+  version: string;
+};
+
+/** npm's own settings from an `npm test` around us (npm_config_*, lifecycle) must not reach the
+ * npm commands run here. */
+function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!/^npm_/i.test(k) && !k.startsWith("AIRLOCK_") && k !== "HUMAN_REVIEW_TIMEOUT") env[k] = v;
+  }
+  return { ...env, ...extra };
+}
+
+const npmCheck = spawnSync("npm", ["--version"], { env: cleanEnv(), encoding: "utf8" });
+const npmMissing =
+  npmCheck.status === 0
+    ? undefined
+    : `npm is not available here (${npmCheck.error?.message ?? npmCheck.stderr})`;
+if (npmMissing) {
+  process.stderr.write(`test/packaging: skipping npm pack: ${npmMissing}\n`);
+}
+
+let work: string;
+let project: string;
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), "airlock-package-"));
+  project = join(work, "project");
+  // What the package is built from, without node_modules, dist, databases or the git folder.
+  for (const entry of [
+    "package.json",
+    "package-lock.json",
+    "tsconfig.json",
+    "tsconfig.build.json",
+    "README.md",
+    "LICENSE",
+    "scripts",
+    "src",
+    "examples",
+  ]) {
+    const from = join(ROOT, entry);
+    if (!existsSync(from)) continue;
+    cpSync(from, join(project, entry), {
+      recursive: true,
+      filter: (src) => !/\.(db|db-wal|db-shm)$/.test(src),
+    });
+  }
+  symlinkSync(join(ROOT, "node_modules"), join(project, "node_modules"), "dir");
+  await run(process.execPath, ["scripts/build.mjs"], { cwd: project, env: cleanEnv() });
+}, 180_000);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe("the build", () => {
+  it("leaves the bin executable: the built airlock runs directly, as npx runs it", async () => {
+    const bin = join(project, "dist/src/cli/main.js");
+    expect(statSync(bin).mode & 0o111).not.toBe(0);
+    const version = await run(bin, ["--version"], { cwd: work, env: cleanEnv() });
+    expect(version.stdout.trim()).toBe(PKG.version);
+    const demos = await run(bin, ["demo"], { cwd: work, env: cleanEnv() });
+    for (const name of FIVE) expect(demos.stdout).toContain(name);
+  });
+
+  it("ships the examples' data files (research-two-phase's corpus) beside the compiled demo", () => {
+    const corpus = join(project, "dist/examples/research-two-phase/corpus");
+    expect(existsSync(join(corpus, "sqlite-overview.md"))).toBe(true);
+  });
+});
+
+describe.skipIf(npmMissing !== undefined)("the packed package", () => {
+  it("installs from its tarball and runs npm start's five demo agents to completion", {
+    timeout: 300_000,
+  }, async () => {
+    const env = cleanEnv();
+    const packed = await run("npm", ["pack", "--json", "--pack-destination", work], {
+      cwd: project,
+      env,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf("["))) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
+    const files = (info?.files ?? []).map((f) => f.path);
+    // The library, the bin, the demo and its data; no tests, no sources of the library.
+    expect(files).toContain("dist/src/cli/main.js");
+    expect(files).toContain("dist/examples/demo.js");
+    expect(files).toContain("dist/examples/research-two-phase/corpus/sqlite-overview.md");
+    expect(files.some((f) => /\.test\.(js|ts)$/.test(f))).toBe(false);
+    const tarball = join(work, info?.filename as string);
+
+    const app = join(work, "app");
+    mkdirSync(app);
+    // better-sqlite3 at the version this checkout runs (see below for its native part).
+    const sqliteVersion = (
+      JSON.parse(readFileSync(join(ROOT, "node_modules/better-sqlite3/package.json"), "utf8")) as {
+        version: string;
+      }
+    ).version;
+    writeFileSync(
+      join(app, "package.json"),
+      JSON.stringify({
+        name: "airlock-install-check",
+        private: true,
+        overrides: { "better-sqlite3": sqliteVersion },
+      }),
+    );
+    const installArgs = ["install", "--no-audit", "--no-fund", "--ignore-scripts", tarball];
+    // From the local cache when it holds everything (after `npm ci`), else with the registry too.
+    const offline = await run("npm", [...installArgs, "--offline"], { cwd: app, env }).catch(
+      () => undefined,
+    );
+    if (!offline) await run("npm", [...installArgs, "--prefer-offline"], { cwd: app, env });
+    // Install scripts are off: better-sqlite3's would download or compile its native module. The one
+    // this checkout built is the same version for the same node.
+    cpSync(
+      join(ROOT, "node_modules/better-sqlite3/build"),
+      join(app, "node_modules/better-sqlite3/build"),
+      { recursive: true },
+    );
+    const installed = join(app, "node_modules", PKG.name);
+    expect(existsSync(join(installed, "dist/src/index.js"))).toBe(true);
+    // The installed library does not pull in the demo.
+    const lib = await run(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `const m = await import("${PKG.name}"); console.log(typeof m.createAirlock);`,
+      ],
+      { cwd: app, env },
+    );
+    expect(lib.stdout.trim()).toBe("function");
+
+    const serve = startServe(join(app, "node_modules/.bin/airlock"), app, env);
+    try {
+      const url = await serve.until(/serving at (http:\/\/127\.0\.0\.1:\d+)\//);
+      const reviewer = await serve.until(/sign in with the reviewer token\n\s+(alk_\S+)/);
+      const decided = new Set<string>();
+      const finished = () => FIVE.every((n) => serve.stdout().includes(`[${n}] finished`));
+      const deadline = Date.now() + 240_000;
+      while (!finished()) {
+        if (Date.now() > deadline) {
+          throw new Error(`the demo agents did not finish:\n${serve.stdout()}\n${serve.stderr()}`);
+        }
+        if (serve.exited()) throw new Error(`airlock serve exited:\n${serve.stderr()}`);
+        const list = await api(url, reviewer, "GET", "/v1/requests?status=pending&limit=100");
+        expect(list.status).toBe(200);
+        for (const r of (list.body as { items: { id: string }[] }).items) {
+          if (decided.has(r.id)) continue;
+          const answer = await api(url, reviewer, "POST", `/v1/requests/${r.id}/decisions`, {
+            outcome: "approved",
+            comment: "approved by the packaging test",
+          });
+          if (answer.status === 200) decided.add(r.id);
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const out = serve.stdout();
+      for (const name of FIVE) expect(out).toContain(`[${name}] finished`);
+      expect(out).not.toMatch(/\] (stopped|failed):/);
+      expect(out).toContain("[research-two-phase]");
+      expect(decided.size).toBe(11);
+    } finally {
+      await serve.stop();
+    }
+    // The demo's files under the system's temporary directory are gone after a clean stop.
+    const sandbox = /\[file-approval\] sandbox: (\S+)/.exec(serve.stdout())?.[1];
+    expect(sandbox).toBeDefined();
+    expect(existsSync(sandbox as string)).toBe(false);
+    expect(serve.stdout()).toContain("Demo stopped");
+    expect(serve.stdout()).not.toMatch(/failed/);
+    expect(relative(app, installed)).toBe(join("node_modules", PKG.name));
+  });
+});
+
+function startServe(bin: string, cwd: string, env: NodeJS.ProcessEnv) {
+  const child: ChildProcess = spawn(bin, ["serve", "--demo", "--port", "0"], {
+    cwd,
+    env: { ...env, AIRLOCK_LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  let exit: number | null | undefined;
+  child.stdout?.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", (code) => {
+      exit = code;
+      resolve();
+    }),
+  );
+  return {
+    stdout: () => out,
+    stderr: () => err,
+    exited: () => exit !== undefined,
+    async until(pattern: RegExp, ms = 60_000): Promise<string> {
+      const end = Date.now() + ms;
+      for (;;) {
+        const m = pattern.exec(out);
+        if (m?.[1]) return m[1];
+        if (exit !== undefined || Date.now() > end) {
+          throw new Error(`airlock serve did not print ${pattern}:\n${out}\n${err}`);
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async stop(): Promise<void> {
+      if (exit === undefined) child.kill("SIGINT");
+      const killer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
+
+async function api(
+  url: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
