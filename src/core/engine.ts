@@ -11,18 +11,22 @@ import { type Clock, systemClock } from "./clock.js";
 import { AirlockError, ConflictError, NotFoundError, TimeoutError } from "./errors.js";
 import { createFeed } from "./feed.js";
 import { canonicalJson, sha256 } from "./hash.js";
+import { sameIdentity } from "./identity.js";
 import { computeMetrics, type Metrics } from "./metrics.js";
 import { newRequest } from "./new-request.js";
 import {
   type ApprovalRequest,
   type AuditDraft,
   type AuditEvent,
+  type Channel,
   type DecisionInput,
   decisionInputSchema,
   type EventType,
   type Level,
   type ParsedRequestInput,
+  type RecordInput,
   type RequestInput,
+  recordInputSchema,
   requestInputSchema,
 } from "./schemas.js";
 import {
@@ -30,9 +34,11 @@ import {
   applyDecision,
   applyExecution,
   applyTimeout,
+  isOverdue,
   type Transition,
 } from "./state.js";
 import { createSweeper } from "./sweeper.js";
+import { transact } from "./transact.js";
 import { parseOrThrow } from "./validate.js";
 
 export interface AirlockOptions {
@@ -56,8 +62,14 @@ export interface WaitOptions {
 }
 
 export interface CancelOptions {
+  /** Who cancels. @default the request's requester */
   by?: string;
   reason?: string;
+  /** How the cancellation arrived, recorded on the decision. @default "api" */
+  channel?: Channel;
+  /** Cancel as a reviewer rather than as the requester or an admin: `by` (or one of these groups)
+   * must be able to decide the request, and `reason` is required. */
+  asReviewer?: { groups?: string[] };
 }
 
 export interface EventsOptions {
@@ -81,8 +93,11 @@ export interface Airlock {
   claimExecution(id: string, options?: { by?: string }): Promise<ApprovalRequest>;
   events(options?: EventsOptions): AsyncIterable<AuditEvent>;
   audit(filter?: { requestId?: string; after?: number; limit?: number }): Promise<AuditEvent[]>;
-  /** Appends an event that changes no request (notified, viewed, auto_executed); data is redacted. */
-  record(event: Omit<AuditDraft, "at"> & { at?: number }): Promise<AuditEvent>;
+  /** Appends an event that changes no request (`notified`, which also carries an agent's progress,
+   * `viewed`, `auto_executed`); data is redacted. Any other type is refused (code `invalid_input`):
+   * decisions enter the audit log only through the state machine. `auto_executed` naming a request
+   * needs that request approved (else code `conflict`). */
+  record(event: RecordInput): Promise<AuditEvent>;
   verifyAudit(): Promise<VerifyResult>;
   metrics(options?: { sinceMs?: number }): Promise<Metrics>;
   registerSchema(action: string, schema: ZodType): void;
@@ -95,7 +110,6 @@ export interface Airlock {
 }
 
 const TERMINAL_EVENTS: ReadonlySet<EventType> = new Set(["decided", "timed_out", "cancelled"]);
-const CAS_ATTEMPTS = 20;
 
 export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
   const { store } = options;
@@ -110,6 +124,11 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     readAfter: (seq, limit) => store.listAudit({ after: seq, limit }),
     onExternalChange: (l) => store.onExternalChange(l),
     onError,
+    onReadError: (err, retryInMs) =>
+      logger.warn(
+        { err, retry_in_ms: retryInMs },
+        "could not read the audit log to notify subscribers; the change is committed, retrying",
+      ),
   });
   await feed.start();
 
@@ -129,10 +148,6 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
       unsubscribeWaiters = feed.subscribe((e) => {
         if (e.requestId && TERMINAL_EVENTS.has(e.type)) {
           for (const w of [...(waiters.get(e.requestId) ?? [])]) w();
-        }
-        if (e.type === "created" || e.type === "escalated") {
-          const deadline = e.data.deadline;
-          if (typeof deadline === "number") sweeper?.schedule(deadline);
         }
       });
     }
@@ -162,7 +177,8 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     if (stored && stored.status !== "pending") {
       for (const wake of [...(waiters.get(stored.id) ?? [])]) wake(stored);
     }
-    await feed.pump(result.events);
+    // Committed: from here on the caller gets this result, whatever happens to the feed.
+    await feed.settle(result.events);
     return stored;
   }
 
@@ -196,28 +212,31 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     );
   }
 
+  function logDeadline(stored: ApprovalRequest) {
+    if (stored.status === "pending") {
+      logger.warn(
+        {
+          correlation_id: stored.correlationId,
+          request_id: stored.id,
+          approvers: stored.approvers,
+          deadline: stored.deadline,
+        },
+        "Approval escalated",
+      );
+    } else {
+      logDecision(stored);
+    }
+  }
+
   async function fireDue(now: number): Promise<number> {
     const due = await store.dueRequests(now, 100);
     let fired = 0;
     for (const r of due) {
-      if (r.deadline === undefined || r.deadline > now) continue;
-      const t = applyTimeout(r, now);
-      const stored = await commit(t, r.version);
+      if (!isOverdue(r, now)) continue;
+      const stored = await commit(applyTimeout(r, now), r.version);
       if (!stored) continue; // decided or escalated elsewhere first: the CAS settled it
       fired++;
-      if (stored.status === "pending") {
-        logger.warn(
-          {
-            correlation_id: stored.correlationId,
-            request_id: stored.id,
-            approvers: stored.approvers,
-            deadline: stored.deadline,
-          },
-          "Approval escalated",
-        );
-      } else {
-        logDecision(stored);
-      }
+      logDeadline(stored);
     }
     return fired;
   }
@@ -232,8 +251,24 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
           onError,
           maxSleepMs: options.sweepMaxSleepMs ?? 30_000,
         });
-  // Overdue requests left by a crash or a stop are timed out now.
-  if (sweeper) await sweeper.sweep();
+  if (sweeper) {
+    // The sweeper hears of every new deadline at once, whoever set it (this process or another one
+    // through the store's change signal), not only while somebody waits.
+    feed.subscribe((e) => {
+      if (e.type === "created" || e.type === "escalated") {
+        const deadline = e.data.deadline;
+        if (typeof deadline === "number") sweeper.schedule(deadline);
+      }
+    });
+    // Overdue requests left by a crash or a stop are timed out now.
+    await sweeper.sweep();
+  }
+  const cas = {
+    load,
+    commit,
+    now: () => clock.now(),
+    onDeadline: logDeadline,
+  };
 
   async function checkSchema(action: string, args: unknown, field: string) {
     const schema = schemas.get(action);
@@ -274,7 +309,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
         }
         return result.request;
       }
-      await feed.pump(result.events);
+      await feed.settle(result.events);
       logger.info(
         {
           correlation_id: stored.correlationId,
@@ -351,70 +386,54 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     async decide(id, raw) {
       guard();
       const input = parseOrThrow(decisionInputSchema, raw, "decision");
-      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-        const current = await load(id);
+      let replayed = false;
+      const stored = await transact(cas, id, async (current, now) => {
         if (input.key !== undefined) {
-          const replay = current.decisions.find(
-            (d) => d.key === input.key && d.reviewer === input.reviewer,
+          replayed = current.decisions.some(
+            (d) => d.key === input.key && sameIdentity(d.reviewer, input.reviewer),
           );
-          if (replay) return current;
+          if (replayed) return { done: current };
         }
         if (input.editedArgs !== undefined) {
           await checkSchema(current.action, input.editedArgs, "editedArgs");
         }
-        const t = applyDecision(current, input, clock.now());
-        const stored = await commit(t, current.version);
-        if (stored) {
-          if (stored.status !== "pending") logDecision(stored);
-          return stored;
-        }
-        // Lost a race (another approval, an escalation, a decision): read again and re-apply.
-      }
-      throw new ConflictError(
-        `request ${id} kept changing; gave up after ${CAS_ATTEMPTS} attempts`,
-      );
+        return applyDecision(current, input, now);
+      });
+      if (!replayed && stored.status !== "pending") logDecision(stored);
+      return stored;
     },
 
     async cancel(id, opts = {}) {
       guard();
-      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-        const current = await load(id);
-        const t = applyCancel(current, opts.by ?? current.requester, opts.reason, clock.now());
-        const stored = await commit(t, current.version);
-        if (stored) {
-          logger.info(
-            {
-              correlation_id: stored.correlationId,
-              request_id: id,
-              by: opts.by ?? current.requester,
-            },
-            "Approval cancelled",
-          );
-          return stored;
-        }
-      }
-      throw new ConflictError(
-        `request ${id} kept changing; gave up after ${CAS_ATTEMPTS} attempts`,
+      const stored = await transact(cas, id, async (current, now) =>
+        applyCancel(
+          current,
+          {
+            by: opts.by ?? current.requester,
+            reason: opts.reason,
+            channel: opts.channel,
+            asReviewer: opts.asReviewer && { groups: opts.asReviewer.groups ?? [] },
+          },
+          now,
+        ),
       );
+      logger.info(
+        { correlation_id: stored.correlationId, request_id: id, by: stored.decision?.reviewer },
+        "Approval cancelled",
+      );
+      return stored;
     },
 
     async claimExecution(id, opts = {}) {
       guard();
-      for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-        const current = await load(id);
-        const by = opts.by ?? current.requester;
-        const stored = await commit(applyExecution(current, by, clock.now()), current.version);
-        if (stored) {
-          logger.info(
-            { correlation_id: stored.correlationId, request_id: id, by },
-            "Approved action executed",
-          );
-          return stored;
-        }
-      }
-      throw new ConflictError(
-        `request ${id} kept changing; gave up after ${CAS_ATTEMPTS} attempts`,
+      const stored = await transact(cas, id, async (current, now) =>
+        applyExecution(current, opts.by ?? current.requester, now),
       );
+      logger.info(
+        { correlation_id: stored.correlationId, request_id: id, by: stored.executedBy },
+        "Approved action executed",
+      );
+      return stored;
     },
 
     events(opts = {}) {
@@ -426,11 +445,28 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
       return store.listAudit(filter);
     },
 
-    async record(draft) {
+    async record(raw) {
       guard();
-      const [e] = await store.appendAudit([redactDraft({ ...draft, at: draft.at ?? clock.now() })]);
+      const input = parseOrThrow(recordInputSchema, raw, "event");
+      if (input.type === "auto_executed" && input.requestId !== undefined) {
+        const r = await load(input.requestId);
+        if (r.status !== "approved") {
+          throw new ConflictError(
+            `request ${r.id} is ${r.status}, not approved: nothing of it may be executed, automatically or not`,
+            r,
+          );
+        }
+      }
+      const draft: AuditDraft = {
+        type: input.type,
+        actor: input.actor,
+        at: input.at ?? clock.now(),
+        data: input.data,
+      };
+      if (input.requestId !== undefined) draft.requestId = input.requestId;
+      const [e] = await store.appendAudit([redactDraft(draft)]);
       if (!e) throw new AirlockError("store_unavailable", "the store appended no event");
-      await feed.pump([e]);
+      await feed.settle([e]);
       return e;
     },
 

@@ -9,6 +9,8 @@ export interface FeedSource {
   readAfter(seq: number, limit: number): Promise<AuditEvent[]>;
   onExternalChange(listener: () => void): () => void;
   onError(err: unknown): void;
+  /** A read for subscribers failed after a commit (see `settle`); it is retried in `retryInMs`. */
+  onReadError?(err: unknown, retryInMs: number): void;
 }
 
 export type FeedListener = (event: AuditEvent) => void;
@@ -18,6 +20,10 @@ export interface Feed {
    * `written` are the events the caller just appended: with nobody listening nothing is read and the
    * position moves past them; when they follow on from the position they are dispatched as they are. */
   pump(written?: AuditEvent[]): Promise<void>;
+  /** `pump` for a writer whose change is already committed: it never rejects, so the writer reports
+   * what it committed. A failed read is reported (`onReadError`) and retried in the background, with
+   * a backoff of at most RETRY_MAX_MS, until it succeeds or the feed stops. */
+  settle(written?: AuditEvent[]): Promise<void>;
   subscribe(listener: FeedListener): () => void;
   /** The seq of the last dispatched event. */
   position(): number;
@@ -27,6 +33,8 @@ export interface Feed {
 
 const PAGE = 1000;
 const IDLE_UNWATCH_MS = 1000;
+const RETRY_MIN_MS = 100;
+const RETRY_MAX_MS = 5000;
 
 export function createFeed(source: FeedSource): Feed {
   const listeners = new Set<FeedListener>();
@@ -36,6 +44,8 @@ export function createFeed(source: FeedSource): Feed {
   let unwatch: (() => void) | undefined;
   let stopped = false;
   let idleTimer: NodeJS.Timeout | undefined;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let retryDelay = RETRY_MIN_MS;
 
   async function drain() {
     for (;;) {
@@ -87,6 +97,28 @@ export function createFeed(source: FeedSource): Feed {
     return running;
   }
 
+  async function settle(written?: AuditEvent[]): Promise<void> {
+    try {
+      await pump(written);
+    } catch (err) {
+      retryLater(err);
+    }
+  }
+
+  function retryLater(err: unknown) {
+    if (stopped || retryTimer) return;
+    const delay = retryDelay;
+    retryDelay = Math.min(retryDelay * 2, RETRY_MAX_MS);
+    (source.onReadError ?? source.onError)(err, delay);
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      pump().then(() => {
+        retryDelay = RETRY_MIN_MS;
+      }, retryLater);
+    }, delay);
+    retryTimer.unref();
+  }
+
   function watch() {
     if (unwatch || stopped) return;
     unwatch = source.onExternalChange(() => {
@@ -96,6 +128,7 @@ export function createFeed(source: FeedSource): Feed {
 
   return {
     pump,
+    settle,
     position: () => lastSeq,
     subscribe(listener) {
       listeners.add(listener);
@@ -123,6 +156,8 @@ export function createFeed(source: FeedSource): Feed {
       stopped = true;
       if (idleTimer) clearTimeout(idleTimer);
       idleTimer = undefined;
+      if (retryTimer) clearTimeout(retryTimer);
+      retryTimer = undefined;
       unwatch?.();
       unwatch = undefined;
       listeners.clear();

@@ -4,6 +4,7 @@
 import type { PolicyVerdict } from "../policy/policy.js";
 import { InvalidInputError } from "./errors.js";
 import { hashArgs } from "./hash.js";
+import { normalizeIdentity } from "./identity.js";
 import { newRequestId } from "./ids.js";
 import type { ApprovalRequest, AuditDraft, Item, ParsedRequestInput } from "./schemas.js";
 import { applyAutomatic } from "./state.js";
@@ -25,11 +26,13 @@ export function newRequest(
     items,
     allowed: input.allowed ?? ["approve", "reject", "revise", "select", "edit"],
     level: verdict.level,
-    requester: input.requester,
-    approvers: input.approvers,
+    // Identities are stored in their normal form (identity.ts), so stores can match them exactly.
+    requester: normalizeIdentity(input.requester),
+    approvers: [...new Set(input.approvers.map(normalizeIdentity))],
     quorum: input.quorum,
     onTimeout: input.onTimeout,
     escalations: 0,
+    revisionCommentRequired: input.revisionCommentRequired,
     correlationId: input.correlationId ?? id,
     metadata: input.metadata,
     status: "pending",
@@ -51,7 +54,7 @@ export function newRequest(
   const created: AuditDraft = {
     type: "created",
     requestId: id,
-    actor: input.requester,
+    actor: request.requester,
     at: now,
     data: {
       title: request.title,

@@ -2,6 +2,8 @@
 // Every input is parsed with these schemas; the TypeScript types are inferred from them so the two
 // can never drift.
 import { z } from "zod";
+import { MAX_ESCALATION_DEPTH } from "./limits.js";
+import { jsonProblem, textProblem } from "./text.js";
 
 export const STATUSES = [
   "pending",
@@ -59,8 +61,27 @@ export const RISKS = ["low", "medium", "high", "critical"] as const;
 export const riskSchema = z.enum(RISKS);
 export type Risk = z.infer<typeof riskSchema>;
 
-const name = z.string().trim().min(1).max(200);
+/** Refuses text no store can keep (NUL, lone surrogates): see text.ts. */
+function storable<S extends z.ZodString>(schema: S): S {
+  return schema.superRefine((s, ctx) => {
+    const why = textProblem(s);
+    if (why) ctx.addIssue({ code: "custom", message: why });
+  });
+}
+
+const name = storable(z.string().trim().min(1).max(200));
 const jsonRecord = z.record(z.string(), z.unknown());
+
+/** A JSON object from a caller (args, metadata, editedArgs): checked for depth (MAX_JSON_DEPTH) and
+ * storable text before anything walks it, so nothing later can overflow the stack on it. */
+const inputJson = z.preprocess((value, ctx) => {
+  const problem = jsonProblem(value);
+  if (problem) {
+    ctx.issues.push({ code: "custom", message: problem.message, path: problem.path, input: value });
+  }
+  return value;
+  // Typed as the record it yields, so callers' input types stay precise (a preprocess takes `unknown`).
+}, jsonRecord) as unknown as typeof jsonRecord;
 
 export const itemSchema = z.object({
   id: z
@@ -69,14 +90,14 @@ export const itemSchema = z.object({
     .min(1)
     .max(200)
     .regex(/^[A-Za-z0-9._:-]+$/, "item ids may use letters, digits and . _ : - only"),
-  label: z.string().min(1).max(2000),
-  detail: z.string().max(20_000).optional(),
+  label: storable(z.string().min(1).max(2000)),
+  detail: storable(z.string().max(20_000)).optional(),
 });
 export type Item = z.infer<typeof itemSchema>;
 
 /** An item as a caller may give it: a bare label, or an object whose id is optional. */
 export const itemInputSchema = z.union([
-  z.string().min(1).max(2000),
+  storable(z.string().min(1).max(2000)),
   itemSchema.extend({ id: itemSchema.shape.id.optional() }),
 ]);
 export type ItemInput = z.infer<typeof itemInputSchema>;
@@ -105,6 +126,26 @@ export const onTimeoutSchema: z.ZodType<OnTimeout> = z.lazy(() =>
   ]),
 );
 
+/** Refuses an escalation chain longer than MAX_ESCALATION_DEPTH before the recursive schema walks it. */
+const boundedOnTimeout = z.preprocess((value, ctx) => {
+  let steps = 0;
+  let rule: unknown = value;
+  while (rule !== null && typeof rule === "object") {
+    const escalate = (rule as { escalate?: unknown }).escalate;
+    if (escalate === null || typeof escalate !== "object") break;
+    if (++steps > MAX_ESCALATION_DEPTH) {
+      ctx.issues.push({
+        code: "custom",
+        message: `escalation chains may have at most ${MAX_ESCALATION_DEPTH} steps`,
+        input: value,
+      });
+      break;
+    }
+    rule = (escalate as { onTimeout?: unknown }).onTimeout;
+  }
+  return value;
+}, onTimeoutSchema) as unknown as typeof onTimeoutSchema;
+
 export const ALLOWED = ["approve", "reject", "revise", "select", "edit"] as const;
 export const allowedSchema = z.enum(ALLOWED);
 export type Allowed = z.infer<typeof allowedSchema>;
@@ -113,12 +154,12 @@ export type Allowed = z.infer<typeof allowedSchema>;
  * authenticated) are not part of it. */
 export const requestInputSchema = z
   .object({
-    key: z.string().min(1).max(200).optional(),
-    action: z.string().trim().min(1).max(200).default("generic"),
-    title: z.string().trim().min(1).max(500),
-    summary: z.string().max(100_000).optional(),
-    args: jsonRecord.default({}),
-    preview: z.string().max(1_000_000).optional(),
+    key: storable(z.string().min(1).max(200)).optional(),
+    action: storable(z.string().trim().min(1).max(200)).default("generic"),
+    title: storable(z.string().trim().min(1).max(500)),
+    summary: storable(z.string().max(100_000)).optional(),
+    args: inputJson.default({}),
+    preview: storable(z.string().max(1_000_000)).optional(),
     items: z.array(itemInputSchema).max(1000).optional(),
     allowed: z.array(allowedSchema).min(1).optional(),
     risk: riskSchema.optional(),
@@ -133,12 +174,15 @@ export const requestInputSchema = z
       .positive()
       .max(366 * 24 * 3600 * 1000)
       .optional(),
-    onTimeout: onTimeoutSchema.default("reject"),
+    onTimeout: boundedOnTimeout.default("reject"),
     /** `false` auto-approves at once and records `method: auto` (pattern 1's `required: false`). */
     requireApproval: z.boolean().default(true),
-    revisionOf: z.string().min(1).max(100).optional(),
-    correlationId: z.string().min(1).max(200).optional(),
-    metadata: jsonRecord.default({}),
+    /** A request for revision must say what should change (a non-empty comment), in every channel.
+     * Off by default: pattern 2 lets a reviewer send a plan back without a word. */
+    revisionCommentRequired: z.boolean().default(false),
+    revisionOf: storable(z.string().min(1).max(100)).optional(),
+    correlationId: storable(z.string().min(1).max(200)).optional(),
+    metadata: inputJson.default({}),
   })
   .strict();
 export type RequestInput = z.input<typeof requestInputSchema>;
@@ -166,14 +210,17 @@ export const decisionInputSchema = z
   .object({
     outcome: z.enum(["approved", "rejected", "revise"]),
     method: methodSchema.optional(),
-    selected: z.array(z.string().min(1)).max(1000).optional(),
-    editedArgs: jsonRecord.optional(),
-    comment: z.string().max(20_000).optional(),
+    selected: z
+      .array(storable(z.string().min(1)))
+      .max(1000)
+      .optional(),
+    editedArgs: inputJson.optional(),
+    comment: storable(z.string().max(20_000)).optional(),
     reviewer: name,
     /** Groups the reviewer belongs to, matched against the request's `approvers`. */
     groups: z.array(name).max(100).default([]),
     channel: channelSchema.default("api"),
-    key: z.string().min(1).max(200).optional(),
+    key: storable(z.string().min(1).max(200)).optional(),
     validForMs: z.number().int().positive().optional(),
   })
   .strict();
@@ -197,9 +244,12 @@ export const approvalRequestSchema = z.object({
   requester: z.string(),
   approvers: z.array(z.string()),
   quorum: z.number().int(),
+  /** Set only while pending: a terminal request has no deadline. */
   deadline: z.number().optional(),
   onTimeout: onTimeoutSchema,
   escalations: z.number().int(),
+  /** A revision request needs a non-empty comment (absent on requests stored before it existed: false). */
+  revisionCommentRequired: z.boolean().optional(),
   revisionOf: z.string().optional(),
   correlationId: z.string(),
   metadata: jsonRecord,
@@ -233,6 +283,26 @@ export const EVENT_TYPES = [
 ] as const;
 export const eventTypeSchema = z.enum(EVENT_TYPES);
 export type EventType = z.infer<typeof eventTypeSchema>;
+
+/** The events `record()` accepts: those that change no request. Every other type is written by the
+ * state machine alone, so nobody in process can forge a decision into the audit log. An agent's progress
+ * is recorded as `notified`. */
+export const RECORDABLE_EVENT_TYPES = ["notified", "viewed", "auto_executed"] as const;
+
+/** What a caller passes to `record()`. */
+export const recordInputSchema = z
+  .object({
+    type: z.enum(RECORDABLE_EVENT_TYPES, {
+      error: (issue) =>
+        `only events that change no request can be recorded (${RECORDABLE_EVENT_TYPES.join(", ")}), got \`${String(issue.input)}\``,
+    }),
+    requestId: storable(z.string().min(1).max(200)).optional(),
+    actor: name,
+    at: z.number().optional(),
+    data: inputJson.default({}),
+  })
+  .strict();
+export type RecordInput = z.input<typeof recordInputSchema>;
 
 /** One entry of the append-only audit log; `hash` chains it to the entry before it. */
 export const auditEventSchema = z.object({

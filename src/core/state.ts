@@ -3,10 +3,12 @@
 // `version`, so only one of several racing transitions is ever stored.
 import { ConflictError, ForbiddenError, InvalidInputError } from "./errors.js";
 import { hashArgs } from "./hash.js";
+import { normalizeIdentity, sameIdentity } from "./identity.js";
 import type {
   Allowed,
   ApprovalRequest,
   AuditDraft,
+  Channel,
   Decision,
   Method,
   OnTimeout,
@@ -26,14 +28,51 @@ const METHODS_BY_OUTCOME: Record<ParsedDecisionInput["outcome"], readonly Method
   revise: ["revise"],
 };
 
+// Identities (requester, approvers, reviewers, groups) are compared in their normal form (identity.ts),
+// and new requests and decisions store them normalised, so `Alice` and `alice` are one person: one vote
+// toward a quorum, and never the approver of their own request.
+
 /** True when this reviewer, or one of their groups, is listed (or nobody is listed). */
 export function mayDecide(request: ApprovalRequest, reviewer: string, groups: string[]): boolean {
   if (request.approvers.length === 0) return true;
-  return request.approvers.includes(reviewer) || groups.some((g) => request.approvers.includes(g));
+  const listed = new Set(request.approvers.map(normalizeIdentity));
+  return (
+    listed.has(normalizeIdentity(reviewer)) || groups.some((g) => listed.has(normalizeIdentity(g)))
+  );
+}
+
+/** True when this reviewer may decide the request now (approve as far as `allowed` lets them, and
+ * always reject or cancel with a reason): it is pending, they did not request it, and they (or one of
+ * their groups) are among its approvers. */
+export function canDecide(request: ApprovalRequest, reviewer: string, groups: string[]): boolean {
+  return (
+    request.status === "pending" &&
+    !sameIdentity(reviewer, request.requester) &&
+    mayDecide(request, reviewer, groups)
+  );
+}
+
+/** The deadline that still applies: a request has one only while it is pending. */
+export function activeDeadline(request: ApprovalRequest): number | undefined {
+  return request.status === "pending" ? request.deadline : undefined;
+}
+
+/** True when the request is pending and its deadline has come: whatever transition arrives now, the
+ * timeout (applyTimeout) happens first. */
+export function isOverdue(request: ApprovalRequest, now: number): boolean {
+  const deadline = activeDeadline(request);
+  return deadline !== undefined && deadline <= now;
 }
 
 export function conflictFor(request: ApprovalRequest): ConflictError {
   const d = request.decision;
+  if (d?.method === "timeout") {
+    const what = d.outcome === "approved" ? "was approved by its deadline rule" : "timed out";
+    return new ConflictError(
+      `request ${request.id} ${what} at ${new Date(d.decidedAt).toISOString()} before this decision arrived`,
+      request,
+    );
+  }
   const who = d ? ` by ${d.reviewer} (${d.outcome}, ${d.method})` : "";
   return new ConflictError(`request ${request.id} was already decided${who}`, request);
 }
@@ -44,7 +83,7 @@ export function applyDecision(
   now: number,
 ): Transition {
   if (request.status !== "pending") throw conflictFor(request);
-  if (input.reviewer === request.requester) {
+  if (sameIdentity(input.reviewer, request.requester)) {
     throw new ForbiddenError(
       `${input.reviewer} requested ${request.id} and cannot decide it: nobody approves their own request`,
     );
@@ -62,16 +101,29 @@ export function applyDecision(
       "method",
     );
   }
-  // An approval that both edits and selects needs both allowed.
+  // An approval that both edits and selects needs both allowed. A reviewer can always say no:
+  // `allowed` restricts how one may approve (or ask for a revision), never the rejection.
   const kinds: Allowed[] = [allowedKind(input)];
   if (input.editedArgs !== undefined && input.selected !== undefined) kinds.push("select");
   for (const kind of kinds) {
+    if (kind === "reject") continue;
     if (!request.allowed.includes(kind)) {
       throw new InvalidInputError(
         `this request does not allow \`${kind}\` (allowed: ${request.allowed.join(", ")})`,
         kind === "select" ? "selected" : "outcome",
       );
     }
+  }
+
+  if (
+    input.outcome === "revise" &&
+    request.revisionCommentRequired === true &&
+    (input.comment ?? "").trim() === ""
+  ) {
+    throw new InvalidInputError(
+      "this request needs a comment with a revision: say what should change",
+      "comment",
+    );
   }
 
   const selected = checkSelection(request, input);
@@ -83,7 +135,7 @@ export function applyDecision(
   const decision: Decision = {
     outcome: input.outcome,
     method,
-    reviewer: input.reviewer,
+    reviewer: normalizeIdentity(input.reviewer),
     channel: input.channel,
     decidedAt: now,
   };
@@ -98,7 +150,7 @@ export function applyDecision(
 
   if (input.outcome === "approved") {
     const earlier = request.decisions.filter((d) => d.outcome === "approved");
-    if (earlier.some((d) => d.reviewer === input.reviewer)) {
+    if (earlier.some((d) => sameIdentity(d.reviewer, input.reviewer))) {
       throw new ConflictError(
         `${input.reviewer} already approved ${request.id}; ${request.quorum - earlier.length} more approval(s) from other people are needed`,
         request,
@@ -137,21 +189,39 @@ export function applyDecision(
   return terminal(request, decision, now);
 }
 
-export function applyCancel(
-  request: ApprovalRequest,
-  by: string,
-  reason: string | undefined,
-  now: number,
-): Transition {
+export interface CancelInput {
+  by: string;
+  reason?: string | undefined;
+  /** How the cancellation arrived. @default "api" */
+  channel?: Channel | undefined;
+  /** Cancelling as a reviewer (not as the requester or an admin): they must be able to decide the
+   * request (`canDecide`) and must give a reason. */
+  asReviewer?: { groups: string[] } | undefined;
+}
+
+export function applyCancel(request: ApprovalRequest, input: CancelInput, now: number): Transition {
   if (request.status !== "pending") throw conflictFor(request);
+  if (input.asReviewer) {
+    if (!canDecide(request, input.by, input.asReviewer.groups)) {
+      throw new ForbiddenError(
+        `${input.by} may not decide ${request.id}, so may not cancel it either (approvers: ${request.approvers.join(", ") || "anyone"}; requested by ${request.requester})`,
+      );
+    }
+    if ((input.reason ?? "").trim() === "") {
+      throw new InvalidInputError(
+        "a reviewer who cancels a request must say why: give a reason",
+        "reason",
+      );
+    }
+  }
   const decision: Decision = {
     outcome: "cancelled",
     method: "cancel",
-    reviewer: by,
-    channel: "api",
+    reviewer: normalizeIdentity(input.by),
+    channel: input.channel ?? "api",
     decidedAt: now,
   };
-  if (reason !== undefined) decision.comment = reason;
+  if (input.reason !== undefined) decision.comment = input.reason;
   return terminal(request, decision, now);
 }
 
@@ -162,7 +232,7 @@ export function applyTimeout(request: ApprovalRequest, now: number): Transition 
   if (typeof rule === "object") {
     const { approvers, timeoutMs, onTimeout } = rule.escalate;
     const next = bump(request, now, {
-      approvers,
+      approvers: approvers.map(normalizeIdentity),
       deadline: now + timeoutMs,
       onTimeout: onTimeout ?? "reject",
       escalations: request.escalations + 1,
@@ -172,7 +242,7 @@ export function applyTimeout(request: ApprovalRequest, now: number): Transition 
       events: [
         event("escalated", request, "system", now, {
           from: request.approvers,
-          to: approvers,
+          to: next.approvers,
           deadline: next.deadline,
           step: next.escalations,
         }),
@@ -325,6 +395,13 @@ export function applyExecution(request: ApprovalRequest, by: string, now: number
   if (request.executedAt !== undefined) {
     throw new ConflictError(
       `request ${request.id} was already executed by ${request.executedBy ?? "someone"} at ${new Date(request.executedAt).toISOString()}; an approval runs once`,
+      request,
+    );
+  }
+  const validUntil = request.decision.validUntil;
+  if (validUntil !== undefined && now > validUntil) {
+    throw new ConflictError(
+      `the approval of ${request.id} expired at ${new Date(validUntil).toISOString()}; ask again`,
       request,
     );
   }

@@ -38,7 +38,9 @@ export interface HitlConfig {
   approvalType?: string;
   /** @default "medium" */
   riskLevel?: Risk;
-  /** A hint to approval UIs that a decision must come with a reason. @default false */
+  /** Decisions on this tool's calls should come with a reason: its requests need a comment with every
+   * revision request (`revisionCommentRequired`, enforced in every channel), and approval UIs are
+   * told to ask for one with other decisions too. @default false */
   requiresReason?: boolean;
   /** @default "Approve" */
   approveLabel?: string;

@@ -260,6 +260,8 @@ function requestInput(
     },
   };
   if (cfg.timeoutMs !== undefined) input.timeoutMs = cfg.timeoutMs;
+  // A tool that wants reasons gets them where the engine can enforce one: with a revision request.
+  if (cfg.requiresReason) input.revisionCommentRequired = true;
   if (context.key !== undefined) input.key = context.key;
   if (context.correlationId !== undefined) input.correlationId = context.correlationId;
   return input;

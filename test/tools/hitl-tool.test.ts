@@ -314,6 +314,23 @@ describe("hitlTool: quick and full, non-blocking", () => {
     expect(calls).toHaveLength(0);
   });
 
+  it("requiresReason: a revision request must say what should change", async () => {
+    const e = await newEngine();
+    const { tool, calls } = transferTool({ airlock: e, requiresReason: true });
+    const id = ((await tool({ to: "bob", amount: 1 })) as HitlPending).hitl_result.approvalId ?? "";
+    expect((await e.get(id)).revisionCommentRequired).toBe(true);
+    await expect(e.decide(id, { outcome: "revise", reviewer: "ann" })).rejects.toMatchObject({
+      code: "invalid_input",
+      field: "comment",
+    });
+    await e.decide(id, { outcome: "revise", reviewer: "ann", comment: "send it to alice" });
+    expect(await tool.resume(id)).toMatchObject({ code: "revise", comment: "send it to alice" });
+    expect(calls).toHaveLength(0);
+    const plain = transferTool({ airlock: e }).tool;
+    const other = ((await plain({ to: "x", amount: 2 })) as HitlPending).hitl_result.approvalId;
+    expect((await e.get(other ?? "")).revisionCommentRequired).toBe(false);
+  });
+
   it("never runs an approval that has expired", async () => {
     const e = await newEngine();
     const { tool, calls } = transferTool({ airlock: e });
