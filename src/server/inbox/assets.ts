@@ -30,6 +30,8 @@ main { max-width: 1100px; margin: 0 auto; padding: 1rem; }
 h1 { font-size: 1.4rem; margin:.2rem 0 1rem; }
 h2 { font-size: 1.1rem; margin: 1.4rem 0 .5rem; }
 .card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:1rem; margin-bottom:1rem; }
+.card > h2:first-child { margin-top:0; }
+.card.preview { padding:.5rem; }
 .filters { display:flex; gap:.5rem; flex-wrap:wrap; align-items:end; margin-bottom:1rem; }
 .filters label { display:flex; flex-direction:column; font-size:.8rem; color:var(--muted); }
 input, select, textarea, button { font: inherit; }
@@ -37,9 +39,13 @@ input[type=text], input[type=password], input[type=search], select, textarea { p
 textarea { width:100%; min-height: 4rem; }
 textarea.json { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; min-height: 10rem; }
 button { padding:.45rem .9rem; border-radius:6px; border:1px solid var(--line); background:#fff; cursor:pointer; }
-button.primary { background:var(--ok); color:#fff; border-color:var(--ok); }
-button.danger { background:var(--bad); color:#fff; border-color:var(--bad); }
+button.primary { background:var(--accent); color:#fff; border-color:var(--accent); }
+/* Colours follow the verb, whatever the label: approving is green, rejecting red. */
+button.approve { background:var(--ok); color:#fff; border-color:var(--ok); }
+button.approve.secondary { background:#fff; color:var(--ok); border-color:var(--ok); }
+button.reject { background:var(--bad); color:#fff; border-color:var(--bad); }
 button.warn { background:var(--warn); color:#fff; border-color:var(--warn); }
+a.button { display:inline-block; padding:.45rem .9rem; border-radius:6px; border:1px solid var(--line); background:#fff; text-decoration:none; color:var(--fg); }
 table.queue { width:100%; border-collapse:collapse; background:var(--card); border:1px solid var(--line); border-radius:8px; }
 table.queue th, table.queue td { text-align:left; padding:.55rem .6rem; border-bottom:1px solid var(--line); vertical-align:top; }
 table.queue th { font-size:.8rem; color:var(--muted); font-weight:600; }
@@ -51,24 +57,43 @@ table.queue th { font-size:.8rem; color:var(--muted); font-weight:600; }
 .countdown.overdue { color:var(--bad); font-weight:600; }
 .muted { color:var(--muted); }
 .empty { padding:2rem; text-align:center; color:var(--muted); }
-.grid { display:grid; grid-template-columns: 2fr 1fr; gap:1rem; }
+/* Columns never grow past the window: long lines wrap, or scroll inside their own box. */
+.grid { display:grid; grid-template-columns: minmax(0, 2fr) minmax(0, 1fr); gap:1rem; }
+.grid > * { min-width:0; }
+h1.title { overflow-wrap:anywhere; margin-bottom:.3rem; }
+p.back { margin:.2rem 0; }
+.strip { display:flex; flex-wrap:wrap; gap:.3rem .8rem; align-items:center; margin:0 0 .8rem; }
+.markdown { overflow-wrap:anywhere; }
+.markdown > :first-child { margin-top:0; } .markdown > :last-child { margin-bottom:0; }
 .markdown :is(pre, code) { background:#f2f4f7; border-radius:4px; }
-.markdown pre { padding:.6rem; overflow:auto; }
-pre.diff { background:#fbfbfc; border:1px solid var(--line); border-radius:6px; padding:.4rem 0; overflow:auto; font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, monospace; }
+.markdown pre { padding:.6rem; overflow:auto; max-width:100%; max-height:50vh; }
+.markdown table { display:block; overflow:auto; max-width:100%; }
+.markdown img { max-width:100%; }
+dl.context { display:grid; grid-template-columns:max-content minmax(0, 1fr); gap:.2rem .8rem; margin:0 0 .8rem; }
+dl.context dt { color:var(--muted); } dl.context dd { margin:0; overflow-wrap:anywhere; } dl.context ul { margin:0; padding-left:1.1rem; }
+.truncated { font-size:.85rem; }
+pre.diff { background:#fbfbfc; border:1px solid var(--line); border-radius:6px; padding:.4rem 0; overflow:auto; max-height:55vh; margin:0; font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, monospace; }
 pre.diff span { display:block; padding:0 .7rem; white-space:pre; }
 pre.diff .add { background:var(--add); color:var(--addfg); }
 pre.diff .del { background:var(--del); color:var(--delfg); }
 pre.diff .hunk { color:#6b46c1; background:#f4f0ff; }
 pre.diff .meta { color:var(--muted); font-weight:600; }
-pre.json { background:#f2f4f7; padding:.6rem; border-radius:6px; overflow:auto; font: 13px/1.45 ui-monospace, monospace; }
-.items label { display:block; padding:.3rem 0; }
-.actions { display:flex; flex-wrap:wrap; gap:.5rem; margin:.7rem 0; }
+pre.json { background:#f2f4f7; padding:.6rem; border-radius:6px; overflow:auto; max-height:60vh; white-space:pre-wrap; overflow-wrap:anywhere; font: 13px/1.45 ui-monospace, monospace; }
+details > summary { cursor:pointer; }
+fieldset.items { border:1px solid var(--line); border-radius:8px; background:var(--card); margin:0 0 1rem; min-width:0; }
+.items label { display:block; padding:.3rem 0; overflow-wrap:anywhere; }
+.items ol { margin:.2rem 0; padding-left:1.4rem; } .items li { overflow-wrap:anywhere; } .items li.not-chosen { color:var(--muted); }
+.actions { display:flex; flex-wrap:wrap; gap:.5rem; margin:.7rem 0; align-items:center; }
+/* The buttons stay in view while the reviewer scrolls a long request. */
+.decide-bar { position:sticky; bottom:0; z-index:1; background:var(--bg); padding:.5rem 0; margin:.5rem 0 0; border-top:1px solid var(--line); }
+.decide-bar .keys { font-size:.85rem; }
+.confirm { border-color:#f5c2c0; background:#fff8f7; }
 .error { background:#fdecec; color:var(--bad); border:1px solid #f5c2c0; padding:.5rem .7rem; border-radius:6px; margin:.5rem 0; }
 .outcome { font-size:1.05rem; }
 ol.trail { padding-left:1.2rem; } ol.trail li { margin:.2rem 0; }
 kbd { border:1px solid var(--line); border-bottom-width:2px; border-radius:4px; padding:0 .3rem; font-size:.8rem; background:#fff; }
 dl.facts { display:grid; grid-template-columns:max-content 1fr; gap:.2rem .8rem; margin:0; }
-dl.facts dt { color:var(--muted); }
+dl.facts dt { color:var(--muted); } dl.facts dd { margin:0; min-width:0; overflow-wrap:anywhere; }
 .login { max-width: 420px; margin: 3rem auto; }
 .login input { width: 100%; }
 @media (max-width: 720px) {
@@ -78,6 +103,7 @@ dl.facts dt { color:var(--muted); }
   table.queue tr { border-bottom:1px solid var(--line); padding:.4rem 0; }
   table.queue td { border:0; padding:.15rem .6rem; }
   main { padding: .6rem; }
+  .decide-bar .keys { display:none; }
 }
 `;
 
@@ -97,7 +123,17 @@ export const INBOX_JS = `
       el.classList.toggle("overdue", ms <= 0);
     });
   }
+  // Times in the reader's own time zone (the page carries UTC as a fallback).
+  function localTimes(root) {
+    (root || document).querySelectorAll("time[data-local]").forEach(function (el) {
+      var d = new Date(el.getAttribute("datetime") || "");
+      if (isNaN(d.getTime())) return;
+      el.textContent = d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+      el.title = d.toISOString();
+    });
+  }
   tick();
+  localTimes();
   setInterval(tick, 1000);
 
   // Live updates: the server streams events this reviewer may see; the page refreshes its parts.
@@ -105,38 +141,47 @@ export const INBOX_JS = `
   var live = body.getAttribute("data-live");
   var requestId = body.getAttribute("data-request-id");
   var timer = null;
+  function fragment(url, then) {
+    fetch(url, { credentials: "same-origin" }).then(function (res) {
+      if (!res.ok) return;
+      return res.text().then(function (html) {
+        var holder = document.createElement("div");
+        holder.innerHTML = html;
+        then(holder, res);
+      });
+    });
+  }
+  function swap(old, next) {
+    if (!old || !next) return;
+    old.replaceWith(next);
+    localTimes(next);
+    tick();
+  }
   function refresh() {
     timer = null;
     if (live === "queue") {
       var q = document.getElementById("queue");
       if (!q) return;
-      fetch("/inbox/queue" + location.search, { credentials: "same-origin" }).then(function (res) {
-        if (!res.ok) return;
+      fragment("/inbox/queue" + location.search, function (holder, res) {
         var count = res.headers.get("x-pending-count");
         if (count !== null) document.title = "(" + count + ") Airlock inbox";
-        return res.text().then(function (html) { q.innerHTML = html; tick(); });
+        q.innerHTML = holder.innerHTML;
+        tick();
       });
     } else if (live === "request" && requestId) {
-      var trail = document.getElementById("trail");
-      if (trail) fetch("/inbox/requests/" + encodeURIComponent(requestId) + "/trail", { credentials: "same-origin" }).then(function (res) {
-        if (!res.ok) return;
-        return res.text().then(function (html) {
-          var holder = document.createElement("div");
-          holder.innerHTML = html;
-          var next = holder.firstElementChild;
-          if (next) trail.replaceWith(next);
-        });
+      var base = "/inbox/requests/" + encodeURIComponent(requestId);
+      fragment(base + "/trail", function (holder) {
+        swap(document.getElementById("trail"), holder.querySelector("#trail"));
       });
-      var panel = document.getElementById("decision-panel");
-      if (!panel || panel.getAttribute("data-status") !== "pending") return;
-      fetch("/inbox/requests/" + encodeURIComponent(requestId) + "/panel", { credentials: "same-origin" }).then(function (res) {
-        if (!res.ok) return;
-        return res.text().then(function (html) {
-          var holder = document.createElement("div");
-          holder.innerHTML = html;
-          var next = holder.firstElementChild;
-          if (next && next.getAttribute("data-status") !== "pending") panel.replaceWith(next);
-        });
+      fragment(base + "/panel", function (holder) {
+        // The side panel always; the decision panel only once the status changed, so nothing the
+        // reviewer ticked or typed is lost while the request is still open.
+        swap(document.getElementById("facts"), holder.querySelector("#facts"));
+        var panel = document.getElementById("decision-panel");
+        var next = holder.querySelector("#decision-panel");
+        if (panel && next && next.getAttribute("data-status") !== panel.getAttribute("data-status")) {
+          swap(panel, next);
+        }
       });
     }
   }
@@ -170,7 +215,8 @@ export const INBOX_JS = `
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); var b = document.getElementById("btn-revise"); if (b) b.click(); }
   });
 
-  // Keyboard shortcuts, as in the terminal console: a approve, r revise, d decline.
+  // Keyboard shortcuts, as in the terminal console: a approve, r revise (where a revision may be
+  // asked), d decline. High-risk approvals and a partial selection still ask to confirm.
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     var t = e.target;

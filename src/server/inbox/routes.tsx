@@ -10,21 +10,41 @@ import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { streamSSE } from "hono/streaming";
 import type { Logger } from "pino";
+import type { ZodType } from "zod";
+import { z } from "zod";
 import type { Airlock } from "../../core/engine.js";
 import { isAirlockError } from "../../core/errors.js";
-import type { ApprovalRequest, DecisionInput } from "../../core/schemas.js";
+import { sameIdentity } from "../../core/identity.js";
+import { computeMetrics } from "../../core/metrics.js";
+import type { ApprovalRequest, AuditEvent, DecisionInput, Status } from "../../core/schemas.js";
 import { mayDecide } from "../../core/state.js";
+import type { ListFilter, OutcomeRow, RequestSummary } from "../../store/store.js";
 import { canSee, decidingGroups, eventVisibility, scopeList } from "../access.js";
 import { hasRole, type Principal } from "../env.js";
-import { createRateLimiter } from "../rate-limit.js";
+import { createRateLimiter, type RateLimitOptions } from "../rate-limit.js";
 import { hashToken, type TokenStore } from "../tokens.js";
 import { CSP, FAVICON_SVG, htmxScript, INBOX_CSS, INBOX_JS } from "./assets.js";
 import { Layout } from "./layout.js";
 import { DashboardPage } from "./pages/dashboard.js";
 import { LoginPage } from "./pages/login.js";
 import { arrange, QueuePage, QueueRows, readQueueQuery } from "./pages/queue.js";
-import { DecisionPanel, type FormError, RequestPage, Trail } from "./pages/request.js";
-import { createSessions, csrfMatches, type SessionUser, sameSecret } from "./session.js";
+import {
+  type Confirmation,
+  type FormError,
+  LiveParts,
+  needsConfirmation,
+  RequestPage,
+  revisionCommentRequired,
+  selectable,
+  Trail,
+} from "./pages/request.js";
+import {
+  createSessions,
+  csrfMatches,
+  SessionsFull,
+  type SessionUser,
+  sameSecret,
+} from "./session.js";
 
 export interface InboxDeps {
   airlock: Airlock;
@@ -34,6 +54,20 @@ export interface InboxDeps {
   heartbeatMs: number;
   /** Largest form accepted, in bytes. */
   bodyLimitBytes: number;
+  /** The Secure flag on the inbox's cookies: `true` always (serve behind a TLS proxy), `false`
+   * never, `"auto"` when the request came over https — or, with `trustProxy`, when the proxy says
+   * so in `X-Forwarded-Proto`. @default "auto" */
+  secureCookies?: boolean | "auto";
+  /** Believe the `X-Forwarded-Proto` header (only behind a proxy that sets it). @default false */
+  trustProxy?: boolean;
+  /** Inbox sessions one token may hold at once (its oldest ends first). @default 20 */
+  sessionsPerToken?: number;
+  /** Inbox sessions in this process; past it sign-ins are refused. @default 10000 */
+  maxSessions?: number;
+  /** Successful sign-ins per token. @default { max: 10, windowMs: 60000 } */
+  signInLimit?: RateLimitOptions;
+  /** A reviewer's repeated views of one request within this long are audited once. @default 600000 */
+  viewedWindowMs?: number;
 }
 
 const PAGE_HEADERS = {
@@ -59,8 +93,22 @@ const LOGIN_CSRF_COOKIE = "airlock_login_csrf";
 
 export function inboxRoutes(deps: InboxDeps): Hono {
   const { airlock, logger } = deps;
-  const sessions = createSessions(deps.tokens);
+  const secureCookie = (c: Context): boolean => {
+    const mode = deps.secureCookies ?? "auto";
+    if (mode !== "auto") return mode;
+    if (new URL(c.req.url).protocol === "https:") return true;
+    if (!deps.trustProxy) return false;
+    const proto = c.req.header("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase();
+    return proto === "https";
+  };
+  const sessions = createSessions(deps.tokens, {
+    ...(deps.sessionsPerToken === undefined ? {} : { perToken: deps.sessionsPerToken }),
+    ...(deps.maxSessions === undefined ? {} : { max: deps.maxSessions }),
+    secure: secureCookie,
+  });
   const loginFailures = createRateLimiter({ max: 20, windowMs: 60_000 });
+  const signIns = createRateLimiter(deps.signInLimit ?? { max: 10, windowMs: 60_000 });
+  const viewedWindowMs = deps.viewedWindowMs ?? 10 * 60_000;
   const app = new Hono();
 
   const asset = (body: () => string, type: string) => (c: Context) =>
@@ -125,6 +173,9 @@ export function inboxRoutes(deps: InboxDeps): Hono {
   }
 
   const position = async () => (await airlock.store.auditHead())?.seq ?? 0;
+  const summaries = async (f: ListFilter): Promise<RequestSummary[]> =>
+    (await airlock.store.listSummaries(f)).items;
+  const count = (f: ListFilter): Promise<number> => airlock.store.countRequests(f);
   const userProps = (u: SessionUser) => ({
     user: { name: u.principal.name, csrf: u.session.csrf },
   });
@@ -138,7 +189,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       httpOnly: true,
       sameSite: "Strict",
       path: "/login",
-      secure: new URL(c.req.url).protocol === "https:",
+      secure: secureCookie(c),
       maxAge: 3600,
     });
     return page(c, "Sign in · Airlock", <LoginPage {...props} csrf={csrf} />, status);
@@ -174,8 +225,20 @@ export function inboxRoutes(deps: InboxDeps): Hono {
         : "Unknown or revoked token.";
       return loginPage(c, { error: why, next }, 401);
     }
+    if (!signIns.take(hash).ok) {
+      return loginPage(
+        c,
+        { error: "Too many sign-ins with this token; wait a minute.", next },
+        429,
+      );
+    }
+    try {
+      sessions.start(c, hash);
+    } catch (err) {
+      if (!(err instanceof SessionsFull)) throw err;
+      return loginPage(c, { error: "The inbox is full right now; try again later.", next }, 503);
+    }
     deleteCookie(c, LOGIN_CSRF_COOKIE, { path: "/login" });
-    sessions.start(c, hash);
     logger.info({ reviewer: record.name }, "Inbox sign-in");
     return c.redirect(next, 303);
   });
@@ -189,22 +252,28 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     }, "form"),
   );
 
-  // The queue and its live fragment.
+  // The queue and its live fragment. It reads summaries only (never the stored documents), the most
+  // urgent first from the store, and the pending figure from a count.
+  const QUEUE_ROWS = 500;
   async function queue(c: Context, p: Principal) {
     const after = await position();
     const query = readQueueQuery((n) => c.req.query(n));
     const filter = scopeList(p, {
-      ...(query.status === "all" ? {} : { status: query.status as ApprovalRequest["status"] }),
+      ...(query.status === "all" ? {} : { status: query.status as Status }),
       ...(query.action ? { action: query.action } : {}),
-      limit: 500,
+      order: query.sort === "urgent" ? "deadline" : "newest",
+      limit: QUEUE_ROWS,
     });
-    const rows = filter ? (await airlock.list(filter)).items.filter((r) => canSee(p, r)) : [];
-    const pendingFilter = scopeList(p, { status: "pending", limit: 500 });
-    const pending = pendingFilter ? (await airlock.list(pendingFilter)).items.length : 0;
+    const pendingFilter = scopeList(p, { status: "pending" });
+    const [rows, pending] = await Promise.all([
+      filter ? summaries(filter) : [],
+      pendingFilter ? count(pendingFilter) : 0,
+    ]);
+    const visibleRows = rows.filter((r) => canSee(p, r));
     const actions = [
-      ...new Set(rows.map((r) => r.action).concat(query.action ? [query.action] : [])),
+      ...new Set(visibleRows.map((r) => r.action).concat(query.action ? [query.action] : [])),
     ].sort();
-    return { query, rows: arrange(rows, query), pending, actions, after };
+    return { query, rows: arrange(visibleRows, query), pending, actions, after };
   }
   app.get(
     "/",
@@ -248,7 +317,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     if (!hasRole(p, "reviewer") && !hasRole(p, "admin")) {
       return { canDecide: false, whyNot: "Your token may read this request but not decide it." };
     }
-    if (r.requester === p.name) {
+    if (sameIdentity(r.requester, p.name)) {
       return {
         canDecide: false,
         whyNot: "You requested this yourself: somebody else has to decide it.",
@@ -260,35 +329,76 @@ export function inboxRoutes(deps: InboxDeps): Hono {
         whyNot: `Only ${r.approvers.join(", ")} may decide this request.`,
       };
     }
-    if (r.decisions.some((d) => d.outcome === "approved" && d.reviewer === p.name)) {
+    if (r.decisions.some((d) => d.outcome === "approved" && sameIdentity(d.reviewer, p.name))) {
       return { canDecide: false, whyNot: "You approved already; the quorum needs other people." };
     }
     return { canDecide: true };
+  }
+
+  /** Which schema edited arguments are checked against, in a sentence. */
+  function schemaNote(r: ApprovalRequest): string | undefined {
+    if (!r.allowed.includes("edit")) return undefined;
+    const lookup = (airlock as Partial<{ schemaFor(action: string): ZodType | undefined }>)
+      .schemaFor;
+    if (typeof lookup !== "function") return undefined;
+    const schema = lookup.call(airlock, r.action);
+    if (!schema) {
+      return `No schema is registered for ${r.action}: any JSON object is accepted.`;
+    }
+    return `Checked against the schema registered for ${r.action}${describeSchema(schema)}.`;
+  }
+
+  /** The request this one was revised into, if the reviewer may see it (among the requester's
+   * recent requests). */
+  async function successorOf(
+    p: Principal,
+    r: ApprovalRequest,
+  ): Promise<ApprovalRequest | undefined> {
+    if (r.status !== "revise") return undefined;
+    const recent = await summaries({ requester: r.requester, order: "newest", limit: 200 });
+    const next = recent.find((s) => s.revisionOf === r.id);
+    return next ? visible(p, next.id) : undefined;
+  }
+
+  interface Extra {
+    error?: FormError;
+    notice?: string;
+    confirm?: Confirmation;
+  }
+  async function panelProps(u: SessionUser, r: ApprovalRequest, extra: Extra = {}) {
+    const [successor, previous] = await Promise.all([
+      successorOf(u.principal, r),
+      r.revisionOf ? visible(u.principal, r.revisionOf) : undefined,
+    ]);
+    return {
+      request: r,
+      csrf: u.session.csrf,
+      ...decidability(u.principal, r),
+      error: extra.error,
+      notice: extra.notice,
+      confirm: extra.confirm,
+      schemaNote: schemaNote(r),
+      successor,
+      previous,
+    };
   }
   async function renderRequest(
     c: Context,
     u: SessionUser,
     r: ApprovalRequest,
     status = 200,
-    extra: { error?: FormError; notice?: string; after?: number } = {},
+    extra: Extra & { after?: number; trail?: AuditEvent[] } = {},
   ) {
     const after = extra.after ?? (await position());
-    const [trail, revisions] = await Promise.all([
-      airlock.audit({ requestId: r.id, limit: 500 }),
+    const [trail, revisions, props] = await Promise.all([
+      extra.trail ?? airlock.audit({ requestId: r.id, limit: 500 }),
       revisionChain(u.principal, r),
+      panelProps(u, r, extra),
     ]);
     return page(
       c,
       `${r.title} · Airlock`,
-      <RequestPage
-        request={r}
-        csrf={u.session.csrf}
-        {...decidability(u.principal, r)}
-        error={extra.error}
-        notice={extra.notice}
-        trail={trail}
-        revisions={revisions}
-      />,
+      <RequestPage {...props} trail={trail} revisions={revisions} />,
       status,
       { ...userProps(u), live: "request", requestId: r.id, after },
     );
@@ -320,16 +430,26 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       const after = await position();
       const r = await visible(u.principal, c.req.param("id") ?? "");
       if (!r) return notFound(c, u);
-      if (r.status === "pending" && !u.session.viewed.has(r.id)) {
-        u.session.viewed.add(r.id);
-        await airlock.record({
-          type: "viewed",
-          requestId: r.id,
-          actor: u.principal.name,
-          data: { channel: "web" },
-        });
+      const trail = await airlock.audit({ requestId: r.id, limit: 500 });
+      // A page view is audited once per reviewer and request within `viewedWindowMs`, so reloads
+      // and revisits do not fill the trail.
+      if (r.status === "pending") {
+        const since = Date.now() - viewedWindowMs;
+        const seen = trail.some(
+          (e) => e.type === "viewed" && e.at >= since && sameIdentity(e.actor, u.principal.name),
+        );
+        if (!seen) {
+          trail.push(
+            await airlock.record({
+              type: "viewed",
+              requestId: r.id,
+              actor: u.principal.name,
+              data: { channel: "web" },
+            }),
+          );
+        }
       }
-      return renderRequest(c, u, r, 200, { after });
+      return renderRequest(c, u, r, 200, { after, trail });
     }),
   );
   app.get(
@@ -337,13 +457,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     signedIn(async (c, u) => {
       const r = await visible(u.principal, c.req.param("id") ?? "");
       if (!r) return c.text("not found", 404, PAGE_HEADERS);
-      return c.html(
-        String(
-          <DecisionPanel request={r} csrf={u.session.csrf} {...decidability(u.principal, r)} />,
-        ),
-        200,
-        PAGE_HEADERS,
-      );
+      return c.html(String(<LiveParts {...(await panelProps(u, r))} />), 200, PAGE_HEADERS);
     }, "fragment"),
   );
 
@@ -366,14 +480,26 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       if (!r) return notFound(c, u);
       const built = decisionFromForm(form, r);
       if ("error" in built) return renderRequest(c, u, r, 422, { error: built.error });
-      const input: DecisionInput = {
-        ...built.decision,
-        reviewer: u.principal.name,
-        groups: decidingGroups(u.principal, r),
-        channel: "web",
-      };
+      if ("confirm" in built) return renderRequest(c, u, r, 200, { confirm: built.confirm });
       try {
-        await airlock.decide(r.id, input);
+        if ("cancel" in built) {
+          const who = decidability(u.principal, r);
+          if (!who.canDecide) {
+            return renderRequest(c, u, r, 403, {
+              error: { form: "cancel", message: who.whyNot ?? "You may not cancel this request." },
+            });
+          }
+          const options = { by: u.principal.name, reason: built.cancel, channel: "web" as const };
+          await airlock.cancel(r.id, options);
+        } else {
+          const input: DecisionInput = {
+            ...built.decision,
+            reviewer: u.principal.name,
+            groups: decidingGroups(u.principal, r),
+            channel: "web",
+          };
+          await airlock.decide(r.id, input);
+        }
       } catch (err) {
         if (!isAirlockError(err)) throw err;
         const fresh = (await visible(u.principal, r.id)) ?? r;
@@ -385,22 +511,56 @@ export function inboxRoutes(deps: InboxDeps): Hono {
           return renderRequest(c, u, fresh, 409, { notice });
         }
         const status = err.code === "forbidden" ? 403 : err.code === "invalid_input" ? 422 : 409;
-        const error: FormError = { form: built.form, message: err.message };
-        if (built.form === "edit") error.argsText = built.argsText ?? "";
-        if (typeof form.comment === "string") error.comment = form.comment;
+        const formName: FormError["form"] = "cancel" in built ? "cancel" : built.form;
+        const error: FormError = { form: formName, message: err.message };
+        if (!("cancel" in built) && built.form === "edit") error.argsText = built.argsText ?? "";
+        if ("cancel" in built) error.comment = built.cancel;
+        else if (typeof form.comment === "string") error.comment = form.comment;
+        error.selected = ticked(form);
         return renderRequest(c, u, fresh, status, { error });
       }
       return c.redirect(`/requests/${r.id}`, 303);
     }, "form"),
   );
 
+  // Review metrics over the requests this reviewer may see (all of them for an admin).
+  const TERMINAL: Status[] = ["approved", "rejected", "revise", "timed_out", "cancelled"];
+  const DASHBOARD_PAGES = 20;
+  async function visibleMetrics(p: Principal, sinceMs: number) {
+    if (hasRole(p, "admin")) return airlock.metrics({ sinceMs });
+    const since = Date.now() - sinceMs;
+    const decided = scopeList(p, { status: TERMINAL, order: "newest", limit: 500 });
+    const pendingFilter = scopeList(p, { status: "pending" });
+    const rows: OutcomeRow[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; decided && i < DASHBOARD_PAGES; i++) {
+      const pageOf = await airlock.store.listSummaries({
+        ...decided,
+        ...(cursor ? { cursor } : {}),
+      });
+      for (const s of pageOf.items) {
+        if (!canSee(p, s) || !s.decision || s.decision.decidedAt < since) continue;
+        rows.push({
+          action: s.action,
+          status: s.status,
+          method: s.decision.method,
+          createdAt: s.createdAt,
+          decidedAt: s.decision.decidedAt,
+        });
+      }
+      cursor = pageOf.nextCursor;
+      if (!cursor) break;
+    }
+    return computeMetrics(rows, pendingFilter ? await count(pendingFilter) : 0);
+  }
   app.get(
     "/dashboard",
     signedIn(async (c, u) => {
       const window = c.req.query("window") === "week" ? "week" : "day";
-      const metrics = await airlock.metrics({
-        sinceMs: (window === "day" ? 1 : 7) * 24 * 3600 * 1000,
-      });
+      const metrics = await visibleMetrics(
+        u.principal,
+        (window === "day" ? 1 : 7) * 24 * 3600 * 1000,
+      );
       return page(
         c,
         "Metrics · Airlock",
@@ -411,7 +571,9 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     }),
   );
 
-  // Live updates for the pages: which visible request changed, nothing more.
+  // Live updates for the pages: which visible request changed, nothing more. A stream ends with its
+  // session: at sign-out, at expiry, and once the token behind it is revoked (checked at every
+  // event and every heartbeat).
   app.get(
     "/inbox/stream",
     signedIn(async (c, u) => {
@@ -423,18 +585,27 @@ export function inboxRoutes(deps: InboxDeps): Hono {
         const abort = () => stop.abort();
         stream.onAbort(abort);
         deps.shutdown.addEventListener("abort", abort, { once: true });
-        const heartbeat = setInterval(
-          () => void stream.write(": keep-alive\n\n"),
-          deps.heartbeatMs,
-        );
+        u.session.ended.signal.addEventListener("abort", abort, { once: true });
+        const stillSignedIn = async () => {
+          if (await sessions.check(u.session)) return true;
+          abort();
+          return false;
+        };
+        const heartbeat = setInterval(() => {
+          void stillSignedIn().then((ok) => {
+            if (ok) void stream.write(": keep-alive\n\n");
+          });
+        }, deps.heartbeatMs);
         try {
+          if (!(await stillSignedIn())) return;
           await stream.writeSSE({ event: "ready", data: "{}", retry: 2000 });
           for await (const e of airlock.events({
             after: start,
             signal: stop.signal,
             types: [...TYPES],
           })) {
-            if (stream.aborted || stream.closed) break;
+            if (stream.aborted || stream.closed || stop.signal.aborted) break;
+            if (!(await stillSignedIn())) break;
             if (!(await seeIt(e.requestId, e.type))) continue;
             await stream.writeSSE({
               id: String(e.seq),
@@ -447,6 +618,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
         } finally {
           clearInterval(heartbeat);
           deps.shutdown.removeEventListener("abort", abort);
+          u.session.ended.signal.removeEventListener("abort", abort);
         }
       });
     }, "fragment"),
@@ -468,26 +640,80 @@ function safeNext(next: string | undefined): string {
   return next && /^\/(?!\/)[\w\-./?=&%]*$/.test(next) && !next.startsWith("/login") ? next : "/";
 }
 
+/** The top-level fields of a schema, in a few words (", fields: to (string), …"). */
+function describeSchema(schema: ZodType): string {
+  try {
+    const json = z.toJSONSchema(schema, { unrepresentable: "any" }) as {
+      properties?: Record<string, { type?: unknown; format?: unknown }>;
+      required?: string[];
+      additionalProperties?: unknown;
+    };
+    const props = Object.entries(json.properties ?? {}).slice(0, 20);
+    if (!props.length) return "";
+    const required = new Set(json.required ?? []);
+    const fields = props.map(([name, p]) => {
+      const kind = [
+        typeof p.type === "string" ? p.type : "",
+        typeof p.format === "string" ? p.format : "",
+      ]
+        .filter(Boolean)
+        .join(", ");
+      return `${name}${kind ? ` (${kind}${required.has(name) ? "" : ", optional"})` : required.has(name) ? "" : " (optional)"}`;
+    });
+    const closed = json.additionalProperties === false ? "; no other fields" : "";
+    return `: ${fields.join(", ")}${closed}`;
+  } catch {
+    return "";
+  }
+}
+
 type FormValues = Record<string, string | File | (string | File)[]>;
 
-function decisionFromForm(
-  form: FormValues,
-  r: ApprovalRequest,
-):
+function ticked(form: FormValues): string[] {
+  const raw = form.items;
+  return (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter(
+    (v): v is string => typeof v === "string",
+  );
+}
+
+type Built =
   | { decision: Omit<DecisionInput, "reviewer">; form: FormError["form"]; argsText?: string }
-  | { error: FormError } {
+  | { cancel: string }
+  | { confirm: Confirmation }
+  | { error: FormError };
+
+function decisionFromForm(form: FormValues, r: ApprovalRequest): Built {
   const str = (v: unknown) => (typeof v === "string" ? v : undefined);
   const action = str(form.action);
   const comment = str(form.comment)?.trim();
   const withComment = comment ? { comment } : {};
+  const items = selectable(r) ? ticked(form).filter((id) => r.items.some((i) => i.id === id)) : [];
+  const confirmed = str(form.confirmed) === "yes";
+  const noun = typeof r.metadata.itemNoun === "string" ? r.metadata.itemNoun : "items";
+  const ask = (message: string, choices: Confirmation["choices"]): Built => ({
+    confirm: { message, choices, comment: comment ?? "", selected: items },
+  });
+  const risky = needsConfirmation(r);
+  const danger = `This request is ${r.risk === "high" || r.risk === "critical" ? `${r.risk} risk` : "hard to undo"} (${r.action}).`;
   switch (action) {
     case "approve":
+      // "Approve all" with some items ticked: never drop the selection silently; ask which.
+      if (items.length > 0 && items.length < r.items.length && !confirmed) {
+        return ask(
+          `You ticked ${items.length} of ${r.items.length} ${noun}. Approve only the ticked ones, or all ${r.items.length}?${risky ? ` ${danger}` : ""}`,
+          [
+            { action: "approve_selected", label: `Approve the ${items.length} ticked` },
+            { action: "approve", label: `Approve all ${r.items.length}` },
+          ],
+        );
+      }
+      if (risky && !confirmed) {
+        return ask(`${danger} Approve “${r.title}”?`, [
+          { action: "approve", label: "Yes, approve" },
+        ]);
+      }
       return { decision: { outcome: "approved", ...withComment }, form: "decide" };
     case "approve_selected": {
-      const raw = form.items;
-      const items = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter(
-        (v): v is string => typeof v === "string",
-      );
       if (items.length === 0) {
         return {
           error: {
@@ -497,14 +723,29 @@ function decisionFromForm(
           },
         };
       }
+      if (risky && !confirmed) {
+        return ask(`${danger} Approve the ${items.length} ticked ${noun}?`, [
+          { action: "approve_selected", label: `Yes, approve the ${items.length} ticked` },
+        ]);
+      }
       return { decision: { outcome: "approved", selected: items, ...withComment }, form: "decide" };
     }
     case "reject":
       return { decision: { outcome: "rejected", ...withComment }, form: "decide" };
+    case "cancel": {
+      const reason = str(form.reason)?.trim() ?? "";
+      if (!reason) {
+        return { error: { form: "cancel", message: "Say why you cancel this request." } };
+      }
+      return { cancel: reason.slice(0, 2000) };
+    }
     case "revise":
-      if (!comment && r.metadata.revisionCommentOptional !== true) {
+      if (!comment && revisionCommentRequired(r)) {
         return {
-          error: { form: "revise", message: "Say what should change: a revision needs a comment." },
+          error: {
+            form: "revise",
+            message: "Say what should change: this request needs a comment.",
+          },
         };
       }
       return { decision: { outcome: "revise", comment: comment ?? "" }, form: "revise" };
@@ -545,7 +786,7 @@ function decisionFromForm(
       return {
         error: {
           form: "decide",
-          message: "Choose approve, approve selected, reject, revise or edit.",
+          message: "Choose approve, approve selected, reject, revise, edit or cancel.",
         },
       };
   }

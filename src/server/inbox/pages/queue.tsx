@@ -1,6 +1,7 @@
 // The queue: requests the reviewer may decide, with filters, search and live countdowns.
 import type { FC } from "hono/jsx";
-import { type ApprovalRequest, RISKS, STATUSES } from "../../../core/schemas.js";
+import { RISKS, STATUSES } from "../../../core/schemas.js";
+import type { RequestSummary } from "../../../store/store.js";
 
 export interface QueueQuery {
   status: string;
@@ -23,7 +24,7 @@ export function readQueueQuery(get: (name: string) => string | undefined): Queue
 }
 
 /** Filters what the store could not (risk, title search) and orders the rows. */
-export function arrange(rows: ApprovalRequest[], q: QueueQuery): ApprovalRequest[] {
+export function arrange(rows: RequestSummary[], q: QueueQuery): RequestSummary[] {
   const needle = q.q.toLowerCase();
   const out = rows.filter(
     (r) => (!q.risk || r.risk === q.risk) && (!needle || r.title.toLowerCase().includes(needle)),
@@ -52,7 +53,7 @@ export const Countdown: FC<{ deadline: number | undefined }> = ({ deadline }) =>
     </span>
   );
 
-export const QueueRows: FC<{ rows: ApprovalRequest[] }> = ({ rows }) =>
+export const QueueRows: FC<{ rows: RequestSummary[] }> = ({ rows }) =>
   rows.length === 0 ? (
     <p class="empty">Nothing waiting for you. New requests appear here as they arrive.</p>
   ) : (
@@ -83,14 +84,16 @@ export const QueueRows: FC<{ rows: ApprovalRequest[] }> = ({ rows }) =>
             <td>{r.level}</td>
             <td>{r.requester}</td>
             <td>{r.status === "pending" ? <Countdown deadline={r.deadline} /> : "—"}</td>
-            <td class={`status-${r.status}`}>{r.status}</td>
+            <td class={`status-${r.status}`}>
+              {r.status === "revise" ? "revision requested" : r.status.replace("_", " ")}
+            </td>
           </tr>
         ))}
       </tbody>
     </table>
   );
 
-export const QueuePage: FC<{ rows: ApprovalRequest[]; query: QueueQuery; actions: string[] }> = ({
+export const QueuePage: FC<{ rows: RequestSummary[]; query: QueueQuery; actions: string[] }> = ({
   rows,
   query,
   actions,

@@ -1,18 +1,30 @@
-// One request: what is asked (summary, preview or diff, args, items), the decision forms, and its
-// revision history and audit trail.
+// One request, as a reviewer decides it. The first screen holds what a person decides on: the title,
+// risk and countdown, the summary, the items or the diff, and the buttons (kept in view while the
+// reviewer scrolls a long plan); the exact arguments are one click away, collapsed. Then the revision
+// history and the audit trail.
 import { raw } from "hono/html";
 import type { FC } from "hono/jsx";
 import type { ApprovalRequest, AuditEvent } from "../../../core/schemas.js";
-import { looksLikeDiff, parseDiff } from "../diff.js";
-import { renderMarkdown } from "../markdown.js";
+import { changes, type DiffLine, looksLikeDiff, parseDiff } from "../diff.js";
+import { bounded, renderMarkdownOnce } from "../markdown.js";
 import { Badge, Countdown } from "./queue.js";
 
 export interface FormError {
-  form: "decide" | "revise" | "edit";
+  form: "decide" | "revise" | "edit" | "cancel";
   message: string;
-  /** What the reviewer typed, shown again so nothing is lost. */
+  /** What the reviewer typed or ticked, shown again so nothing is lost. */
   argsText?: string;
   comment?: string;
+  selected?: string[];
+}
+
+/** A second step before a decision is recorded: a high-risk approval, or "approve all" pressed while
+ * some items were ticked. The reviewer's comment and ticks are carried along. */
+export interface Confirmation {
+  message: string;
+  choices: { action: "approve" | "approve_selected"; label: string }[];
+  comment: string;
+  selected: string[];
 }
 
 export interface PanelProps {
@@ -24,55 +36,340 @@ export interface PanelProps {
   error?: FormError | undefined;
   /** Shown when a decision lost the race to someone else's. */
   notice?: string | undefined;
+  confirm?: Confirmation | undefined;
+  /** Which schema the edited arguments are checked against, in words. */
+  schemaNote?: string | undefined;
+  /** The version this request was revised into, when the reviewer asked for a revision. */
+  successor?: ApprovalRequest | undefined;
+  /** The version this one revises (`revisionOf`), to show what changed. */
+  previous?: ApprovalRequest | undefined;
 }
 
-const Markdown: FC<{ source: string }> = ({ source }) => (
-  <div class="markdown">{raw(renderMarkdown(source))}</div>
+// --- what a button says ---------------------------------------------------------------------------
+
+const APPROVING = /\b(approve|approved|accept|allow|confirm|yes|ok|okay|proceed|go ahead)\b/i;
+const REFUSING =
+  /\b(reject|rejected|decline|deny|denied|refuse|cancel|abort|stop|block|no|don'?t|do not|never)\b/i;
+
+/** A label an agent asked for (`metadata.approveLabel`/`rejectLabel`, or its hitl config). It may
+ * rename a button but not invert it: one that names the opposite verb is ignored. */
+export function customLabel(
+  r: ApprovalRequest,
+  key: "approveLabel" | "rejectLabel",
+): string | undefined {
+  const pick = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim().slice(0, 60) : "");
+  const hitl = r.metadata.hitl;
+  const own =
+    pick(r.metadata[key]) ||
+    (hitl && typeof hitl === "object" ? pick((hitl as Record<string, unknown>)[key]) : "");
+  if (!own) return undefined;
+  const opposite = key === "approveLabel" ? REFUSING : APPROVING;
+  return opposite.test(own) ? undefined : own;
+}
+
+/** The button's text: the verb always comes first, the agent's label after it. */
+function buttonText(verb: string, label: string | undefined): string {
+  if (!label || label.toLowerCase() === verb.toLowerCase()) return verb;
+  return `${verb} — ${label}`;
+}
+
+const DESTRUCTIVE =
+  /(^|[._\-\s])(delete|remove|destroy|drop|purge|wipe|truncate|terminate|erase|sign|pay|transfer|deploy)/i;
+
+/** High-risk requests confirm before an approval is recorded: risk high or critical, or an action
+ * that destroys or commits to something (delete, drop, sign, pay, …). */
+export function needsConfirmation(r: ApprovalRequest): boolean {
+  if (r.risk === "high" || r.risk === "critical") return true;
+  const hitl = r.metadata.hitl as Record<string, unknown> | undefined;
+  const tool = typeof hitl?.tool === "string" ? hitl.tool : "";
+  return DESTRUCTIVE.test(r.action) || DESTRUCTIVE.test(tool);
+}
+
+/** Whether asking for a revision needs a comment (`revisionCommentRequired`, false by default). */
+export function revisionCommentRequired(r: ApprovalRequest): boolean {
+  return (
+    (r as ApprovalRequest & { revisionCommentRequired?: boolean }).revisionCommentRequired === true
+  );
+}
+
+/** Items can be ticked when the request allows approving a selection. */
+export function selectable(r: ApprovalRequest): boolean {
+  return r.items.length > 0 && r.allowed.includes("select");
+}
+
+// --- small pieces -----------------------------------------------------------------------------------
+
+/** A moment, in the reader's local time (the script rewrites the UTC fallback). */
+export const Time: FC<{ at: number }> = ({ at }) => {
+  const iso = new Date(at).toISOString();
+  return (
+    <time datetime={iso} data-local="">
+      {`${iso.slice(0, 16).replace("T", " ")} UTC`}
+    </time>
+  );
+};
+
+const STATUS_WORDS: Record<string, string> = {
+  pending: "pending",
+  approved: "approved",
+  rejected: "rejected",
+  revise: "revision requested",
+  timed_out: "timed out",
+  cancelled: "cancelled",
+};
+export const statusWords = (s: string) => STATUS_WORDS[s] ?? s.replace("_", " ");
+
+const Truncated: FC<{ omitted: number }> = ({ omitted }) =>
+  omitted > 0 ? (
+    <p class="muted truncated">
+      … {omitted.toLocaleString("en")} more characters not shown (the inbox shows the first part of
+      long texts; the exact arguments are below).
+    </p>
+  ) : null;
+
+const Markdown: FC<{ cacheKey: string; source: string }> = ({ cacheKey, source }) => {
+  const shown = bounded(source);
+  return (
+    <>
+      <div class="markdown">{raw(renderMarkdownOnce(cacheKey, shown.text))}</div>
+      <Truncated omitted={shown.omitted} />
+    </>
+  );
+};
+
+export const DiffView: FC<{ lines: DiffLine[]; label?: string }> = ({ lines, label }) => (
+  <pre class="diff" title={label ?? "unified diff"}>
+    {lines.map((l) => (
+      <span class={l.kind}>{l.text || " "}</span>
+    ))}
+  </pre>
 );
 
-export const Preview: FC<{ text: string }> = ({ text }) =>
-  looksLikeDiff(text) ? (
-    <pre class="diff" title="unified diff">
-      {parseDiff(text).map((l) => (
-        <span class={l.kind}>{l.text || " "}</span>
-      ))}
-    </pre>
-  ) : (
-    <Markdown source={text} />
-  );
-
-function label(r: ApprovalRequest, key: "approveLabel" | "rejectLabel", fallback: string): string {
-  const own = r.metadata[key];
-  if (typeof own === "string" && own.trim()) return own;
-  const hitl = r.metadata.hitl;
-  if (hitl && typeof hitl === "object") {
-    const v = (hitl as Record<string, unknown>)[key];
-    if (typeof v === "string" && v.trim()) return v;
+export const Preview: FC<{ request: ApprovalRequest }> = ({ request: r }) => {
+  const text = r.preview ?? "";
+  if (!looksLikeDiff(text)) {
+    return <Markdown cacheKey={`${r.id}:${r.version}:preview`} source={text} />;
   }
-  return fallback;
+  const shown = bounded(text);
+  return (
+    <>
+      <DiffView lines={parseDiff(shown.text)} />
+      <Truncated omitted={shown.omitted} />
+    </>
+  );
+};
+
+/** The request as text, to compare one version with the next. */
+function asText(r: ApprovalRequest): string {
+  return [
+    `Title: ${r.title}`,
+    ...(r.summary ? ["", "Summary:", r.summary] : []),
+    ...(r.items.length
+      ? ["", "Items:", ...r.items.map((i) => `- ${i.label}${i.detail ? ` — ${i.detail}` : ""}`)]
+      : []),
+    "",
+    "Arguments:",
+    JSON.stringify(r.args, null, 2),
+    ...(r.preview ? ["", "Preview:", r.preview] : []),
+  ].join("\n");
 }
 
-/** Whether a revision request may come without a comment (`metadata.revisionCommentOptional`). */
-function commentOptional(r: ApprovalRequest): boolean {
-  return r.metadata.revisionCommentOptional === true;
-}
-
-export const Outcome: FC<{ request: ApprovalRequest; notice?: string | undefined }> = ({
-  request: r,
-  notice,
+const Changes: FC<{ before: string; after: string; names: [string, string]; what: string }> = ({
+  before,
+  after,
+  names,
+  what,
 }) => {
+  const lines = changes(before, after, names);
+  if (lines === undefined) {
+    return <p class="muted">{what}: too large or too different to compare here.</p>;
+  }
+  if (lines.length === 0) return <p class="muted">{what}: no change.</p>;
+  return <DiffView lines={lines} label={what} />;
+};
+
+// --- what the request asks --------------------------------------------------------------------------
+
+const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+const str = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : undefined);
+
+/** Figures agents put in metadata for the reviewer: the main question (pattern 1 and 5), estimates
+ * of time and cost, and critiques the summary does not already list. */
+const Context: FC<{ request: ApprovalRequest }> = ({ request: r }) => {
+  const m = r.metadata;
+  const question = str(m.mainQuery);
+  const minutes = num(m.estimatedMinutes);
+  const cost = num(m.estimatedCost);
+  const research = m.research as { critiques?: unknown } | undefined;
+  const critiques = (Array.isArray(research?.critiques) ? research.critiques : [])
+    .map((c) => c as { issue?: unknown; importance?: unknown })
+    .filter((c) => typeof c.issue === "string" && !(r.summary ?? "").includes(c.issue))
+    .slice(0, 20);
+  if (!question && minutes === undefined && cost === undefined && critiques.length === 0) {
+    return null;
+  }
+  return (
+    <dl class="context">
+      {question ? (
+        <>
+          <dt>Main question</dt>
+          <dd>{question}</dd>
+        </>
+      ) : null}
+      {minutes !== undefined || cost !== undefined ? (
+        <>
+          <dt>Estimate</dt>
+          <dd>
+            {[
+              minutes !== undefined ? `about ${minutes} min` : "",
+              cost !== undefined ? `$${cost.toFixed(2)}` : "",
+            ]
+              .filter(Boolean)
+              .join(", ")}
+          </dd>
+        </>
+      ) : null}
+      {critiques.length ? (
+        <>
+          <dt>Other critiques</dt>
+          <dd>
+            <ul>
+              {critiques.map((c) => (
+                <li>
+                  {String(c.issue)}
+                  {typeof c.importance === "string" ? (
+                    <span class="muted"> ({c.importance})</span>
+                  ) : null}
+                </li>
+              ))}
+            </ul>
+          </dd>
+        </>
+      ) : null}
+    </dl>
+  );
+};
+
+/** Risk, countdown and status in one line under the title. */
+const Strip: FC<{ request: ApprovalRequest }> = ({ request: r }) => (
+  <p class="strip">
+    {r.risk ? <span class={`badge risk-${r.risk}`}>{r.risk} risk</span> : null}
+    <span class={`status-${r.status}`}>{statusWords(r.status)}</span>
+    {r.status === "pending" ? <Countdown deadline={r.deadline} /> : null}
+    <span class="muted">
+      {r.action} · from {r.requester}
+    </span>
+  </p>
+);
+
+const Items: FC<{ request: ApprovalRequest; ticks: boolean; checked: string[] }> = ({
+  request: r,
+  ticks,
+  checked,
+}) => {
+  if (!r.items.length) return null;
+  const title = str(r.metadata.itemsTitle) ?? "Items";
+  const chosen = r.decision?.selected;
+  return (
+    <fieldset class="items">
+      <legend>
+        {title} ({r.items.length})
+      </legend>
+      {ticks ? (
+        r.items.map((it, i) => (
+          <label>
+            <input type="checkbox" name="items" value={it.id} checked={checked.includes(it.id)} />{" "}
+            {i + 1}. {it.label}
+            {it.detail ? <span class="muted"> — {it.detail}</span> : null}
+          </label>
+        ))
+      ) : (
+        <ol>
+          {r.items.map((it) => (
+            <li class={chosen && !chosen.includes(it.id) ? "not-chosen" : undefined}>
+              {it.label}
+              {it.detail ? <span class="muted"> — {it.detail}</span> : null}
+              {chosen && !chosen.includes(it.id) ? (
+                <span class="muted"> (not approved)</span>
+              ) : null}
+            </li>
+          ))}
+        </ol>
+      )}
+    </fieldset>
+  );
+};
+
+/** Summary, context, changes since the last version, preview and items. */
+const Asked: FC<PanelProps & { ticks: boolean; checked: string[] }> = (p) => {
+  const r = p.request;
+  return (
+    <>
+      <Context request={r} />
+      {r.summary ? (
+        <section class="card summary" aria-label="summary">
+          <Markdown cacheKey={`${r.id}:${r.version}:summary`} source={r.summary} />
+        </section>
+      ) : null}
+      {p.previous ? (
+        <details class="card changes" open>
+          <summary>
+            Changes since the previous version (<a href={`/requests/${p.previous.id}`}>see it</a>
+            {p.previous.decision?.comment ? (
+              <>, asked for: “{p.previous.decision.comment}”</>
+            ) : null}
+            )
+          </summary>
+          <Changes
+            before={asText(p.previous)}
+            after={asText(r)}
+            names={["previous version", "this version"]}
+            what="Changes since the previous version"
+          />
+        </details>
+      ) : null}
+      {r.preview ? (
+        <section class="card preview" aria-label="preview">
+          <Preview request={r} />
+        </section>
+      ) : null}
+      <Items request={r} ticks={p.ticks} checked={p.checked} />
+    </>
+  );
+};
+
+const Args: FC<{ request: ApprovalRequest }> = ({ request: r }) => {
+  if (!Object.keys(r.args).length) return null;
+  const text = JSON.stringify(r.args, null, 2);
+  const shown = bounded(text);
+  return (
+    <details class="card args">
+      <summary>Exact arguments (JSON)</summary>
+      <pre class="json">{shown.text}</pre>
+      <Truncated omitted={shown.omitted} />
+    </details>
+  );
+};
+
+// --- the outcome ----------------------------------------------------------------------------------
+
+export const Outcome: FC<{
+  request: ApprovalRequest;
+  notice?: string | undefined;
+  successor?: ApprovalRequest | undefined;
+}> = ({ request: r, notice, successor }) => {
   const d = r.decision;
   const chosen = d?.selected ? r.items.filter((i) => d.selected?.includes(i.id)) : [];
   return (
     <div class="card outcome" role="status">
       {notice ? <p class="error">{notice}</p> : null}
       <p>
-        <strong class={`status-${r.status}`}>{r.status.replace("_", " ")}</strong>
+        <strong class={`status-${r.status}`}>{statusWords(r.status)}</strong>
         {d ? (
           <>
             {" "}
-            by <strong>{d.reviewer}</strong> via {d.channel} ({d.method}) at{" "}
-            {new Date(d.decidedAt).toISOString()}
+            by <strong>{d.reviewer}</strong> via {d.channel} ({d.method.replace("_", " ")}),{" "}
+            <Time at={d.decidedAt} />
           </>
         ) : null}
       </p>
@@ -83,30 +380,61 @@ export const Outcome: FC<{ request: ApprovalRequest; notice?: string | undefined
           {r.items.length})
         </p>
       ) : null}
-      {d?.editedArgs ? <pre class="json">{JSON.stringify(d.editedArgs, null, 2)}</pre> : null}
+      {d?.editedArgs ? (
+        <>
+          <p>Approved with edited arguments:</p>
+          <Changes
+            before={JSON.stringify(r.args, null, 2)}
+            after={JSON.stringify(d.editedArgs, null, 2)}
+            names={["arguments asked for", "arguments approved"]}
+            what="Edited arguments"
+          />
+        </>
+      ) : null}
+      {r.status === "revise" ? (
+        successor ? (
+          <p>
+            Revised as <a href={`/requests/${successor.id}`}>{successor.title}</a> (
+            {statusWords(successor.status)}).
+          </p>
+        ) : (
+          <p class="muted">No revised version has arrived yet.</p>
+        )
+      ) : null}
     </div>
   );
 };
 
-export const DecisionPanel: FC<PanelProps> = ({
-  request: r,
-  csrf,
-  canDecide,
-  whyNot,
-  error,
-  notice,
-}) => {
+// --- the decision panel ---------------------------------------------------------------------------
+
+const Hidden: FC<{ name: string; value: string }> = ({ name, value }) => (
+  <input type="hidden" name={name} value={value} />
+);
+
+export const DecisionPanel: FC<PanelProps> = (props) => {
+  const { request: r, csrf, canDecide, whyNot, error, notice, confirm } = props;
+  const head = (
+    <>
+      <Strip request={r} />
+    </>
+  );
   if (r.status !== "pending") {
     return (
       <section id="decision-panel" data-status={r.status} aria-label="decision">
-        <Outcome request={r} notice={notice} />
+        {head}
+        <Outcome request={r} notice={notice} successor={props.successor} />
+        <Asked {...props} ticks={false} checked={[]} />
+        <Args request={r} />
       </section>
     );
   }
   if (!canDecide) {
     return (
       <section id="decision-panel" data-status="pending" aria-label="decision">
+        {head}
         <p class="card muted">{whyNot ?? "You may not decide this request."}</p>
+        <Asked {...props} ticks={false} checked={[]} />
+        <Args request={r} />
       </section>
     );
   }
@@ -119,59 +447,96 @@ export const DecisionPanel: FC<PanelProps> = ({
       </p>
     ) : null;
   const approvals = r.decisions.filter((d) => d.outcome === "approved");
+  const ticks = selectable(r);
+  const checked = confirm?.selected ?? (error?.form === "decide" ? (error.selected ?? []) : []);
+  const comment = confirm?.comment ?? (error?.form === "decide" ? (error.comment ?? "") : "");
+  const approveLabel = customLabel(r, "approveLabel");
+  const rejectLabel = customLabel(r, "rejectLabel");
+  const canRevise = allows("revise");
+  const commentRequired = revisionCommentRequired(r);
   return (
     <section id="decision-panel" data-status="pending" aria-label="decision">
+      {head}
+      {notice ? <p class="error">{notice}</p> : null}
       {approvals.length ? (
         <p class="muted">
           {approvals.length} of {r.quorum} approvals so far (
           {approvals.map((d) => d.reviewer).join(", ")}).
         </p>
       ) : null}
-      <form method="post" action={action} class="card" id="decide-form">
-        <input type="hidden" name="_csrf" value={csrf} />
-        {r.items.length ? (
-          <fieldset class="items">
-            <legend>Items ({r.items.length})</legend>
-            {r.items.map((it, i) => (
-              <label>
-                <input type="checkbox" name="items" value={it.id} /> {i + 1}. {it.label}
-                {it.detail ? <span class="muted"> — {it.detail}</span> : null}
-              </label>
-            ))}
-          </fieldset>
-        ) : null}
+      <form method="post" action={action} id="decide-form" class="decide">
+        <Hidden name="_csrf" value={csrf} />
+        <Asked {...props} ticks={ticks} checked={checked} />
         <label for="comment">Comment (optional)</label>
         <textarea id="comment" name="comment">
-          {error?.form === "decide" ? (error.comment ?? "") : ""}
+          {comment}
         </textarea>
         {errorFor("decide")}
-        <div class="actions">
-          {allows("approve") ? (
-            <button class="primary" id="btn-approve" type="submit" name="action" value="approve">
-              {label(r, "approveLabel", r.items.length ? "Approve all" : "Approve")}
+        {confirm ? (
+          <div class="confirm card" role="alertdialog" aria-label="confirm">
+            <p>
+              <strong>{confirm.message}</strong>
+            </p>
+            <Hidden name="confirmed" value="yes" />
+            <div class="actions">
+              {confirm.choices.map((c, i) => (
+                <button
+                  class="approve"
+                  id={i === 0 ? "btn-confirm" : `btn-confirm-${i}`}
+                  type="submit"
+                  name="action"
+                  value={c.action}
+                >
+                  {c.label}
+                </button>
+              ))}
+              <a class="button" href={`/requests/${r.id}`} id="btn-back">
+                Go back
+              </a>
+            </div>
+          </div>
+        ) : (
+          <div class="actions decide-bar">
+            {allows("approve") ? (
+              <button class="approve" id="btn-approve" type="submit" name="action" value="approve">
+                {buttonText(ticks ? "Approve all" : "Approve", approveLabel)}
+              </button>
+            ) : null}
+            {ticks ? (
+              <button
+                class="approve secondary"
+                id="btn-approve-selected"
+                type="submit"
+                name="action"
+                value="approve_selected"
+              >
+                Approve selected
+              </button>
+            ) : null}
+            <button class="reject" id="btn-reject" type="submit" name="action" value="reject">
+              {buttonText("Reject", rejectLabel)}
             </button>
-          ) : null}
-          {allows("select") && r.items.length ? (
-            <button id="btn-approve-selected" type="submit" name="action" value="approve_selected">
-              Approve selected
-            </button>
-          ) : null}
-          {allows("reject") ? (
-            <button class="danger" id="btn-reject" type="submit" name="action" value="reject">
-              {label(r, "rejectLabel", "Reject")}
-            </button>
-          ) : null}
-        </div>
-        <p class="muted">
-          Keys: <kbd>a</kbd> approve, <kbd>r</kbd> revise, <kbd>d</kbd> decline.
-        </p>
+            <span class="muted keys">
+              Keys: <kbd>a</kbd> approve
+              {canRevise ? (
+                <>
+                  , <kbd>r</kbd> revise
+                </>
+              ) : null}
+              , <kbd>d</kbd> reject
+              {needsConfirmation(r) ? " (high risk: approving asks to confirm)" : ""}.
+            </span>
+          </div>
+        )}
       </form>
-      {allows("revise") ? (
+      {canRevise ? (
         <form method="post" action={action} class="card" id="revise-form">
-          <input type="hidden" name="_csrf" value={csrf} />
-          <input type="hidden" name="action" value="revise" />
-          <label for="revise-comment">What changes do you want?</label>
-          <textarea id="revise-comment" name="comment" required={!commentOptional(r)}>
+          <Hidden name="_csrf" value={csrf} />
+          <Hidden name="action" value="revise" />
+          <label for="revise-comment">
+            What changes do you want? {commentRequired ? "(comment required)" : "(optional)"}
+          </label>
+          <textarea id="revise-comment" name="comment" required={commentRequired}>
             {error?.form === "revise" ? (error.comment ?? "") : ""}
           </textarea>
           {errorFor("revise")}
@@ -186,9 +551,12 @@ export const DecisionPanel: FC<PanelProps> = ({
         <details class="card" open={error?.form === "edit"}>
           <summary>Edit the arguments, then approve</summary>
           <form method="post" action={action} id="edit-form">
-            <input type="hidden" name="_csrf" value={csrf} />
-            <input type="hidden" name="action" value="edit" />
+            <Hidden name="_csrf" value={csrf} />
+            <Hidden name="action" value="edit" />
             <label for="edit-args">Arguments (JSON)</label>
+            <p class="muted" id="edit-schema">
+              {props.schemaNote ?? "Checked when you approve."}
+            </p>
             <textarea
               id="edit-args"
               class="json"
@@ -202,16 +570,86 @@ export const DecisionPanel: FC<PanelProps> = ({
               {error?.form === "edit" ? error.message : ""}
             </p>
             <div class="actions">
-              <button class="primary" id="btn-edit" type="submit">
+              <button class="approve" id="btn-edit" type="submit">
                 Approve with these arguments
               </button>
             </div>
           </form>
         </details>
       ) : null}
+      <details class="card" open={error?.form === "cancel"}>
+        <summary>Cancel this request</summary>
+        <form method="post" action={action} id="cancel-form">
+          <Hidden name="_csrf" value={csrf} />
+          <Hidden name="action" value="cancel" />
+          <label for="cancel-reason">Why? (recorded in the audit trail)</label>
+          <textarea id="cancel-reason" name="reason" required>
+            {error?.form === "cancel" ? (error.comment ?? "") : ""}
+          </textarea>
+          {errorFor("cancel")}
+          <div class="actions">
+            <button class="reject" id="btn-cancel" type="submit">
+              Cancel the request
+            </button>
+          </div>
+        </form>
+      </details>
+      <Args request={r} />
     </section>
   );
 };
+
+// --- the side panel -------------------------------------------------------------------------------
+
+/** Status, deadline and who is involved; refreshed live with the decision panel. */
+export const Facts: FC<{ request: ApprovalRequest }> = ({ request: r }) => (
+  <section class="card" id="facts" data-status={r.status} data-version={String(r.version)}>
+    <dl class="facts">
+      <dt>Status</dt>
+      <dd class={`status-${r.status}`}>{statusWords(r.status)}</dd>
+      <dt>Deadline</dt>
+      <dd>
+        {r.status === "pending" ? (
+          <Countdown deadline={r.deadline} />
+        ) : r.decision ? (
+          <>
+            decided <Time at={r.decision.decidedAt} />
+          </>
+        ) : (
+          "—"
+        )}
+      </dd>
+      <dt>Action</dt>
+      <dd>{r.action}</dd>
+      <dt>Risk</dt>
+      <dd>
+        <Badge kind="risk" text={r.risk} />
+      </dd>
+      <dt>Confidence</dt>
+      <dd>{r.confidence !== undefined ? String(r.confidence) : "—"}</dd>
+      <dt>Level</dt>
+      <dd>{r.level}</dd>
+      <dt>Requester</dt>
+      <dd>{r.requester}</dd>
+      <dt>Approvers</dt>
+      <dd>{r.approvers.length ? r.approvers.join(", ") : "anyone but the requester"}</dd>
+      {r.quorum > 1 ? (
+        <>
+          <dt>Quorum</dt>
+          <dd>{String(r.quorum)}</dd>
+        </>
+      ) : null}
+      <dt>Created</dt>
+      <dd>
+        <Time at={r.createdAt} />
+      </dd>
+      <dt>Id</dt>
+      <dd>
+        <code>{r.id}</code>
+      </dd>
+    </dl>
+  </section>
+);
 
 function describe(e: AuditEvent): string {
   const d = e.data;
@@ -221,7 +659,7 @@ function describe(e: AuditEvent): string {
     case "decided":
     case "timed_out":
     case "cancelled":
-      return `${String(d.outcome)} (${String(d.method)}) by ${e.actor}${d.comment ? `: “${String(d.comment)}”` : ""}`;
+      return `${statusWords(String(d.outcome))} (${String(d.method).replace("_", " ")}) by ${e.actor}${d.comment ? `: “${String(d.comment)}”` : d.reason ? `: “${String(d.reason)}”` : ""}`;
     case "decision_recorded":
       return `approval ${String(d.approvals)} of ${String(d.quorum)} by ${e.actor}`;
     case "escalated":
@@ -245,11 +683,21 @@ export const Trail: FC<{ events: AuditEvent[] }> = ({ events }) => (
   <ol class="trail" id="trail">
     {events.map((e) => (
       <li>
-        <span class="muted">{new Date(e.at).toISOString().replace("T", " ").slice(0, 19)}</span>{" "}
+        <span class="muted">
+          <Time at={e.at} />
+        </span>{" "}
         {describe(e)}
       </li>
     ))}
   </ol>
+);
+
+/** The two live parts of the page, as the panel fragment sends them. */
+export const LiveParts: FC<PanelProps> = (props) => (
+  <div>
+    <DecisionPanel {...props} />
+    <Facts request={props.request} />
+  </div>
 );
 
 export const RequestPage: FC<PanelProps & { trail: AuditEvent[]; revisions: ApprovalRequest[] }> = (
@@ -258,72 +706,24 @@ export const RequestPage: FC<PanelProps & { trail: AuditEvent[]; revisions: Appr
   const r = props.request;
   return (
     <>
-      <p>
+      <p class="back">
         <a href="/">← Inbox</a>
       </p>
-      <h1>{r.title}</h1>
+      <h1 class="title">{r.title}</h1>
       <div class="grid">
-        <div>
-          {r.summary ? (
-            <section class="card" aria-label="summary">
-              <Markdown source={r.summary} />
-            </section>
-          ) : null}
-          {r.preview ? (
-            <section class="card" aria-label="preview">
-              <h2>Preview</h2>
-              <Preview text={r.preview} />
-            </section>
-          ) : null}
-          {Object.keys(r.args).length ? (
-            <section class="card" aria-label="arguments">
-              <h2>Arguments</h2>
-              <pre class="json">{JSON.stringify(r.args, null, 2)}</pre>
-            </section>
-          ) : null}
+        <div class="main">
           <DecisionPanel {...props} />
         </div>
         <aside>
-          <section class="card">
-            <dl class="facts">
-              <dt>Status</dt>
-              <dd class={`status-${r.status}`}>{r.status}</dd>
-              <dt>Deadline</dt>
-              <dd>{r.status === "pending" ? <Countdown deadline={r.deadline} /> : "—"}</dd>
-              <dt>Action</dt>
-              <dd>{r.action}</dd>
-              <dt>Risk</dt>
-              <dd>
-                <Badge kind="risk" text={r.risk} />
-              </dd>
-              <dt>Confidence</dt>
-              <dd>{r.confidence !== undefined ? String(r.confidence) : "—"}</dd>
-              <dt>Level</dt>
-              <dd>{r.level}</dd>
-              <dt>Requester</dt>
-              <dd>{r.requester}</dd>
-              <dt>Approvers</dt>
-              <dd>{r.approvers.length ? r.approvers.join(", ") : "anyone but the requester"}</dd>
-              {r.quorum > 1 ? (
-                <>
-                  <dt>Quorum</dt>
-                  <dd>{String(r.quorum)}</dd>
-                </>
-              ) : null}
-              <dt>Id</dt>
-              <dd>
-                <code>{r.id}</code>
-              </dd>
-            </dl>
-          </section>
+          <Facts request={r} />
           {props.revisions.length ? (
             <section class="card" aria-label="revision history">
-              <h2>Revision history</h2>
+              <h2>Earlier versions</h2>
               <ol class="trail">
                 {props.revisions.map((v) => (
                   <li>
                     <a href={`/requests/${v.id}`}>{v.title}</a> —{" "}
-                    <span class={`status-${v.status}`}>{v.status}</span>
+                    <span class={`status-${v.status}`}>{statusWords(v.status)}</span>
                     {v.decision?.comment ? <>: “{v.decision.comment}”</> : null}
                   </li>
                 ))}

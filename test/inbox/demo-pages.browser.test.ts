@@ -1,0 +1,174 @@
+// The five demo agents' requests as a reviewer sees them, in Debian's chromium at desktop and phone
+// width: no page scrolls sideways, and the decision (title, risk, countdown, the buttons) is in the
+// first screen. The agents are the real examples, started as `airlock serve --demo` starts them.
+// AIRLOCK_SCREENSHOTS=1 writes the screenshots to docs/; otherwise to a temp folder.
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { demoPolicy } from "../../examples/index.js";
+import { type DemoAgents, startDemoAgents } from "../../src/cli/demo.js";
+import { type Airlock, createAirlock } from "../../src/core/engine.js";
+import type { ApprovalRequest } from "../../src/core/schemas.js";
+import { type AirlockServer, createServer } from "../../src/server/index.js";
+import { memoryTokenStore } from "../../src/server/tokens.js";
+import { sqliteStore } from "../../src/store/sqlite.js";
+import { tempDir } from "../helpers.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const haveBrowser = existsSync(CHROMIUM);
+if (!haveBrowser && process.env.AIRLOCK_REQUIRE_BROWSER === "1") {
+  throw new Error(
+    `${CHROMIUM} is missing and AIRLOCK_REQUIRE_BROWSER=1: install Debian's chromium`,
+  );
+}
+const shots = process.env.AIRLOCK_SCREENSHOTS === "1" ? undefined : tempDir("airlock-shots-");
+const DOCS = shots ? new URL(`file://${shots.dir}/`) : new URL("../../docs/", import.meta.url);
+
+/** The five patterns' gates, by action. */
+const PATTERNS: Record<string, string> = {
+  "research.search": "research-reflection",
+  "robot.execute_plan": "robot-plan",
+  "files.write": "file-approval",
+  "files.delete": "file-approval",
+  "research.execute_plan": "research-two-phase",
+};
+
+describe.skipIf(!haveBrowser)("the demo requests in chromium", () => {
+  let airlock: Airlock;
+  let server: AirlockServer;
+  let demo: DemoAgents;
+  let base: string;
+  let browser: Browser;
+  let cleanup: () => void;
+  let pending: ApprovalRequest[] = [];
+
+  beforeAll(async () => {
+    const t = tempDir();
+    cleanup = t.cleanup;
+    airlock = await createAirlock({
+      store: sqliteStore(join(t.dir, "airlock.db")),
+      policy: demoPolicy(),
+    });
+    const tokens = memoryTokenStore();
+    server = createServer({ airlock, auth: { tokens }, heartbeatMs: 1000, shutdownGraceMs: 200 });
+    base = (await server.listen({ port: 0, host: "127.0.0.1" })).url.replace(/\/$/, "");
+    demo = await startDemoAgents({ url: base, tokens, print: () => {} });
+    // Each of the five agents opens one gate (the hitl tools one per tool call that needs a person).
+    for (let i = 0; i < 200; i++) {
+      pending = (await airlock.list({ status: "pending", limit: 100 })).items;
+      const kinds = new Set(pending.map((r) => PATTERNS[r.action] ?? "hitl-tools"));
+      if (kinds.size >= 5) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await demo?.stop();
+    await server?.close();
+    await airlock?.close();
+    cleanup?.();
+    shots?.cleanup();
+  });
+
+  async function signedIn(width: number, height: number): Promise<Page> {
+    const ctx = await browser.newContext({ viewport: { width, height } });
+    const page = await ctx.newPage();
+    await page.goto(`${base}/login`);
+    await page.fill("#token", demo.reviewerToken);
+    await page.click("button[type=submit]");
+    await page.waitForURL(`${base}/`);
+    return page;
+  }
+
+  it("has a pending request from each of the five patterns", () => {
+    const kinds = new Set(pending.map((r) => PATTERNS[r.action] ?? "hitl-tools"));
+    expect([...kinds].sort()).toEqual([
+      "file-approval",
+      "hitl-tools",
+      "research-reflection",
+      "research-two-phase",
+      "robot-plan",
+    ]);
+  });
+
+  for (const [width, height] of [
+    [1280, 900],
+    [390, 844],
+  ] as const) {
+    it(`never scrolls sideways and shows the buttons in the first screen at ${width} px`, async () => {
+      const page = await signedIn(width, height);
+      mkdirSync(DOCS, { recursive: true });
+      const seen = new Set<string>();
+      const problems: string[] = [];
+      for (const r of pending) {
+        const kind = PATTERNS[r.action] ?? "hitl-tools";
+        await page.goto(`${base}/requests/${r.id}`);
+        await page.waitForSelector("#decision-panel");
+        const m = await page.evaluate(() => {
+          const b = document.getElementById("btn-approve")?.getBoundingClientRect();
+          return {
+            scrollWidth: document.documentElement.scrollWidth,
+            innerWidth: window.innerWidth,
+            approveTop: b ? b.top : null,
+            approveBottom: b ? b.bottom : null,
+            innerHeight: window.innerHeight,
+          };
+        });
+        if (m.scrollWidth > m.innerWidth) {
+          problems.push(`${kind} ${r.id}: ${m.scrollWidth} px wide in a ${m.innerWidth} px window`);
+        }
+        if (m.approveTop === null || m.approveBottom === null) {
+          problems.push(`${kind} ${r.id}: no approve button`);
+        } else if (m.approveTop < 0 || m.approveBottom > m.innerHeight) {
+          problems.push(`${kind} ${r.id}: approve button at y=${m.approveTop}`);
+        }
+        if (!seen.has(kind)) {
+          seen.add(kind);
+          await page.screenshot({
+            path: new URL(`inbox-${kind}-${width}.png`, DOCS).pathname,
+            fullPage: false,
+          });
+        }
+      }
+      expect(problems).toEqual([]);
+      await page.context().close();
+    }, 60_000);
+  }
+
+  it("shows pattern 1's main question, estimates and critiques, and each item once", async () => {
+    const r = pending.find((x) => x.action === "research.search");
+    expect(r).toBeDefined();
+    if (!r) return;
+    const page = await signedIn(1280, 900);
+    await page.goto(`${base}/requests/${r.id}`);
+    const main = page.locator("#decision-panel");
+    const text = (await main.textContent()) ?? "";
+    expect(text).toContain(String(r.metadata.mainQuery));
+    expect(text).toMatch(/about \d+ min/);
+    expect(text).toMatch(/\$\d/);
+    const research = r.metadata.research as { critiques: { issue: string }[] };
+    for (const c of research.critiques) expect(text).toContain(c.issue);
+    // The items are checkboxes, not also a JSON array in view.
+    const first = r.items[0]?.label ?? "";
+    const visibleCount = await page.evaluate((label) => {
+      let n = 0;
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const el = node.parentElement;
+        if (el?.checkVisibility() && node.textContent?.includes(label)) n++;
+      }
+      return n;
+    }, first);
+    expect(visibleCount).toBe(1);
+    // The exact arguments are one click away, collapsed.
+    await expect(page.locator("details.args").getAttribute("open")).resolves.toBeNull();
+    await page.context().close();
+  });
+});
