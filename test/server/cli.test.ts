@@ -1,6 +1,8 @@
 // `airlock serve` and `airlock token` as processes: the admin token printed once, SIGTERM answering
 // in-flight long-polls and exiting cleanly, tokens created from the command line working on the server.
 import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createServer as createNetServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
@@ -128,6 +130,55 @@ describe("airlock serve", () => {
       expect(await again.exited).toBe(0);
     } finally {
       again.child.kill("SIGKILL");
+    }
+  });
+
+  it("stops gracefully (exit 0) on a SIGINT that arrives while it is starting", async () => {
+    // Its handler is in place before anything is opened or printed: a Ctrl-C right after the address
+    // appears (or earlier) is never met by the default action, which kills the process.
+    const db = dbFile();
+    const serve = run(["--db", db, "serve", "--port", "0"]);
+    try {
+      // The database file appears while the server is starting, before it listens.
+      const end = Date.now() + 20_000;
+      while (!existsSync(db) && Date.now() < end) await new Promise((r) => setImmediate(r));
+      expect(existsSync(db)).toBe(true);
+      serve.child.kill("SIGINT");
+      expect(await serve.exited).toBe(0);
+      expect(serve.child.signalCode).toBeNull();
+      expect(serve.stderr.join("")).toContain("SIGINT, stopping gracefully");
+    } finally {
+      serve.child.kill("SIGKILL");
+    }
+  });
+
+  it("fails with one line when its port is taken, and makes the admin token only once it listens", async () => {
+    const db = dbFile();
+    const blocker = createNetServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const busy = await output(["--db", db, "serve", "--port", String(port)]);
+      expect(busy.code).toBe(4);
+      expect(busy.stdout).not.toContain("Admin token");
+      expect(busy.stderr.trim().split("\n")).toEqual([
+        `airlock: 127.0.0.1:${port} is already in use (another airlock serve?); stop it or choose another port with --port`,
+      ]);
+    } finally {
+      await new Promise((r) => blocker.close(r));
+    }
+    // The port is free again: this start makes and prints the admin token.
+    const serve = run(["--db", db, "serve", "--port", String(port)]);
+    try {
+      const text = await until("the admin token", () => {
+        const t = serve.stdout.join("");
+        return /Admin token.*: alk_\S+/.test(t) ? t : undefined;
+      });
+      expect(text).toContain(`serving at http://127.0.0.1:${port}/`);
+      serve.child.kill("SIGTERM");
+      expect(await serve.exited).toBe(0);
+    } finally {
+      serve.child.kill("SIGKILL");
     }
   });
 
