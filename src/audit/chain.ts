@@ -1,11 +1,44 @@
 // The tamper-evident audit log: every event carries the hash of the one before it, so editing or
-// deleting any row breaks the chain from that row on.
+// deleting any row breaks the chain from that row on. With an audit key (kept outside the database)
+// the hash is an HMAC-SHA-256, so someone who can write to the database cannot recompute the chain
+// after editing it; without one it is a plain SHA-256, as before keys existed.
+import { createHmac } from "node:crypto";
+import { AirlockError, InvalidInputError } from "../core/errors.js";
 import { canonicalJson, sha256 } from "../core/hash.js";
 import type { AuditDraft, AuditEvent } from "../core/schemas.js";
 
 export const GENESIS_HASH = "0".repeat(64);
 
-export function hashEvent(seq: number, draft: AuditDraft, prevHash: string): string {
+/** An audit key as configured: a string (its UTF-8 bytes are the key) or bytes. */
+export type AuditKey = string | Buffer | Uint8Array;
+
+/** The shortest key accepted, in bytes. */
+export const MIN_AUDIT_KEY_BYTES = 16;
+
+/** The key's bytes; invalid_input when it is too short to be a secret. */
+export function auditKeyBytes(key: AuditKey): Buffer {
+  const bytes = typeof key === "string" ? Buffer.from(key, "utf8") : Buffer.from(key);
+  if (bytes.length < MIN_AUDIT_KEY_BYTES) {
+    throw new InvalidInputError(
+      `Expected \`auditKey\` to be at least ${MIN_AUDIT_KEY_BYTES} bytes (a random secret, e.g. 32 bytes as hex), got ${bytes.length}`,
+      "auditKey",
+    );
+  }
+  return bytes;
+}
+
+/** A fingerprint that names a key without revealing it, recorded with a keyed chain so that a wrong
+ * key is reported as such instead of as tampering. */
+export function auditKeyId(key: Buffer): string {
+  return createHmac("sha256", key).update("airlock audit key id").digest("hex").slice(0, 16);
+}
+
+export function hmacHex(key: Buffer, text: string): string {
+  return createHmac("sha256", key).update(text).digest("hex");
+}
+
+/** The hash of one event: HMAC-SHA-256 under `key` when given, else SHA-256. */
+export function hashEvent(seq: number, draft: AuditDraft, prevHash: string, key?: Buffer): string {
   const body = {
     seq,
     type: draft.type,
@@ -15,25 +48,64 @@ export function hashEvent(seq: number, draft: AuditDraft, prevHash: string): str
     data: draft.data,
     prevHash,
   };
-  return sha256(canonicalJson(body));
+  const text = canonicalJson(body);
+  return key ? hmacHex(key, text) : sha256(text);
 }
 
-/** Places a draft after `prev` in the chain. Stores call this inside the transaction that appends. */
+/** Places a draft after `prev` in the chain. Stores call this inside the transaction that appends,
+ * with the key when the chain is keyed. */
 export function chainEvent(
   draft: AuditDraft,
   prev: { seq: number; hash: string } | undefined,
+  key?: Buffer,
 ): AuditEvent {
   const seq = (prev?.seq ?? 0) + 1;
   const prevHash = prev?.hash ?? GENESIS_HASH;
-  return { ...draft, seq, prevHash, hash: hashEvent(seq, draft, prevHash) };
+  return { ...draft, seq, prevHash, hash: hashEvent(seq, draft, prevHash, key) };
 }
 
-export type VerifyOk = { ok: true; count: number; lastHash: string };
+/** How a store with (or without) a key appends to a chain recorded as `keying`: the key to hash
+ * with, and whether this append starts keying the chain. Throws when the two disagree: a keyed
+ * chain never goes back to plain hashes, and is never continued under another key. */
+export function keyForAppend(
+  own: { key: Buffer; id: string } | undefined,
+  keying: { keyedFrom?: number | null; keyId?: string | null },
+): { key: Buffer | undefined; startsKeying: boolean } {
+  if (keying.keyedFrom === undefined || keying.keyedFrom === null) {
+    return { key: own?.key, startsKeying: own !== undefined };
+  }
+  if (!own) {
+    throw new AirlockError(
+      "store_unavailable",
+      `the audit chain is keyed (HMAC) from event #${keying.keyedFrom}: open the store with its audit key (the \`auditKey\` option)`,
+    );
+  }
+  if (keying.keyId && keying.keyId !== own.id) {
+    throw new AirlockError(
+      "store_unavailable",
+      `the audit key given is not the key this audit chain was keyed with (from event #${keying.keyedFrom}): use the original key`,
+    );
+  }
+  return { key: own.key, startsKeying: false };
+}
+
+export type VerifyOk = {
+  ok: true;
+  count: number;
+  lastHash: string;
+  /** How many stored requests were compared with their audit events (verifyAuditLog). */
+  requests?: number;
+  /** How many signed checkpoints the chain was checked against. */
+  checkpoints?: number;
+  /** The first event hashed with the audit key, when the chain is keyed. */
+  keyedFrom?: number;
+};
 export type VerifyFailure = { ok: false; count: number; badSeq: number; reason: string };
 export type VerifyResult = VerifyOk | VerifyFailure;
 
-/** Checks a run of events in `seq` order; feed it page by page through `createVerifier`. */
-export function createVerifier() {
+/** Checks a run of events in `seq` order; feed it page by page through `createVerifier`. Events
+ * from `keyedFrom` on are checked as HMACs under `key`. */
+export function createVerifier(opts: { key?: Buffer; keyedFrom?: number } = {}) {
   let prev: { seq: number; hash: string } | undefined;
   let count = 0;
   return {
@@ -57,7 +129,16 @@ export function createVerifier() {
           reason: `event #${e.seq} does not link to the hash of event #${expectedSeq - 1}`,
         };
       }
-      if (hashEvent(e.seq, e, e.prevHash) !== e.hash) {
+      const keyed = opts.keyedFrom !== undefined && e.seq >= opts.keyedFrom;
+      if (keyed && !opts.key) {
+        return {
+          ok: false,
+          count,
+          badSeq: e.seq,
+          reason: `event #${e.seq} is keyed (HMAC): verifying it needs the audit key`,
+        };
+      }
+      if (hashEvent(e.seq, e, e.prevHash, keyed ? opts.key : undefined) !== e.hash) {
         return {
           ok: false,
           count,

@@ -3,8 +3,19 @@
 import { chainEvent } from "../audit/chain.js";
 import { AirlockError } from "../core/errors.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
-import { clampLimit } from "./paging.js";
-import type { ListFilter, OutcomeRow, Store } from "./store.js";
+import {
+  clampLimit,
+  deadlineKey,
+  docBytes,
+  listOrder,
+  pageOf,
+  parseCursor,
+  summaryOf,
+} from "./paging.js";
+import type { ListFilter, OutcomeRow, Page, Store } from "./store.js";
+
+/** Idempotency keys are scoped per requester. */
+const keyOf = (requester: string, key: string) => `${requester}\u0000${key}`;
 
 export function memoryStore(): Store {
   const byId = new Map<string, ApprovalRequest>();
@@ -34,8 +45,36 @@ export function memoryStore(): Store {
       const names = Array.isArray(f.approver) ? f.approver : [f.approver];
       if (r.approvers.length && !r.approvers.some((a) => names.includes(a))) return false;
     }
-    if (f.cursor !== undefined && !(r.id < f.cursor)) return false;
     return true;
+  }
+  /** The requests of a listing, in its order, from its cursor on: one more than a page. */
+  function listing(f: ListFilter): { rows: ApprovalRequest[]; limit: number } {
+    const order = listOrder(f);
+    const cursor = parseCursor(order, f.cursor);
+    const limit = clampLimit(f.limit);
+    let all = [...byId.values()].filter((r) => matches(r, f));
+    if (order === "deadline") {
+      const cmp = (a: { k: number; id: string }, b: { k: number; id: string }) =>
+        a.k - b.k || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+      all.sort((a, b) => cmp({ k: deadlineKey(a), id: a.id }, { k: deadlineKey(b), id: b.id }));
+      if (cursor?.order === "deadline") {
+        const at = { k: cursor.key, id: cursor.id };
+        all = all.filter((r) => cmp({ k: deadlineKey(r), id: r.id }, at) > 0);
+      }
+    } else {
+      const dir = order === "newest" ? -1 : 1;
+      all.sort((a, b) => (a.id < b.id ? -dir : a.id > b.id ? dir : 0));
+      if (cursor) all = all.filter((r) => (dir < 0 ? r.id < cursor.id : r.id > cursor.id));
+    }
+    return { rows: all.slice(0, limit + 1), limit };
+  }
+  function page<T>(f: ListFilter, map: (r: ApprovalRequest) => T): Page<T> {
+    const order = listOrder(f);
+    const { rows, limit } = listing(f);
+    const p = pageOf(order, rows, limit, (r) => ({ id: r.id, deadlineKey: deadlineKey(r) }));
+    return p.nextCursor
+      ? { items: p.items.map(map), nextCursor: p.nextCursor }
+      : { items: p.items.map(map) };
   }
 
   return {
@@ -43,14 +82,15 @@ export function memoryStore(): Store {
     async migrate() {},
     async insertRequest(request, events) {
       guard();
-      const existingId = request.key === undefined ? undefined : byKey.get(request.key);
+      const existingId =
+        request.key === undefined ? undefined : byKey.get(keyOf(request.requester, request.key));
       const existing = existingId === undefined ? undefined : byId.get(existingId);
       if (existing) return { request: copy(existing), created: false, events: [] };
       if (byId.has(request.id)) {
         throw new AirlockError("conflict", `request id \`${request.id}\` already exists`);
       }
       byId.set(request.id, copy(request));
-      if (request.key !== undefined) byKey.set(request.key, request.id);
+      if (request.key !== undefined) byKey.set(keyOf(request.requester, request.key), request.id);
       return { request: copy(request), created: true, events: append(events) };
     },
     async getRequest(id) {
@@ -60,12 +100,36 @@ export function memoryStore(): Store {
     },
     async listRequests(filter) {
       guard();
-      const limit = clampLimit(filter.limit);
-      const all = [...byId.values()].filter((r) => matches(r, filter));
-      all.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-      const items = all.slice(0, limit).map(copy);
-      const last = items[items.length - 1];
-      return all.length > limit && last ? { items, nextCursor: last.id } : { items };
+      return page(filter, copy);
+    },
+    async listSummaries(filter) {
+      guard();
+      return page(filter, summaryOf);
+    },
+    async countRequests(filter) {
+      guard();
+      let n = 0;
+      for (const r of byId.values()) if (matches(r, filter)) n++;
+      return n;
+    },
+    async pendingUsage(requester) {
+      guard();
+      let count = 0;
+      let bytes = 0;
+      for (const r of byId.values()) {
+        if (r.status !== "pending" || r.requester !== requester) continue;
+        count++;
+        bytes += docBytes(JSON.stringify(r));
+      }
+      return { count, bytes };
+    },
+    async listStatuses(after, limit) {
+      guard();
+      return [...byId.values()]
+        .filter((r) => after === undefined || r.id > after)
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .slice(0, Math.max(1, limit))
+        .map((r) => ({ id: r.id, status: r.status, docStatus: r.status }));
     },
     async transition(next, expectedVersion, events) {
       guard();
@@ -102,6 +166,11 @@ export function memoryStore(): Store {
       guard();
       const last = audit[audit.length - 1];
       return last ? { seq: last.seq, hash: last.hash } : undefined;
+    },
+    async auditChainState() {
+      guard();
+      const last = audit[audit.length - 1];
+      return { head: last ? { seq: last.seq, hash: last.hash } : undefined, headRowMissing: false };
     },
     async nextDeadline() {
       guard();

@@ -1,3 +1,9 @@
+// Paging shared by every store: page sizes, list orders and their cursors, so that the stores cannot
+// drift apart in what a cursor means.
+import { InvalidInputError } from "../core/errors.js";
+import type { ApprovalRequest } from "../core/schemas.js";
+import { LIST_ORDERS, type ListFilter, type ListOrder, type RequestSummary } from "./store.js";
+
 /** The most rows one page of a listing returns. */
 export const MAX_PAGE = 500;
 
@@ -5,4 +11,100 @@ export const MAX_PAGE = 500;
 export function clampLimit(limit: number | undefined): number {
   if (limit === undefined || !Number.isFinite(limit)) return 50;
   return Math.min(Math.max(Math.trunc(limit), 1), MAX_PAGE);
+}
+
+/** The sort key of a request without a live deadline in `deadline` order: after every real one
+ * (9e15 ms is past the largest date JavaScript can represent). The SQL stores index the same value. */
+export const NO_DEADLINE = 9e15;
+
+export function listOrder(filter: ListFilter): ListOrder {
+  const order = filter.order ?? "newest";
+  if (!LIST_ORDERS.includes(order)) {
+    throw new InvalidInputError(
+      `Expected \`order\` to be one of ${LIST_ORDERS.join(", ")}, got ${JSON.stringify(order)}`,
+      "order",
+    );
+  }
+  return order;
+}
+
+/** A request's position in `deadline` order: its live deadline, or NO_DEADLINE. */
+export function deadlineKey(r: Pick<ApprovalRequest, "status" | "deadline">): number {
+  return r.status === "pending" && r.deadline !== undefined ? r.deadline : NO_DEADLINE;
+}
+
+/** The cursor after a row: its id in `newest` and `oldest` order, `<deadline key>:<id>` in
+ * `deadline` order. */
+export function cursorAfter(order: ListOrder, row: { id: string; deadlineKey: number }): string {
+  return order === "deadline" ? `${row.deadlineKey}:${row.id}` : row.id;
+}
+
+export type Cursor =
+  | { order: "newest" | "oldest"; id: string }
+  | { order: "deadline"; key: number; id: string };
+
+/** Reads `filter.cursor` for `order`; invalid_input when it is not a cursor of that order. */
+export function parseCursor(order: ListOrder, cursor: string | undefined): Cursor | undefined {
+  if (cursor === undefined) return undefined;
+  if (order !== "deadline") return { order, id: cursor };
+  const colon = cursor.indexOf(":");
+  const key = colon > 0 ? Number(cursor.slice(0, colon)) : Number.NaN;
+  if (!Number.isFinite(key) || colon === cursor.length - 1) {
+    throw new InvalidInputError(
+      `\`cursor\` ${JSON.stringify(cursor)} is not a cursor of a listing in deadline order: pass the nextCursor of the previous page with the same order`,
+      "cursor",
+    );
+  }
+  return { order, key, id: cursor.slice(colon + 1) };
+}
+
+/** Cuts the rows read (one more than a page) to a page and its cursor. */
+export function pageOf<T>(
+  order: ListOrder,
+  rows: T[],
+  limit: number,
+  position: (row: T) => { id: string; deadlineKey: number },
+): { items: T[]; nextCursor?: string } {
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return rows.length > limit && last !== undefined
+    ? { items, nextCursor: cursorAfter(order, position(last)) }
+    : { items };
+}
+
+/** The summary of a whole request (the memory store's; the SQL stores read the same from columns). */
+export function summaryOf(r: ApprovalRequest): RequestSummary {
+  const s: RequestSummary = {
+    id: r.id,
+    action: r.action,
+    title: r.title,
+    status: r.status,
+    level: r.level,
+    requester: r.requester,
+    approvers: [...r.approvers],
+    quorum: r.quorum,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    correlationId: r.correlationId,
+    itemCount: r.items.length,
+  };
+  if (r.key !== undefined) s.key = r.key;
+  if (r.risk !== undefined) s.risk = r.risk;
+  if (r.confidence !== undefined) s.confidence = r.confidence;
+  if (r.status === "pending" && r.deadline !== undefined) s.deadline = r.deadline;
+  if (r.revisionOf !== undefined) s.revisionOf = r.revisionOf;
+  if (r.status !== "pending" && r.decision) {
+    s.decision = {
+      outcome: r.decision.outcome,
+      method: r.decision.method,
+      reviewer: r.decision.reviewer,
+      decidedAt: r.decision.decidedAt,
+    };
+  }
+  return s;
+}
+
+/** The size of a request as stored: its JSON document's UTF-8 bytes. */
+export function docBytes(doc: string): number {
+  return Buffer.byteLength(doc, "utf8");
 }

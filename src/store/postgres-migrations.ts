@@ -66,4 +66,50 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       INSERT INTO ${s}.audit_head (id, seq, hash) VALUES (1, 0, '${GENESIS_HASH}');
     `,
   },
+  {
+    version: 2,
+    sql: (s) => `
+      -- What a list shows, in columns of its own, so listing never reads the documents; and each
+      -- document's size, for per-agent quotas. (json, not jsonb: a document may hold \\u0000.)
+      ALTER TABLE ${s}.requests
+        ADD COLUMN title text NOT NULL DEFAULT '',
+        ADD COLUMN risk text,
+        ADD COLUMN confidence double precision,
+        ADD COLUMN level text NOT NULL DEFAULT 'full',
+        ADD COLUMN quorum integer NOT NULL DEFAULT 1,
+        ADD COLUMN updated_at double precision NOT NULL DEFAULT 0,
+        ADD COLUMN correlation_id text NOT NULL DEFAULT '',
+        ADD COLUMN revision_of text,
+        ADD COLUMN item_count integer NOT NULL DEFAULT 0,
+        ADD COLUMN outcome text,
+        ADD COLUMN reviewer text,
+        ADD COLUMN doc_bytes bigint NOT NULL DEFAULT 0;
+      UPDATE ${s}.requests AS r SET
+        title = COALESCE(j.doc->>'title', ''),
+        risk = j.doc->>'risk',
+        confidence = (j.doc->>'confidence')::double precision,
+        level = COALESCE(j.doc->>'level', 'full'),
+        quorum = COALESCE((j.doc->>'quorum')::integer, 1),
+        updated_at = COALESCE((j.doc->>'updatedAt')::double precision, r.created_at),
+        correlation_id = COALESCE(j.doc->>'correlationId', ''),
+        revision_of = j.doc->>'revisionOf',
+        item_count = COALESCE(json_array_length(j.doc->'items'), 0),
+        outcome = CASE WHEN r.status = 'pending' THEN NULL ELSE j.doc->'decision'->>'outcome' END,
+        reviewer = CASE WHEN r.status = 'pending' THEN NULL ELSE j.doc->'decision'->>'reviewer' END,
+        doc_bytes = octet_length(r.doc)
+      FROM (SELECT id, doc::json AS doc FROM ${s}.requests) AS j
+      WHERE j.id = r.id;
+      -- Idempotency keys are scoped per requester: another agent's key is not in the way.
+      ALTER TABLE ${s}.requests DROP CONSTRAINT requests_key_key;
+      CREATE UNIQUE INDEX requests_requester_key ON ${s}.requests (requester, key);
+      -- Listing in deadline order (an inbox's queue): the earliest live deadline first, then the
+      -- requests without one (9e15 sorts after every date), by id.
+      CREATE INDEX requests_status_deadline_id
+        ON ${s}.requests (status, (COALESCE(deadline, 9e15::double precision)), id);
+      -- Per-agent quotas of pending requests.
+      CREATE INDEX requests_pending_requester ON ${s}.requests (requester) WHERE status = 'pending';
+      -- A keyed chain records from which event it is keyed, and a fingerprint of its key.
+      ALTER TABLE ${s}.audit_head ADD COLUMN keyed_from bigint, ADD COLUMN key_id text;
+    `,
+  },
 ];

@@ -4,8 +4,12 @@
 import { createHash } from "node:crypto";
 import { InvalidInputError } from "../core/errors.js";
 import type { ApprovalRequest, AuditEvent } from "../core/schemas.js";
-import { clampLimit } from "./paging.js";
+import { clampLimit, listOrder, NO_DEADLINE, parseCursor } from "./paging.js";
+import { columnsOf } from "./rows.js";
 import type { AuditFilter, ListFilter } from "./store.js";
+
+/** A request's position in deadline order, as the index `requests_status_deadline_id` holds it. */
+const DEADLINE_KEY = `COALESCE(deadline, ${NO_DEADLINE.toExponential().replace("+", "")}::double precision)`;
 
 /** Quotes an identifier for SQL: `my"schema` becomes `"my""schema"`. */
 export function quoteIdent(name: string): string {
@@ -17,6 +21,8 @@ export interface WrittenRow {
   written: number;
   seq: string | null;
   hash: string | null;
+  keyed_from: string | null;
+  key_id: string | null;
 }
 
 export interface Query {
@@ -33,8 +39,8 @@ function prepared(text: string): Query {
 
 function writeThenLockHead(head: string, write: string): string {
   return `WITH written AS (${write}),
-    locked AS (SELECT seq, hash FROM ${head} WHERE id = 1 AND EXISTS (SELECT 1 FROM written) FOR UPDATE)
-    SELECT (SELECT COUNT(*) FROM written)::integer AS written, locked.seq, locked.hash
+    locked AS (SELECT seq, hash, keyed_from, key_id FROM ${head} WHERE id = 1 AND EXISTS (SELECT 1 FROM written) FOR UPDATE)
+    SELECT (SELECT COUNT(*) FROM written)::integer AS written, locked.seq, locked.hash, locked.keyed_from, locked.key_id
     FROM (SELECT 1) AS one LEFT JOIN locked ON true`;
 }
 
@@ -56,9 +62,12 @@ export function statements(schema: string) {
       writeThenLockHead(
         head,
         `INSERT INTO ${requests}
-          (id, key, action, status, requester, approvers, deadline, created_at, decided_at, method, version, doc)
-        VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9, $10, $11, $12)
-        ON CONFLICT (key) DO NOTHING RETURNING 1`,
+          (id, key, action, title, status, risk, confidence, level, requester, approvers, quorum,
+           deadline, created_at, updated_at, correlation_id, revision_of, item_count, outcome, method,
+           reviewer, decided_at, version, doc_bytes, doc)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text[], $11, $12, $13, $14, $15, $16, $17,
+          $18, $19, $20, $21, $22, $23, $24)
+        ON CONFLICT (requester, key) DO NOTHING RETURNING 1`,
       ),
     ),
     // The compare-and-set: only the holder of the expected version writes. Any sweeper lease ends
@@ -66,15 +75,25 @@ export function statements(schema: string) {
     update: prepared(
       writeThenLockHead(
         head,
-        `UPDATE ${requests} SET status = $2, approvers = $3::text[], deadline = $4,
-          decided_at = $5, method = $6, version = $7, doc = $8, claimed_by = NULL, claimed_until = NULL
-        WHERE id = $1 AND version = $9 RETURNING 1`,
+        `UPDATE ${requests} SET action = $2, title = $3, status = $4, risk = $5, confidence = $6,
+          level = $7, approvers = $8::text[], quorum = $9, deadline = $10, updated_at = $11,
+          correlation_id = $12, revision_of = $13, item_count = $14, outcome = $15, method = $16,
+          reviewer = $17, decided_at = $18, version = $19, doc_bytes = $20, doc = $21,
+          claimed_by = NULL, claimed_until = NULL
+        WHERE id = $1 AND version = $22 RETURNING 1`,
       ),
     ),
-    lockHead: prepared(`SELECT seq, hash FROM ${head} WHERE id = 1 FOR UPDATE`),
+    lockHead: prepared(`SELECT seq, hash, keyed_from, key_id FROM ${head} WHERE id = 1 FOR UPDATE`),
     byId: prepared(`SELECT doc FROM ${requests} WHERE id = $1`),
-    byKey: prepared(`SELECT doc FROM ${requests} WHERE key = $1`),
-    head: prepared(`SELECT seq, hash FROM ${head} WHERE id = 1`),
+    byKey: prepared(`SELECT doc FROM ${requests} WHERE requester = $1 AND key = $2`),
+    head: prepared(`SELECT seq, hash, keyed_from, key_id FROM ${head} WHERE id = 1`),
+    anyAudit: prepared(`SELECT EXISTS (SELECT 1 FROM ${audit}) AS any`),
+    pendingUsage:
+      prepared(`SELECT COUNT(*)::integer AS n, COALESCE(SUM(doc_bytes), 0)::bigint AS bytes
+      FROM ${requests} WHERE requester = $1 AND status = 'pending'`),
+    statuses: prepared(
+      `SELECT id, status, doc FROM ${requests} WHERE id > $1 ORDER BY id LIMIT $2`,
+    ),
     // Appends the events, moves the head and signals other processes, in one round trip. The
     // signal is delivered only if and when the surrounding transaction commits.
     append: prepared(`WITH appended AS (
@@ -82,7 +101,8 @@ export function statements(schema: string) {
         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[],
           $5::double precision[], $6::text[], $7::text[], $8::text[])
       ), moved AS (
-        UPDATE ${head} SET seq = $9, hash = $10 WHERE id = 1
+        UPDATE ${head} SET seq = $9, hash = $10, keyed_from = COALESCE(keyed_from, $13::bigint),
+          key_id = COALESCE(key_id, $14::text) WHERE id = 1
       )
       SELECT pg_notify($11, $12)`),
     notify: prepared("SELECT pg_notify($1, $2)"),
@@ -111,37 +131,43 @@ export function statements(schema: string) {
       UPDATE ${requests} AS r SET claimed_by = $3, claimed_until = $1 + $4::double precision
       FROM due WHERE r.id = due.id
       RETURNING r.doc, r.deadline`),
+    count(filter: ListFilter): Query {
+      const { where, values } = whereOf(filter);
+      return {
+        text: `SELECT COUNT(*)::bigint AS n FROM ${requests} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`,
+        values,
+      };
+    },
     outcomes: prepared(`SELECT action, status, method, created_at, decided_at FROM ${requests}
       WHERE status <> 'pending' AND decided_at >= $1`),
     countPending: prepared(
       `SELECT COUNT(*)::integer AS n FROM ${requests} WHERE status = 'pending'`,
     ),
-    list(filter: ListFilter): Query {
-      const where: string[] = [];
-      const values: unknown[] = [];
+    /** A page of a listing in its order, one row more than the page; each row with `dkey`, its
+     * deadline key, for the cursor. */
+    list(filter: ListFilter, columns: string): Query & { order: ReturnType<typeof listOrder> } {
+      const order = listOrder(filter);
+      const cursor = parseCursor(order, filter.cursor);
+      const { where, values } = whereOf(filter);
       const param = (v: unknown) => {
         values.push(v);
         return `$${values.length}`;
       };
-      const statuses =
-        filter.status === undefined
-          ? []
-          : Array.isArray(filter.status)
-            ? filter.status
-            : [filter.status];
-      if (statuses.length) where.push(`status = ANY(${param(statuses)}::text[])`);
-      if (filter.action !== undefined) where.push(`action = ${param(filter.action)}`);
-      if (filter.requester !== undefined) where.push(`requester = ${param(filter.requester)}`);
-      if (filter.approver !== undefined) {
-        const names = Array.isArray(filter.approver) ? filter.approver : [filter.approver];
-        // Open to everyone (no approvers), or shares a name or group with the caller.
-        where.push(`(cardinality(approvers) = 0 OR approvers && ${param(names)}::text[])`);
+      if (cursor?.order === "deadline") {
+        // The index range starts at the cursor's deadline; ties go by id.
+        const k = `${param(cursor.key)}::double precision`;
+        where.push(
+          `${DEADLINE_KEY} >= ${k} AND (${DEADLINE_KEY} > ${k} OR id > ${param(cursor.id)})`,
+        );
+      } else if (cursor) {
+        where.push(`id ${order === "newest" ? "<" : ">"} ${param(cursor.id)}`);
       }
-      if (filter.cursor !== undefined) where.push(`id < ${param(filter.cursor)}`);
       const limit = clampLimit(filter.limit);
-      const text = `SELECT doc FROM ${requests} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-        ORDER BY id DESC LIMIT ${limit + 1}`;
-      return { text, values };
+      const orderBy =
+        order === "deadline" ? `${DEADLINE_KEY}, id` : order === "newest" ? "id DESC" : "id";
+      const text = `SELECT ${columns}, ${DEADLINE_KEY} AS dkey FROM ${requests}
+        ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${orderBy} LIMIT ${limit + 1}`;
+      return { text, values, order };
     },
     listAudit(filter: AuditFilter): Query {
       const where: string[] = [];
@@ -164,9 +190,29 @@ export function statements(schema: string) {
 
 export type Statements = ReturnType<typeof statements>;
 
-/** Only a pending request has a live deadline: a terminal one must never be swept. */
-function liveDeadline(r: ApprovalRequest): number | null {
-  return r.status === "pending" ? (r.deadline ?? null) : null;
+/** The conditions of a filter, without its cursor. */
+function whereOf(filter: ListFilter): { where: string[]; values: unknown[] } {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  const param = (v: unknown) => {
+    values.push(v);
+    return `$${values.length}`;
+  };
+  const statuses =
+    filter.status === undefined
+      ? []
+      : Array.isArray(filter.status)
+        ? filter.status
+        : [filter.status];
+  if (statuses.length) where.push(`status = ANY(${param(statuses)}::text[])`);
+  if (filter.action !== undefined) where.push(`action = ${param(filter.action)}`);
+  if (filter.requester !== undefined) where.push(`requester = ${param(filter.requester)}`);
+  if (filter.approver !== undefined) {
+    const names = Array.isArray(filter.approver) ? filter.approver : [filter.approver];
+    // Open to everyone (no approvers), or shares a name or group with the caller.
+    where.push(`(cardinality(approvers) = 0 OR approvers && ${param(names)}::text[])`);
+  }
+  return { where, values };
 }
 
 // A NUL, or half of a surrogate pair, cannot be stored in a PostgreSQL text column as written: the
@@ -197,35 +243,62 @@ export function checkDrafts(drafts: readonly { requestId?: string; actor: string
   }
 }
 
-/** The values of `insert` ($1..$12). */
+/** The values of `insert` ($1..$24). */
 export function insertValues(r: ApprovalRequest): unknown[] {
+  const c = columnsOf(r);
   return [
-    text(r.id, "id"),
-    text(r.key ?? null, "key"),
-    text(r.action, "action"),
-    r.status,
-    text(r.requester, "requester"),
-    texts(r.approvers, "approvers"),
-    liveDeadline(r),
-    r.createdAt,
-    r.decision?.decidedAt ?? null,
-    r.decision?.method ?? null,
-    r.version,
-    JSON.stringify(r),
+    text(c.id, "id"),
+    text(c.key, "key"),
+    text(c.action, "action"),
+    text(c.title, "title"),
+    c.status,
+    c.risk,
+    c.confidence,
+    c.level,
+    text(c.requester, "requester"),
+    texts(c.approvers, "approvers"),
+    c.quorum,
+    c.deadline,
+    c.created_at,
+    c.updated_at,
+    text(c.correlation_id, "correlationId"),
+    text(c.revision_of, "revisionOf"),
+    c.item_count,
+    c.outcome,
+    c.method,
+    text(c.reviewer, "decision.reviewer"),
+    c.decided_at,
+    c.version,
+    c.doc_bytes,
+    c.doc,
   ];
 }
 
-/** The values of `update` ($1..$9). */
+/** The values of `update` ($1..$22). */
 export function updateValues(r: ApprovalRequest, expectedVersion: number): unknown[] {
+  const c = columnsOf(r);
   return [
-    r.id,
-    r.status,
-    texts(r.approvers, "approvers"),
-    liveDeadline(r),
-    r.decision?.decidedAt ?? null,
-    r.decision?.method ?? null,
-    r.version,
-    JSON.stringify(r),
+    c.id,
+    text(c.action, "action"),
+    text(c.title, "title"),
+    c.status,
+    c.risk,
+    c.confidence,
+    c.level,
+    texts(c.approvers, "approvers"),
+    c.quorum,
+    c.deadline,
+    c.updated_at,
+    text(c.correlation_id, "correlationId"),
+    text(c.revision_of, "revisionOf"),
+    c.item_count,
+    c.outcome,
+    c.method,
+    text(c.reviewer, "decision.reviewer"),
+    c.decided_at,
+    c.version,
+    c.doc_bytes,
+    c.doc,
     expectedVersion,
   ];
 }

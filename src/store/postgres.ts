@@ -9,10 +9,18 @@
 // for about one round trip plus the commit's flush. Failure handling is in postgres-client.ts.
 import { createHash, randomUUID } from "node:crypto";
 import pg, { type Pool, type PoolClient, type QueryResultRow } from "pg";
-import { chainEvent } from "../audit/chain.js";
+import {
+  type AuditKey,
+  auditKeyBytes,
+  auditKeyId,
+  chainEvent,
+  GENESIS_HASH,
+  keyForAppend,
+} from "../audit/chain.js";
+import { type CheckpointWriter, createCheckpointWriter } from "../audit/checkpoint.js";
 import { AirlockError, InvalidInputError, isAirlockError } from "../core/errors.js";
-import type { AuditDraft, AuditEvent } from "../core/schemas.js";
-import { clampLimit } from "./paging.js";
+import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
+import { clampLimit, pageOf } from "./paging.js";
 import { createRunner, type Step, send } from "./postgres-client.js";
 import { describePool, isConnectionError, maskUrl, storeUnavailable } from "./postgres-errors.js";
 import { createChangeListener, type ListenConnection } from "./postgres-listener.js";
@@ -31,9 +39,13 @@ import {
   type AuditRow,
   auditOf,
   type DocRow,
+  docStatusOf,
   type OutcomeSqlRow,
   outcomeOf,
   parseDoc,
+  SUMMARY_COLUMNS,
+  type SummaryRow,
+  summaryFromRow,
 } from "./rows.js";
 import type { InsertResult, Store, TransitionResult } from "./store.js";
 
@@ -53,14 +65,24 @@ export interface PostgresStoreOptions {
   /** First and longest wait between attempts to re-open a dropped LISTEN connection. @default 100, 5000 */
   reconnectMinMs?: number;
   reconnectMaxMs?: number;
+  /** The audit key (at least 16 bytes; keep it outside the database, e.g. in the environment). With
+   * it, new audit events are hashed with HMAC-SHA-256 and the database records from which event
+   * the chain is keyed; a keyed database then refuses to open without this same key. */
+  auditKey?: AuditKey;
+  /** A file outside the database to which signed checkpoints of the chain head are appended after
+   * commits (at most one per `checkpointIntervalMs`, and one at close). Needs `auditKey`. */
+  checkpointFile?: string;
+  /** @default 1000 */
+  checkpointIntervalMs?: number;
   /** Background problems, for logging: the LISTEN connection dropped or could not be re-opened, an
    * idle pooled connection died (these arrive as `store_unavailable`; the store recovers by itself),
-   * or an `onExternalChange` listener threw (passed on as it was). */
+   * an `onExternalChange` listener threw (passed on as it was), or a checkpoint could not be written. */
   onError?: (err: Error) => void;
 }
 
-type ResolvedOptions = Required<Omit<PostgresStoreOptions, "onError">> &
-  Pick<PostgresStoreOptions, "onError">;
+type Extra = "onError" | "auditKey" | "checkpointFile" | "checkpointIntervalMs";
+type ResolvedOptions = Required<Omit<PostgresStoreOptions, Extra>> &
+  Pick<PostgresStoreOptions, Extra>;
 
 const DEFAULTS = {
   schema: "public",
@@ -71,7 +93,7 @@ const DEFAULTS = {
   listenIdleMs: 30_000,
   reconnectMinMs: 100,
   reconnectMaxMs: 5000,
-} satisfies Omit<ResolvedOptions, "onError">;
+} satisfies Omit<ResolvedOptions, Extra>;
 
 /** A Store backed by PostgreSQL, plus the pool it queries (for your own reads and for tests). */
 export interface PostgresStore extends Store {
@@ -88,6 +110,28 @@ export function postgresStore(
   options: PostgresStoreOptions = {},
 ): PostgresStore {
   const o = resolveOptions(options);
+  const own =
+    o.auditKey === undefined
+      ? undefined
+      : (() => {
+          const key = auditKeyBytes(o.auditKey);
+          return { key, id: auditKeyId(key) };
+        })();
+  if (o.checkpointFile !== undefined && !own) {
+    throw new InvalidInputError(
+      "`checkpointFile` needs `auditKey`: checkpoints are signed with the audit key",
+      "checkpointFile",
+    );
+  }
+  const checkpoints: CheckpointWriter | undefined =
+    o.checkpointFile !== undefined && own
+      ? createCheckpointWriter({
+          file: o.checkpointFile,
+          key: own.key,
+          intervalMs: o.checkpointIntervalMs,
+          onError: (err) => o.onError?.(err),
+        })
+      : undefined;
   const ownPool = typeof urlOrPool === "string";
   const target = ownPool ? maskUrl(urlOrPool) : describePool(urlOrPool);
   const report = (err: unknown, what: string) => {
@@ -153,32 +197,48 @@ export function postgresStore(
     return run(what, async (c) => (await c.query<R>({ ...q, values })).rows);
   }
 
-  /** The events placed after the head this transaction locked. */
-  function chain(
-    head: { seq: string | null; hash: string | null } | undefined,
-    drafts: AuditDraft[],
-  ) {
-    if (drafts.length === 0) return [];
-    if (!head || head.seq === null || head.hash === null) {
-      throw new AirlockError(
-        "store_unavailable",
-        `the audit chain head row is missing in schema ${sql.schema}: the schema was not created by Airlock's migrate() or was altered`,
-      );
-    }
-    let prev: { seq: number; hash: string } = { seq: Number(head.seq), hash: head.hash };
-    return drafts.map((d) => {
-      const e = chainEvent(d, prev);
+  /** The events placed after the head this transaction locked, hashed with the key when the
+   * chain is keyed (or this append starts keying it). */
+  function chain(head: WrittenRow | undefined, drafts: AuditDraft[]): Appended {
+    if (drafts.length === 0) return { events: [], startsKeying: false };
+    if (!head || head.seq === null || head.hash === null) throw headMissing(sql.schema);
+    const { key, startsKeying } = keyForAppend(own, {
+      keyedFrom: head.keyed_from === null ? null : Number(head.keyed_from),
+      keyId: head.key_id,
+    });
+    const first = Number(head.seq);
+    let prev: { seq: number; hash: string } | undefined =
+      first === 0 ? undefined : { seq: first, hash: head.hash };
+    const events = drafts.map((d) => {
+      const e = chainEvent(d, prev, key);
       prev = e;
       return e;
     });
+    return { events, startsKeying };
   }
 
   /** The statements that end a writing transaction: append (or just signal), then COMMIT. */
-  function finishing(events: AuditEvent[]): Query[] {
-    const signal: Query = events.length
-      ? { ...sql.append, values: [...appendValues(events), channel, selfId] }
+  function finishing(a: Appended): Query[] {
+    const first = a.events[0];
+    const signal: Query = first
+      ? {
+          ...sql.append,
+          values: [
+            ...appendValues(a.events),
+            channel,
+            selfId,
+            a.startsKeying ? first.seq : null,
+            a.startsKeying ? (own?.id ?? null) : null,
+          ],
+        }
       : { ...sql.notify, values: [channel, selfId] };
     return [signal, COMMIT];
+  }
+
+  /** After a commit that appended events: the new head goes to the checkpoint file. */
+  function noted(events: AuditEvent[]): void {
+    const last = events[events.length - 1];
+    if (last && checkpoints) checkpoints.note(last);
   }
 
   async function migrateOnce(): Promise<void> {
@@ -204,6 +264,21 @@ export function postgresStore(
         await c.query(m.sql(sql.schema));
         await c.query(sql.migrationsInsert, [m.version, Date.now()]);
       }
+      // The head row exists from the start (seq 0 = empty): without it while events exist, events
+      // may have been deleted and a truncation could not be detected, so refuse to open.
+      let head = (await c.query<HeadRow>(sql.head)).rows[0];
+      if (!head) {
+        const any = (await c.query<{ any: boolean }>(sql.anyAudit)).rows[0]?.any;
+        if (any) throw headMissing(sql.schema);
+        await c.query(`INSERT INTO ${sql.schema}.audit_head (id, seq, hash) VALUES (1, 0, $1)`, [
+          GENESIS_HASH,
+        ]);
+        head = { seq: "0", hash: GENESIS_HASH, keyed_from: null, key_id: null };
+      }
+      keyForAppend(own, {
+        keyedFrom: head.keyed_from === null ? null : Number(head.keyed_from),
+        keyId: head.key_id,
+      });
       step.committing = true;
       await c.query("COMMIT");
     });
@@ -243,10 +318,14 @@ export function postgresStore(
           const appended = chain(head, events);
           step.committing = true;
           await send(c, finishing(appended));
-          return { request, created: true, events: appended };
+          noted(appended.events);
+          return { request, created: true, events: appended.events };
         }
         // The key exists: ON CONFLICT waited for its writer to commit, so this read sees it.
-        const [found] = await send(c, [{ ...sql.byKey, values: [request.key ?? null] }, ROLLBACK]);
+        const [found] = await send(c, [
+          { ...sql.byKey, values: [request.requester, request.key ?? null] },
+          ROLLBACK,
+        ]);
         const existing = found?.rows[0] as DocRow | undefined;
         if (!existing) {
           throw new AirlockError("conflict", `request id \`${request.id}\` already exists`);
@@ -261,13 +340,44 @@ export function postgresStore(
     },
 
     async listRequests(filter) {
-      const q = sql.list(filter);
-      const rows = await read<DocRow>("listRequests", q, q.values);
+      const q = sql.list(filter, "id, doc");
+      const rows = await read<DocRow & Positioned>("listRequests", q, q.values);
       // One row more than a page was asked for: its presence means there is a next page.
-      const limit = clampLimit(filter.limit);
-      const items = rows.slice(0, limit).map(parseDoc);
-      const last = items[items.length - 1];
-      return rows.length > limit && last ? { items, nextCursor: last.id } : { items };
+      const page = pageOf(q.order, rows, clampLimit(filter.limit), position);
+      return { ...page, items: page.items.map(parseDoc) };
+    },
+
+    async listSummaries(filter) {
+      const q = sql.list(filter, SUMMARY_COLUMNS);
+      const rows = await read<SummaryRow & Positioned>("listSummaries", q, q.values);
+      const page = pageOf(q.order, rows, clampLimit(filter.limit), position);
+      return { ...page, items: page.items.map(summaryFromRow) };
+    },
+
+    async countRequests(filter) {
+      const q = sql.count(filter);
+      const [row] = await read<{ n: string }>("countRequests", q, q.values);
+      return Number(row?.n ?? 0);
+    },
+
+    async pendingUsage(requester) {
+      const [row] = await read<{ n: number; bytes: string }>("pendingUsage", sql.pendingUsage, [
+        requester,
+      ]);
+      return { count: row?.n ?? 0, bytes: Number(row?.bytes ?? 0) };
+    },
+
+    async listStatuses(after, limit) {
+      const rows = await read<{ id: string; status: string; doc: string }>(
+        "listStatuses",
+        sql.statuses,
+        [after ?? "", Math.max(1, Math.trunc(limit))],
+      );
+      return rows.map((r) => ({
+        id: r.id,
+        status: r.status as ApprovalRequest["status"],
+        docStatus: docStatusOf(r.doc),
+      }));
     },
 
     async transition(next, expectedVersion, events) {
@@ -294,7 +404,8 @@ export function postgresStore(
         const appended = chain(head, events);
         step.committing = true;
         await send(c, finishing(appended));
-        return { ok: true, request: next, events: appended };
+        noted(appended.events);
+        return { ok: true, request: next, events: appended.events };
       });
     },
 
@@ -307,7 +418,8 @@ export function postgresStore(
         const appended = chain(locked?.rows[0] as WrittenRow | undefined, events);
         step.committing = true;
         await send(c, finishing(appended));
-        return appended;
+        noted(appended.events);
+        return appended.events;
       });
     },
 
@@ -317,9 +429,19 @@ export function postgresStore(
     },
 
     async auditHead() {
-      const [row] = await read<{ seq: string; hash: string }>("auditHead", sql.head);
+      const [row] = await read<HeadRow>("auditHead", sql.head);
       if (!row || Number(row.seq) === 0) return undefined;
       return { seq: Number(row.seq), hash: row.hash };
+    },
+
+    async auditChainState() {
+      const [row] = await read<HeadRow>("auditChainState", sql.head);
+      return {
+        head: row && Number(row.seq) > 0 ? { seq: Number(row.seq), hash: row.hash } : undefined,
+        headRowMissing: row === undefined,
+        ...(row?.keyed_from != null ? { keyedFrom: Number(row.keyed_from) } : {}),
+        ...(row?.key_id != null ? { keyId: row.key_id } : {}),
+      };
     },
 
     async nextDeadline() {
@@ -362,6 +484,7 @@ export function postgresStore(
     close() {
       closing ??= (async () => {
         closed = true;
+        await checkpoints?.flush();
         await changes.close();
         await migrating?.catch(() => {});
         if (ownPool) {
@@ -372,6 +495,33 @@ export function postgresStore(
       return closing;
     },
   };
+}
+
+interface HeadRow {
+  seq: string;
+  hash: string;
+  keyed_from: string | null;
+  key_id: string | null;
+}
+
+interface Appended {
+  events: AuditEvent[];
+  /** This append is the first keyed one: the head records it. */
+  startsKeying: boolean;
+}
+
+/** Each listed row carries its id and deadline key, for the cursor. */
+interface Positioned {
+  id: string;
+  dkey: number;
+}
+const position = (r: Positioned) => ({ id: r.id, deadlineKey: r.dkey });
+
+function headMissing(schema: string): AirlockError {
+  return new AirlockError(
+    "store_unavailable",
+    `the audit chain head row (table ${schema}.audit_head) is missing while the audit table holds events: events may have been deleted, and without the head a truncation cannot be detected. Restore the database from a backup; or, after checking the log with \`airlock audit verify\`, recreate the head from the last event: INSERT INTO ${schema}.audit_head (id, seq, hash) SELECT 1, seq, hash FROM ${schema}.audit ORDER BY seq DESC LIMIT 1 (on a keyed chain also set keyed_from and key_id as they were)`,
+  );
 }
 
 /** A pool as the store creates it from a connection string (the token store makes its own alike). */

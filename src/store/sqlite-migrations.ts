@@ -1,4 +1,5 @@
 // Versioned schema changes for the SQLite store, applied in order, each once (see migrateSync).
+import { GENESIS_HASH } from "../audit/chain.js";
 import type { Migration } from "./sqlite-migrate.js";
 
 export const SQLITE_MIGRATIONS: readonly Migration[] = [
@@ -41,6 +42,56 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
         seq INTEGER NOT NULL,
         hash TEXT NOT NULL
       );
+    `,
+  },
+  {
+    version: 2,
+    sql: `
+      -- What a list shows, in columns of its own, so listing never reads the documents; and each
+      -- document's size, for per-agent quotas.
+      ALTER TABLE requests ADD COLUMN title TEXT NOT NULL DEFAULT '';
+      ALTER TABLE requests ADD COLUMN risk TEXT;
+      ALTER TABLE requests ADD COLUMN confidence REAL;
+      ALTER TABLE requests ADD COLUMN level TEXT NOT NULL DEFAULT 'full';
+      ALTER TABLE requests ADD COLUMN quorum INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE requests ADD COLUMN updated_at INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE requests ADD COLUMN correlation_id TEXT NOT NULL DEFAULT '';
+      ALTER TABLE requests ADD COLUMN revision_of TEXT;
+      ALTER TABLE requests ADD COLUMN item_count INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE requests ADD COLUMN outcome TEXT;
+      ALTER TABLE requests ADD COLUMN method TEXT;
+      ALTER TABLE requests ADD COLUMN reviewer TEXT;
+      ALTER TABLE requests ADD COLUMN doc_bytes INTEGER NOT NULL DEFAULT 0;
+      UPDATE requests SET
+        title = COALESCE(json_extract(doc, '$.title'), ''),
+        risk = json_extract(doc, '$.risk'),
+        confidence = json_extract(doc, '$.confidence'),
+        level = COALESCE(json_extract(doc, '$.level'), 'full'),
+        quorum = COALESCE(json_extract(doc, '$.quorum'), 1),
+        updated_at = COALESCE(json_extract(doc, '$.updatedAt'), created_at),
+        correlation_id = COALESCE(json_extract(doc, '$.correlationId'), ''),
+        revision_of = json_extract(doc, '$.revisionOf'),
+        item_count = COALESCE(json_array_length(doc, '$.items'), 0),
+        outcome = CASE WHEN status = 'pending' THEN NULL ELSE json_extract(doc, '$.decision.outcome') END,
+        method = CASE WHEN status = 'pending' THEN NULL ELSE json_extract(doc, '$.decision.method') END,
+        reviewer = CASE WHEN status = 'pending' THEN NULL ELSE json_extract(doc, '$.decision.reviewer') END,
+        doc_bytes = length(CAST(doc AS BLOB))
+      WHERE json_valid(doc);
+      -- Idempotency keys are scoped per requester: another agent's key is not in the way.
+      DROP INDEX requests_key;
+      CREATE UNIQUE INDEX requests_requester_key ON requests (requester, key) WHERE key IS NOT NULL;
+      -- Listing in deadline order (an inbox's queue): the earliest live deadline first, then the
+      -- requests without one (9e15 sorts after every date), by id.
+      CREATE INDEX requests_status_deadline_id ON requests (status, COALESCE(deadline, 9e15), id);
+      -- Per-agent quotas of pending requests.
+      CREATE INDEX requests_pending_requester ON requests (requester) WHERE status = 'pending';
+      -- A keyed chain records from which event it is keyed, and a fingerprint of its key.
+      ALTER TABLE audit_head ADD COLUMN keyed_from INTEGER;
+      ALTER TABLE audit_head ADD COLUMN key_id TEXT;
+      -- The head row exists from the start (seq 0 = empty), so its absence always means deletion.
+      INSERT INTO audit_head (id, seq, hash)
+        SELECT 1, 0, '${GENESIS_HASH}'
+        WHERE NOT EXISTS (SELECT 1 FROM audit_head) AND NOT EXISTS (SELECT 1 FROM audit);
     `,
   },
 ];

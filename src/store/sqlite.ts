@@ -1,71 +1,140 @@
 // The embedded default store: one SQLite file (better-sqlite3, WAL). Several processes may share the
 // file; writes take the write lock up front (BEGIN IMMEDIATE) and other processes' commits are noticed
 // by polling `PRAGMA data_version`, which changes only when another connection commits.
+//
+// better-sqlite3 is synchronous: while SQLite waits for another process's lock, the event loop waits
+// too. So each attempt waits only briefly (`busyTimeoutMs`), and a write that finds the file locked
+// tries again after a timer, for up to `lockWaitMs`, before failing with `store_unavailable`.
+// Storage faults (locked, disk full, read-only, I/O errors) are `store_unavailable` too.
 import Database from "better-sqlite3";
-import { chainEvent } from "../audit/chain.js";
-import { AirlockError } from "../core/errors.js";
+import {
+  type AuditKey,
+  auditKeyBytes,
+  auditKeyId,
+  chainEvent,
+  GENESIS_HASH,
+  keyForAppend,
+} from "../audit/chain.js";
+import { type CheckpointWriter, createCheckpointWriter } from "../audit/checkpoint.js";
+import { AirlockError, InvalidInputError, isAirlockError } from "../core/errors.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
-import { clampLimit } from "./paging.js";
+import { clampLimit, listOrder, NO_DEADLINE, pageOf, parseCursor } from "./paging.js";
 import {
   type AuditRow,
   auditOf,
+  columnsOf,
   type DocRow,
   type OutcomeSqlRow,
   outcomeOf,
   parseDoc,
+  SUMMARY_COLUMNS,
+  type SummaryRow,
+  summaryFromRow,
 } from "./rows.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
-import type { InsertResult, ListFilter, Page, Store, TransitionResult } from "./store.js";
+import type { InsertResult, ListFilter, Store, TransitionResult } from "./store.js";
 
 export interface SqliteStoreOptions {
   /** How often to look for other processes' commits while someone is listening. @default 10 */
   pollMs?: number;
-  /** How long a writer waits for another process's write lock. @default 5000 */
+  /** How long one attempt waits for another process's lock (SQLite's busy_timeout). The event loop
+   * is blocked meanwhile, so keep it short. @default 25 */
   busyTimeoutMs?: number;
+  /** How long an operation keeps trying, between attempts, while another process holds the lock,
+   * before it fails with `store_unavailable`. @default 2000 */
+  lockWaitMs?: number;
+  /** The audit key (at least 16 bytes; keep it outside the database, e.g. in the environment). With
+   * it, new audit events are hashed with HMAC-SHA-256 and the database records from which event
+   * the chain is keyed; a keyed database then refuses to open without this same key. */
+  auditKey?: AuditKey;
+  /** A file outside the database to which signed checkpoints of the chain head are appended after
+   * commits (at most one per `checkpointIntervalMs`, and one at close). Needs `auditKey`. */
+  checkpointFile?: string;
+  /** @default 1000 */
+  checkpointIntervalMs?: number;
+  /** Background problems, for logging: a checkpoint that could not be written. */
+  onError?: (err: Error) => void;
+  /** Extra configuration of the connection (pragmas), run before the schema is migrated. */
+  configure?: (db: Database.Database) => void;
+}
+
+/** WAL pages after which SQLite checkpoints (its default: about 4 MB). */
+const WAL_AUTOCHECKPOINT_PAGES = 1000;
+/** The WAL file is cut back to this size after each checkpoint, so it cannot stay large. */
+const JOURNAL_SIZE_LIMIT = 8 * 1024 * 1024;
+const HEAD_SQL = "SELECT seq, hash, keyed_from, key_id FROM audit_head WHERE id = 1";
+const DEADLINE_KEY = `COALESCE(deadline, ${NO_DEADLINE.toExponential().replace("+", "")})`;
+
+interface HeadRow {
+  seq: number;
+  hash: string;
+  keyed_from: number | null;
+  key_id: string | null;
 }
 
 export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Store {
+  const where =
+    path === ":memory:" || path === ""
+      ? "the in-memory SQLite database"
+      : `the SQLite database at ${path}`;
+  const busyTimeoutMs = positive(options.busyTimeoutMs ?? 25, "busyTimeoutMs");
+  const lockWaitMs = positive(options.lockWaitMs ?? 2000, "lockWaitMs");
+  const own = ownKey(options.auditKey);
+  if (options.checkpointFile !== undefined && !own) {
+    throw new InvalidInputError(
+      "`checkpointFile` needs `auditKey`: checkpoints are signed with the audit key",
+      "checkpointFile",
+    );
+  }
   let db: Database.Database;
   try {
     db = new Database(path);
   } catch (err) {
-    throw new AirlockError(
-      "store_unavailable",
-      `cannot open SQLite database \`${path}\`: ${(err as Error).message}`,
-      { cause: err },
-    );
+    throw new AirlockError("store_unavailable", `cannot open ${where}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-  // The busy timeout first: the pragmas below and the migration may meet another process opening
-  // the same new file at the same moment.
-  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-  enableWal(db, busyTimeoutMs);
-  // NORMAL in WAL mode survives any process crash; only a power loss may drop the last commits.
-  db.pragma("synchronous = NORMAL");
-  // Checkpoint the WAL every ~40 MB instead of ~4 MB: a gate writes about ten pages per transition,
-  // and fewer, larger checkpoints cost about a quarter less per transition (see bench/sqlite.ts).
-  db.pragma("wal_autocheckpoint = 10000");
-  migrateSync(db);
+  try {
+    // The busy timeout first: the pragmas below and the migration may meet another process opening
+    // the same new file at the same moment.
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    enableWal(db, lockWaitMs);
+    // NORMAL in WAL mode survives any process crash; only a power loss may drop the last commits.
+    db.pragma("synchronous = NORMAL");
+    // Bounded WAL: checkpoint every ~4 MB, and cut the file back after each checkpoint (a full
+    // volume filled from the WAL alone otherwise).
+    db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+    db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
+    options.configure?.(db);
+    retrySync(() => migrateSync(db, own), lockWaitMs);
+  } catch (err) {
+    db.close();
+    throw sqliteFault(err, where, "opening");
+  }
 
   const stmt = {
     insert: db.prepare(
-      `INSERT INTO requests (id, key, action, status, requester, approvers, deadline, created_at, decided_at, version, doc)
-       VALUES (@id, @key, @action, @status, @requester, @approvers, @deadline, @created_at, @decided_at, @version, @doc)
-       ON CONFLICT(key) WHERE key IS NOT NULL DO NOTHING`,
+      `INSERT INTO requests (id, key, action, title, status, risk, confidence, level, requester, approvers, quorum, deadline, created_at, updated_at, correlation_id, revision_of, item_count, outcome, method, reviewer, decided_at, version, doc_bytes, doc)
+       VALUES (@id, @key, @action, @title, @status, @risk, @confidence, @level, @requester, @approvers, @quorum, @deadline, @created_at, @updated_at, @correlation_id, @revision_of, @item_count, @outcome, @method, @reviewer, @decided_at, @version, @doc_bytes, @doc)
+       ON CONFLICT(requester, key) WHERE key IS NOT NULL DO NOTHING`,
     ),
     byId: db.prepare<[string], DocRow>("SELECT doc FROM requests WHERE id = ?"),
-    byKey: db.prepare<[string], DocRow>("SELECT doc FROM requests WHERE key = ?"),
+    byKey: db.prepare<[string, string], DocRow>(
+      "SELECT doc FROM requests WHERE requester = ? AND key = ?",
+    ),
     update: db.prepare(
-      `UPDATE requests SET status = @status, approvers = @approvers, deadline = @deadline,
-         decided_at = @decided_at, version = @version, doc = @doc
+      `UPDATE requests SET action = @action, title = @title, status = @status, risk = @risk,
+         confidence = @confidence, level = @level, approvers = @approvers, quorum = @quorum,
+         deadline = @deadline, updated_at = @updated_at, correlation_id = @correlation_id,
+         revision_of = @revision_of, item_count = @item_count, outcome = @outcome, method = @method,
+         reviewer = @reviewer, decided_at = @decided_at, version = @version, doc_bytes = @doc_bytes,
+         doc = @doc
        WHERE id = @id AND version = @expected`,
     ),
-    head: db.prepare<[], { seq: number; hash: string }>(
-      "SELECT seq, hash FROM audit_head WHERE id = 1",
-    ),
+    head: db.prepare<[], HeadRow>(HEAD_SQL),
     setHead: db.prepare(
-      "INSERT INTO audit_head (id, seq, hash) VALUES (1, @seq, @hash) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
+      "UPDATE audit_head SET seq = @seq, hash = @hash, keyed_from = COALESCE(keyed_from, @keyed_from), key_id = COALESCE(key_id, @key_id) WHERE id = 1",
     ),
     appendAudit: db.prepare(
       `INSERT INTO audit (seq, request_id, type, actor, at, data, prev_hash, hash)
@@ -82,12 +151,24 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
        ORDER BY deadline LIMIT ?`,
     ),
     outcomes: db.prepare<[number], OutcomeSqlRow>(
-      `SELECT action, status, json_extract(doc, '$.decision.method') AS method, created_at, decided_at
+      `SELECT action, status, method, created_at, decided_at
        FROM requests WHERE status != 'pending' AND decided_at >= ?`,
     ),
     countPending: db.prepare<[], { n: number }>(
       "SELECT COUNT(*) AS n FROM requests WHERE status = 'pending'",
     ),
+    pendingUsage: db.prepare<[string], { n: number; bytes: number | null }>(
+      `SELECT COUNT(*) AS n, SUM(doc_bytes) AS bytes FROM requests INDEXED BY requests_pending_requester
+       WHERE requester = ? AND status = 'pending'`,
+    ),
+    statuses: db.prepare<
+      [string, number],
+      { id: string; status: string; doc_status: string | null }
+    >(
+      `SELECT id, status, CASE WHEN json_valid(doc) THEN json_extract(doc, '$.status') END AS doc_status
+       FROM requests WHERE id > ? ORDER BY id LIMIT ?`,
+    ),
+    anyAudit: db.prepare<[], { one: number }>("SELECT 1 AS one FROM audit LIMIT 1"),
     dataVersion: db.prepare<[], { data_version: number }>("PRAGMA data_version"),
   };
 
@@ -102,11 +183,28 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     return st as Database.Statement<unknown[], R>;
   }
 
+  const checkpoints: CheckpointWriter | undefined =
+    options.checkpointFile !== undefined && own
+      ? createCheckpointWriter({
+          file: options.checkpointFile,
+          key: own.key,
+          intervalMs: options.checkpointIntervalMs,
+          onError: options.onError,
+        })
+      : undefined;
+
   function appendChain(drafts: AuditDraft[]): AuditEvent[] {
-    let prev = stmt.head.get();
+    if (drafts.length === 0) return [];
+    const head = stmt.head.get();
+    if (!head) throw headMissing(where, stmt.anyAudit.get() !== undefined);
+    const { key, startsKeying } = keyForAppend(own, {
+      keyedFrom: head.keyed_from,
+      keyId: head.key_id,
+    });
+    let prev: { seq: number; hash: string } = head;
     const out: AuditEvent[] = [];
     for (const draft of drafts) {
-      const e = chainEvent(draft, prev);
+      const e = chainEvent(draft, prev.seq === 0 ? undefined : prev, key);
       stmt.appendAudit.run({
         seq: e.seq,
         request_id: e.requestId ?? null,
@@ -120,15 +218,31 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       out.push(e);
       prev = e;
     }
-    if (prev) stmt.setHead.run({ seq: prev.seq, hash: prev.hash });
+    stmt.setHead.run({
+      seq: prev.seq,
+      hash: prev.hash,
+      keyed_from: startsKeying ? head.seq + 1 : null,
+      key_id: startsKeying ? (own?.id ?? null) : null,
+    });
     return out;
   }
 
   const insertTx = db.transaction(
     (request: ApprovalRequest, drafts: AuditDraft[]): InsertResult => {
-      const info = stmt.insert.run(rowOf(request));
+      let info: Database.RunResult;
+      try {
+        info = stmt.insert.run(rowOf(request));
+      } catch (err) {
+        if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+          throw new AirlockError("conflict", `request id \`${request.id}\` already exists`, {
+            cause: err,
+          });
+        }
+        throw err;
+      }
       if (info.changes === 0) {
-        const existing = request.key ? stmt.byKey.get(request.key) : undefined;
+        const existing =
+          request.key !== undefined ? stmt.byKey.get(request.requester, request.key) : undefined;
         if (!existing)
           throw new AirlockError("conflict", `request id \`${request.id}\` already exists`);
         return { request: parseDoc(existing), created: false, events: [] };
@@ -174,24 +288,86 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     if (closed) throw new AirlockError("closed", "the SQLite store is closed");
   }
 
+  /** Runs `fn`; while another process holds the lock, tries again after a pause (the event loop
+   * stays free) until `lockWaitMs` has passed. Faults become `store_unavailable`. */
+  async function attempt<T>(what: string, fn: () => T): Promise<T> {
+    guard();
+    const until = Date.now() + lockWaitMs;
+    for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+      try {
+        return fn();
+      } catch (err) {
+        if (!isLocked(err)) throw sqliteFault(err, where, what);
+        const left = until - Date.now();
+        if (left <= 0) {
+          throw new AirlockError(
+            "store_unavailable",
+            `${where} is locked by another process (${what} waited ${lockWaitMs} ms for it): try again shortly`,
+            { cause: err },
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+        guard();
+      }
+    }
+  }
+
+  /** A write that appended events: the new head goes to the checkpoint file. */
+  function noted<T extends { events: AuditEvent[] }>(result: T): T {
+    const last = result.events[result.events.length - 1];
+    if (last && checkpoints) checkpoints.note(last);
+    return result;
+  }
+
   return {
     kind: "sqlite",
     async migrate() {
-      guard();
-      migrateSync(db);
+      await attempt("migrate", () => migrateSync(db, own));
     },
     async insertRequest(request, events) {
-      guard();
-      return insertTx.immediate(request, events);
+      return noted(await attempt("insertRequest", () => insertTx.immediate(request, events)));
     },
     async getRequest(id) {
-      guard();
-      const row = stmt.byId.get(id);
-      return row ? parseDoc(row) : undefined;
+      return attempt("getRequest", () => {
+        const row = stmt.byId.get(id);
+        return row ? parseDoc(row) : undefined;
+      });
     },
     async listRequests(filter) {
-      guard();
-      return listSync(cached, filter);
+      const q = listSql(filter, "id, doc");
+      return attempt("listRequests", () => {
+        const rows = cached<DocRow & { id: string; dkey: number }>(q.sql).all(...q.params);
+        const page = pageOf(q.order, rows, q.limit, (r) => ({ id: r.id, deadlineKey: r.dkey }));
+        return { ...page, items: page.items.map(parseDoc) };
+      });
+    },
+    async listSummaries(filter) {
+      const q = listSql(filter, SUMMARY_COLUMNS);
+      return attempt("listSummaries", () => {
+        const rows = cached<SummaryRow & { dkey: number }>(q.sql).all(...q.params);
+        const page = pageOf(q.order, rows, q.limit, (r) => ({ id: r.id, deadlineKey: r.dkey }));
+        return { ...page, items: page.items.map(summaryFromRow) };
+      });
+    },
+    async countRequests(filter) {
+      const w = whereOf(filter);
+      const sql = `SELECT COUNT(*) AS n FROM requests ${w.where.length ? `WHERE ${w.where.join(" AND ")}` : ""}`;
+      return attempt("countRequests", () => cached<{ n: number }>(sql).get(...w.params)?.n ?? 0);
+    },
+    async pendingUsage(requester) {
+      return attempt("pendingUsage", () => {
+        const row = stmt.pendingUsage.get(requester);
+        return { count: row?.n ?? 0, bytes: row?.bytes ?? 0 };
+      });
+    },
+    async listStatuses(after, limit) {
+      return attempt("listStatuses", () =>
+        stmt.statuses.all(after ?? "", Math.max(1, Math.trunc(limit))).map((r) => ({
+          id: r.id,
+          status: r.status as ApprovalRequest["status"],
+          docStatus: r.doc_status ?? undefined,
+        })),
+      );
     },
     async transition(next, expectedVersion, events) {
       guard();
@@ -201,14 +377,15 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
           "transition: next.version must be expectedVersion + 1",
         );
       }
-      return transitionTx.immediate(next, expectedVersion, events);
+      return noted(
+        await attempt("transition", () => transitionTx.immediate(next, expectedVersion, events)),
+      );
     },
     async appendAudit(events) {
-      guard();
-      return appendTx.immediate(events);
+      const appended = await attempt("appendAudit", () => appendTx.immediate(events));
+      return noted({ events: appended }).events;
     },
     async listAudit(filter) {
-      guard();
       const where: string[] = [];
       const params: unknown[] = [];
       if (filter.requestId !== undefined) {
@@ -221,34 +398,49 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       }
       const limit = Math.min(Math.max(filter.limit ?? 1000, 1), 10_000);
       const sql = `SELECT * FROM audit ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY seq LIMIT ?`;
-      return cached<AuditRow>(sql)
-        .all(...params, limit)
-        .map(auditOf);
+      return attempt("listAudit", () =>
+        cached<AuditRow>(sql)
+          .all(...params, limit)
+          .map(auditOf),
+      );
     },
     async auditHead() {
-      guard();
-      return stmt.head.get();
+      return attempt("auditHead", () => {
+        const h = stmt.head.get();
+        return h && h.seq > 0 ? { seq: h.seq, hash: h.hash } : undefined;
+      });
+    },
+    async auditChainState() {
+      return attempt("auditChainState", () => {
+        const h = stmt.head.get();
+        return {
+          head: h && h.seq > 0 ? { seq: h.seq, hash: h.hash } : undefined,
+          headRowMissing: h === undefined,
+          ...(h?.keyed_from != null ? { keyedFrom: h.keyed_from } : {}),
+          ...(h?.key_id != null ? { keyId: h.key_id } : {}),
+        };
+      });
     },
     async nextDeadline() {
-      guard();
-      return stmt.nextDeadline.get()?.d ?? undefined;
+      return attempt("nextDeadline", () => stmt.nextDeadline.get()?.d ?? undefined);
     },
     async dueRequests(now, limit) {
-      guard();
-      return stmt.due.all(now, limit).map(parseDoc);
+      return attempt("dueRequests", () => stmt.due.all(now, limit).map(parseDoc));
     },
     async outcomes(since) {
-      guard();
-      return stmt.outcomes.all(since).map(outcomeOf);
+      return attempt("outcomes", () => stmt.outcomes.all(since).map(outcomeOf));
     },
     async countPending() {
-      guard();
-      return stmt.countPending.get()?.n ?? 0;
+      return attempt("countPending", () => stmt.countPending.get()?.n ?? 0);
     },
     onExternalChange(listener) {
       listeners.add(listener);
       if (!pollTimer && !closed) {
-        lastDataVersion = stmt.dataVersion.get()?.data_version ?? 0;
+        try {
+          lastDataVersion = stmt.dataVersion.get()?.data_version ?? 0;
+        } catch {
+          lastDataVersion = 0;
+        }
         pollTimer = setInterval(poll, pollMs);
       }
       return () => {
@@ -265,9 +457,79 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       if (pollTimer) clearInterval(pollTimer);
       pollTimer = undefined;
       listeners.clear();
+      await checkpoints?.flush();
+      try {
+        // Leave a small file behind: fold the WAL into the database and truncate it.
+        db.pragma("wal_checkpoint(TRUNCATE)");
+      } catch {
+        // another process is reading or writing: it will checkpoint
+      }
       db.close();
     },
   };
+}
+
+function positive(v: number, name: string): number {
+  if (!Number.isInteger(v) || v < 1) {
+    throw new InvalidInputError(
+      `Expected \`${name}\` to be an integer from 1 and up, got \`${String(v)}\``,
+      name,
+    );
+  }
+  return v;
+}
+
+function ownKey(key: AuditKey | undefined): { key: Buffer; id: string } | undefined {
+  if (key === undefined) return undefined;
+  const bytes = auditKeyBytes(key);
+  return { key: bytes, id: auditKeyId(bytes) };
+}
+
+function isLocked(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return (
+    typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))
+  );
+}
+
+/** A storage fault as `store_unavailable`, naming the database and what failed; other errors
+ * (constraint violations, bugs) pass unchanged. */
+export function sqliteFault(err: unknown, where: string, what: string): unknown {
+  if (isAirlockError(err)) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return err;
+  const message = (err as Error).message;
+  const fault = (text: string) =>
+    new AirlockError("store_unavailable", `${text} (${what}): ${message}`, { cause: err });
+  if (isLocked(err)) return fault(`${where} is locked by another process`);
+  if (code.startsWith("SQLITE_FULL")) {
+    return fault(`${where} cannot grow: the disk or its size limit is full`);
+  }
+  if (code.startsWith("SQLITE_READONLY")) return fault(`${where} is read-only`);
+  if (code.startsWith("SQLITE_IOERR")) return fault(`${where} failed to read or write its file`);
+  if (code.startsWith("SQLITE_CANTOPEN")) return fault(`${where} cannot be opened`);
+  return err;
+}
+
+function headMissing(where: string, hasEvents: boolean): AirlockError {
+  return new AirlockError(
+    "store_unavailable",
+    `the audit chain head row (table audit_head) is missing from ${where}${hasEvents ? " while the audit table holds events" : ""}: events may have been deleted, and without the head a truncation cannot be detected. Restore the database from a backup; or, after checking the log with \`airlock audit verify\`, recreate the head from the last event: INSERT INTO audit_head (id, seq, hash) SELECT 1, seq, hash FROM audit ORDER BY seq DESC LIMIT 1 (on a keyed chain also set keyed_from and key_id as they were)`,
+  );
+}
+
+/** Retries a synchronous step that met another process's lock, pausing synchronously; for opening
+ * only (two processes creating one file at once). */
+function retrySync<T>(fn: () => T, waitMs: number): T {
+  const until = Date.now() + waitMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return fn();
+    } catch (err) {
+      if (!isLocked(err) || Date.now() >= until) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.min(5 * (attempt + 1), 50));
+    }
+  }
 }
 
 /** Switches a file to WAL. Changing the journal mode does not wait for the busy timeout, so when
@@ -294,14 +556,36 @@ function enableWal(db: Database.Database, waitMs: number): void {
   }
 }
 
-function migrateSync(db: Database.Database): void {
+/** Applies the migrations, then checks the chain head: a missing head row with events in the log
+ * means events may have been deleted (refuse); a keyed chain needs its key (refuse without it). */
+function migrateSync(db: Database.Database, own: { key: Buffer; id: string } | undefined): void {
   applySqliteMigrations(db, "airlock_migrations", SQLITE_MIGRATIONS);
+  const where = `the SQLite database at ${db.name}`;
+  let head = db.prepare<[], HeadRow>(HEAD_SQL).get();
+  if (!head) {
+    const ensure = db.transaction(() => {
+      if (db.prepare("SELECT 1 FROM audit LIMIT 1").get() !== undefined) {
+        throw headMissing(where, true);
+      }
+      db.prepare("INSERT OR IGNORE INTO audit_head (id, seq, hash) VALUES (1, 0, ?)").run(
+        GENESIS_HASH,
+      );
+      return db.prepare<[], HeadRow>(HEAD_SQL).get();
+    });
+    head = ensure.immediate();
+  }
+  if (head) keyForAppend(own, { keyedFrom: head.keyed_from, keyId: head.key_id });
 }
 
-function listSync(
-  cached: <R>(sql: string) => Database.Statement<unknown[], R>,
-  filter: ListFilter,
-): Page<ApprovalRequest> {
+interface ListSql {
+  sql: string;
+  params: unknown[];
+  order: ReturnType<typeof listOrder>;
+  limit: number;
+}
+
+/** The conditions of a filter, without its cursor. */
+function whereOf(filter: ListFilter): { where: string[]; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
   const statuses =
@@ -330,30 +614,31 @@ function listSync(
     );
     params.push(...names);
   }
-  if (filter.cursor !== undefined) {
-    where.push("id < ?");
-    params.push(filter.cursor);
+  return { where, params };
+}
+
+/** A page of a listing in its order (one row more than the page, to know whether one follows),
+ * each row with its deadline key for the cursor. Newest and oldest walk the id (primary key, or
+ * (status, id)); deadline order walks (status, deadline key, id). */
+function listSql(filter: ListFilter, columns: string): ListSql {
+  const order = listOrder(filter);
+  const cursor = parseCursor(order, filter.cursor);
+  const { where, params } = whereOf(filter);
+  if (cursor?.order === "deadline") {
+    // Not a row value: this form lets the index range start at the cursor's deadline.
+    where.push(`${DEADLINE_KEY} >= ? AND (${DEADLINE_KEY} > ? OR id > ?)`);
+    params.push(cursor.key, cursor.key, cursor.id);
+  } else if (cursor) {
+    where.push(order === "newest" ? "id < ?" : "id > ?");
+    params.push(cursor.id);
   }
   const limit = clampLimit(filter.limit);
-  const sql = `SELECT doc FROM requests ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`;
-  const rows = cached<DocRow>(sql).all(...params, limit + 1);
-  const items = rows.slice(0, limit).map(parseDoc);
-  const last = items[items.length - 1];
-  return rows.length > limit && last ? { items, nextCursor: last.id } : { items };
+  const orderBy =
+    order === "deadline" ? `${DEADLINE_KEY}, id` : order === "newest" ? "id DESC" : "id";
+  const sql = `SELECT ${columns}, ${DEADLINE_KEY} AS dkey FROM requests ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${orderBy} LIMIT ?`;
+  return { sql, params: [...params, limit + 1], order, limit };
 }
 
 function rowOf(r: ApprovalRequest) {
-  return {
-    id: r.id,
-    key: r.key ?? null,
-    action: r.action,
-    status: r.status,
-    requester: r.requester,
-    approvers: JSON.stringify(r.approvers),
-    deadline: r.status === "pending" ? (r.deadline ?? null) : null,
-    created_at: r.createdAt,
-    decided_at: r.decision?.decidedAt ?? null,
-    version: r.version,
-    doc: JSON.stringify(r),
-  };
+  return { ...columnsOf(r), approvers: JSON.stringify(r.approvers) };
 }

@@ -2,7 +2,23 @@
 // contract suite in test/store-contract. The engine owns the rules; a store owns atomicity: each
 // method that writes does all its rows in one transaction, and `transition` is a compare-and-set on
 // the request's `version`, so racing deciders and the timeout sweeper settle in the database.
-import type { ApprovalRequest, AuditDraft, AuditEvent, Status } from "../core/schemas.js";
+import type {
+  ApprovalRequest,
+  AuditDraft,
+  AuditEvent,
+  Level,
+  Method,
+  Outcome,
+  Risk,
+  Status,
+} from "../core/schemas.js";
+
+/** How a listing is sorted. `newest` (the default) and `oldest` go by id (ids grow with time);
+ * `deadline` puts the earliest live deadline first (only pending requests have one), then requests
+ * without a deadline, oldest first: the order of an inbox's queue. Each order is served by an index,
+ * and each order's `nextCursor` is valid only with that same order. */
+export type ListOrder = "newest" | "oldest" | "deadline";
+export const LIST_ORDERS: readonly ListOrder[] = ["newest", "oldest", "deadline"];
 
 export interface ListFilter {
   status?: Status | Status[];
@@ -11,9 +27,60 @@ export interface ListFilter {
    * with no approvers is open to everyone). */
   approver?: string | string[];
   requester?: string;
-  /** Return requests older than this id (the `nextCursor` of the previous page). */
+  /** Where the previous page ended (its `nextCursor`, from a listing in the same `order`). */
   cursor?: string;
   limit?: number;
+  /** @default "newest" */
+  order?: ListOrder;
+}
+
+/** What a listing shows of a request, read from columns of its own: never the stored document, so
+ * a list costs the same whatever the size of args, preview, summary or items. */
+export interface RequestSummary {
+  id: string;
+  /** The idempotency key (unique per requester). */
+  key?: string;
+  action: string;
+  title: string;
+  status: Status;
+  risk?: Risk;
+  confidence?: number;
+  level: Level;
+  requester: string;
+  approvers: string[];
+  quorum: number;
+  /** The live deadline: set only while the request is pending. */
+  deadline?: number;
+  createdAt: number;
+  updatedAt: number;
+  correlationId: string;
+  revisionOf?: string;
+  itemCount: number;
+  /** The terminal decision, in brief, once there is one. */
+  decision?: { outcome: Outcome; method: Method; reviewer: string; decidedAt: number };
+}
+
+/** A request's status as its column and as its stored document say (they should agree), for
+ * checking the stored requests against the audit log. */
+export interface StoredStatus {
+  id: string;
+  status: Status;
+  /** `status` inside the stored document; undefined when the document is unreadable. */
+  docStatus: string | undefined;
+}
+
+/** The chain head and how the chain is hashed, as recorded in the database, read at once. */
+export interface AuditChainState {
+  /** The last event's seq and hash; undefined while the log is empty. */
+  head: { seq: number; hash: string } | undefined;
+  /** True when the head row itself is gone (someone deleted it): the truncation check has nothing
+   * to compare with, and the store refuses to open. */
+  headRowMissing: boolean;
+  /** The first event hashed with HMAC-SHA-256 (the events before it use plain SHA-256); undefined
+   * while the chain is not keyed. */
+  keyedFrom?: number;
+  /** A fingerprint of the key that keyed the chain (never the key). */
+  keyId?: string;
 }
 
 export interface Page<T> {
@@ -55,11 +122,21 @@ export interface Store {
   readonly kind: string;
   /** Creates or upgrades the schema. Idempotent; safe when several processes start at once. */
   migrate(): Promise<void>;
-  /** Inserts a request and its audit events in one transaction; when `request.key` already exists,
-   * writes nothing and returns the existing request with `created: false`. */
+  /** Inserts a request and its audit events in one transaction; when the requester already has a
+   * request with `request.key` (keys are scoped per requester), writes nothing and returns that
+   * request with `created: false`. */
   insertRequest(request: ApprovalRequest, events: AuditDraft[]): Promise<InsertResult>;
   getRequest(id: string): Promise<ApprovalRequest | undefined>;
   listRequests(filter: ListFilter): Promise<Page<ApprovalRequest>>;
+  /** The same listing as `listRequests`, as summaries read from columns (no document parsed). */
+  listSummaries(filter: ListFilter): Promise<Page<RequestSummary>>;
+  /** How many requests match the filter (`cursor`, `limit` and `order` are ignored): a COUNT. */
+  countRequests(filter: ListFilter): Promise<number>;
+  /** The pending requests of one requester: how many, and their stored documents' total size in
+   * bytes (UTF-8), for quotas. */
+  pendingUsage(requester: string): Promise<{ count: number; bytes: number }>;
+  /** Every request's status, by id ascending, from after `after`: to check against the audit. */
+  listStatuses(after: string | undefined, limit: number): Promise<StoredStatus[]>;
   /** Replaces the request with `next` only if its stored version is still `expectedVersion`, and
    * appends `events` in the same transaction. `next.version` must be `expectedVersion + 1`. */
   transition(
@@ -72,6 +149,8 @@ export interface Store {
   listAudit(filter: AuditFilter): Promise<AuditEvent[]>;
   /** The last event's seq and hash as recorded by the store (the chain head), to detect truncation. */
   auditHead(): Promise<{ seq: number; hash: string } | undefined>;
+  /** The chain head together with whether and from which event the chain is keyed (HMAC). */
+  auditChainState(): Promise<AuditChainState>;
   /** The earliest deadline of a pending request, epoch ms. */
   nextDeadline(): Promise<number | undefined>;
   /** Pending requests whose deadline is at or before `now`, earliest first. */

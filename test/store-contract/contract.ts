@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createVerifier } from "../../src/audit/chain.js";
 import { hashArgs } from "../../src/core/hash.js";
 import type { ApprovalRequest, AuditDraft } from "../../src/core/schemas.js";
-import type { Store } from "../../src/store/store.js";
+import { summaryOf } from "../../src/store/paging.js";
+import type { ListFilter, ListOrder, Store } from "../../src/store/store.js";
 
 export interface StoreInitializer {
   name: string;
@@ -166,6 +167,200 @@ export function runStoreContract(init: StoreInitializer): void {
       );
       expect(forOps).toContain(rs[3]?.id);
       expect(forOps).not.toContain(rs[4]?.id);
+    });
+
+    test("idempotency keys are scoped per requester", async () => {
+      const a = makeRequest({ key: "k-shared", requester: "agent-a" });
+      const b = makeRequest({ key: "k-shared", requester: "agent-b" });
+      expect((await store.insertRequest(a, [created(a)])).created).toBe(true);
+      // Agent B using A's key creates its own request and learns nothing of A's.
+      const rb = await store.insertRequest(b, [created(b)]);
+      expect(rb.created).toBe(true);
+      expect(rb.request).toEqual(b);
+      // Each agent's replay finds its own request.
+      const againA = await store.insertRequest(
+        makeRequest({ key: "k-shared", requester: "agent-a" }),
+        [],
+      );
+      expect(againA).toMatchObject({ created: false, request: a });
+      const againB = await store.insertRequest(
+        makeRequest({ key: "k-shared", requester: "agent-b" }),
+        [],
+      );
+      expect(againB).toMatchObject({ created: false, request: b });
+      expect(await store.countRequests({})).toBe(2);
+    });
+
+    test("lists in newest, oldest and deadline order, with cursors for each", async () => {
+      const rs: ApprovalRequest[] = [];
+      // Deadlines out of id order, some equal, some absent, one terminal (no live deadline).
+      const deadlines = [500, undefined, 100, 300, 100, undefined, 200, 50];
+      for (let i = 0; i < deadlines.length; i++) {
+        const d = deadlines[i];
+        const r = makeRequest({
+          ...(d !== undefined ? { deadline: d } : {}),
+          status: i === 7 ? "approved" : "pending",
+          action: i % 2 ? "a.odd" : "a.even",
+        });
+        rs.push(r);
+        await store.insertRequest(r, [created(r)]);
+      }
+      const walk = async (filter: ListFilter) => {
+        const ids: string[] = [];
+        let cursor: string | undefined;
+        for (let guard = 0; guard < 20; guard++) {
+          const page = await store.listRequests({ ...filter, limit: 3, cursor });
+          const sums = await store.listSummaries({ ...filter, limit: 3, cursor });
+          expect(sums.items.map((x) => x.id)).toEqual(page.items.map((x) => x.id));
+          expect(sums.nextCursor).toEqual(page.nextCursor);
+          ids.push(...page.items.map((x) => x.id));
+          if (!page.nextCursor) return ids;
+          cursor = page.nextCursor;
+        }
+        throw new Error("paging did not end");
+      };
+      const byId = [...rs].sort((a, b) => (a.id < b.id ? -1 : 1)).map((r) => r.id);
+      expect(await walk({})).toEqual([...byId].reverse());
+      expect(await walk({ order: "newest" })).toEqual([...byId].reverse());
+      expect(await walk({ order: "oldest" })).toEqual(byId);
+      const key = (r: ApprovalRequest) =>
+        r.status === "pending" && r.deadline !== undefined ? r.deadline : Number.POSITIVE_INFINITY;
+      const byDeadline = [...rs]
+        .sort((a, b) => key(a) - key(b) || (a.id < b.id ? -1 : 1))
+        .map((r) => r.id);
+      expect(await walk({ order: "deadline" })).toEqual(byDeadline);
+      const pending = rs.filter((r) => r.status === "pending");
+      expect(await walk({ order: "deadline", status: "pending" })).toEqual(
+        byDeadline.filter((id) => pending.some((r) => r.id === id)),
+      );
+      expect(await walk({ order: "oldest", action: "a.odd" })).toEqual(
+        byId.filter((id) => rs.find((r) => r.id === id)?.action === "a.odd"),
+      );
+      // A cursor of another order is refused, not misread.
+      const first = await store.listRequests({ order: "deadline", limit: 2 });
+      expect(first.nextCursor).toBeDefined();
+      await expect(
+        store.listRequests({ order: "deadline", cursor: "req_00000001" }),
+      ).rejects.toMatchObject({ code: "invalid_input" });
+      await expect(store.listRequests({ order: "sideways" as ListOrder })).rejects.toMatchObject({
+        code: "invalid_input",
+      });
+    });
+
+    test("counts with a filter, whatever the page size", async () => {
+      for (let i = 0; i < 7; i++) {
+        const r = makeRequest({
+          status: i < 2 ? "rejected" : "pending",
+          requester: i === 3 ? "bot" : "agent",
+          approvers: i === 4 ? ["ops"] : [],
+        });
+        await store.insertRequest(r, [created(r)]);
+      }
+      expect(await store.countRequests({})).toBe(7);
+      expect(await store.countRequests({ status: "pending" })).toBe(5);
+      expect(await store.countRequests({ status: ["pending", "rejected"], limit: 1 })).toBe(7);
+      expect(await store.countRequests({ requester: "bot" })).toBe(1);
+      expect(await store.countRequests({ approver: "alice", status: "pending" })).toBe(4);
+      expect(await store.countRequests({ action: "nothing" })).toBe(0);
+    });
+
+    test("summaries carry what a list shows, terminal decision included", async () => {
+      const a = makeRequest({
+        key: "sum-k",
+        risk: "high",
+        confidence: 42.5,
+        level: "quick",
+        deadline: 999,
+        approvers: ["ops", "alice"],
+        quorum: 2,
+        revisionOf: "req_earlier",
+        items: [
+          { id: "i1", label: "one" },
+          { id: "i2", label: "two" },
+        ],
+        preview: "x".repeat(10_000),
+      });
+      const b = makeRequest();
+      for (const r of [a, b]) await store.insertRequest(r, [created(r)]);
+      const decidedB: ApprovalRequest = {
+        ...b,
+        status: "rejected",
+        version: 2,
+        updatedAt: b.updatedAt + 7,
+        decision: {
+          outcome: "rejected",
+          method: "reject",
+          reviewer: "carol",
+          channel: "web",
+          decidedAt: b.createdAt + 5,
+        },
+      };
+      delete decidedB.deadline;
+      await store.transition(decidedB, 1, []);
+      const page = await store.listSummaries({ order: "oldest" });
+      expect(page.items).toEqual([summaryOf(a), summaryOf(decidedB)]);
+      expect(page.items[0]).toMatchObject({
+        key: "sum-k",
+        risk: "high",
+        confidence: 42.5,
+        level: "quick",
+        deadline: 999,
+        approvers: ["ops", "alice"],
+        quorum: 2,
+        revisionOf: "req_earlier",
+        itemCount: 2,
+      });
+      expect(page.items[0]).not.toHaveProperty("preview");
+      expect(page.items[1]?.decision).toEqual({
+        outcome: "rejected",
+        method: "reject",
+        reviewer: "carol",
+        decidedAt: b.createdAt + 5,
+      });
+    });
+
+    test("pending usage counts a requester's pending requests and their stored bytes", async () => {
+      expect(await store.pendingUsage("bot")).toEqual({ count: 0, bytes: 0 });
+      const big = makeRequest({ requester: "bot", args: { blob: "é".repeat(5000) } });
+      const small = makeRequest({ requester: "bot" });
+      const other = makeRequest({ requester: "someone-else" });
+      for (const r of [big, small, other]) await store.insertRequest(r, [created(r)]);
+      const bytes = (r: ApprovalRequest) => Buffer.byteLength(JSON.stringify(r), "utf8");
+      expect(await store.pendingUsage("bot")).toEqual({
+        count: 2,
+        bytes: bytes(big) + bytes(small),
+      });
+      const done = { ...big, status: "cancelled" as const, version: 2 };
+      await store.transition(done, 1, []);
+      expect(await store.pendingUsage("bot")).toEqual({ count: 1, bytes: bytes(small) });
+    });
+
+    test("statuses list every request by id, with the stored document's status", async () => {
+      const rs = [makeRequest(), makeRequest(), makeRequest()];
+      for (const r of rs) await store.insertRequest(r, [created(r)]);
+      const second = rs[1] as ApprovalRequest;
+      await store.transition({ ...second, status: "approved", version: 2 }, 1, []);
+      const all = await store.listStatuses(undefined, 10);
+      expect(all).toEqual(
+        rs.map((r, i) => ({
+          id: r.id,
+          status: i === 1 ? "approved" : "pending",
+          docStatus: i === 1 ? "approved" : "pending",
+        })),
+      );
+      expect((await store.listStatuses(rs[0]?.id, 1)).map((s) => s.id)).toEqual([second.id]);
+    });
+
+    test("the chain state reads the head and says the chain is not keyed", async () => {
+      expect(await store.auditChainState()).toEqual({ head: undefined, headRowMissing: false });
+      const r = makeRequest();
+      const res = await store.insertRequest(r, [created(r)]);
+      const state = await store.auditChainState();
+      expect(state).toEqual({
+        head: { seq: 1, hash: res.events[0]?.hash },
+        headRowMissing: false,
+      });
+      expect(state.head).toEqual(await store.auditHead());
     });
 
     test("limits are clamped", async () => {

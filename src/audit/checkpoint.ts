@@ -1,0 +1,129 @@
+// Signed checkpoints of the audit chain, kept outside the database: after commits, the store appends
+// `{"seq":…,"hash":…,"at":…,"mac":…}` lines to a file (at most one per interval, and one at close),
+// each signed with the audit key. Someone who can rewrite the database but not this file cannot hide
+// a truncation or a rewrite: `verifyAuditLog` checks that the chain still holds every checkpoint.
+import { appendFile, readFile } from "node:fs/promises";
+import { InvalidInputError } from "../core/errors.js";
+import { hmacHex } from "./chain.js";
+
+export interface Checkpoint {
+  seq: number;
+  hash: string;
+  /** When it was written, epoch ms. */
+  at: number;
+  mac: string;
+}
+
+export function checkpointMac(key: Buffer, c: Omit<Checkpoint, "mac">): string {
+  return hmacHex(key, `airlock audit checkpoint\n${c.seq}\n${c.hash}\n${c.at}`);
+}
+
+export interface CheckpointWriterOptions {
+  file: string;
+  key: Buffer;
+  /** At most one line per this many ms (the last head noted is written). @default 1000 */
+  intervalMs?: number;
+  /** A write that failed (the store keeps working; the next write tries again). */
+  onError?: (err: Error) => void;
+  now?: () => number;
+}
+
+export interface CheckpointWriter {
+  /** Notes a committed chain head; it is written within `intervalMs`. */
+  note(head: { seq: number; hash: string }): void;
+  /** Writes the last head noted, if not written yet, and waits for every write. */
+  flush(): Promise<void>;
+}
+
+export function createCheckpointWriter(o: CheckpointWriterOptions): CheckpointWriter {
+  const intervalMs = o.intervalMs ?? 1000;
+  const now = o.now ?? Date.now;
+  let pending: { seq: number; hash: string } | undefined;
+  let writtenSeq = 0;
+  let lastWriteAt = Number.NEGATIVE_INFINITY;
+  let timer: NodeJS.Timeout | undefined;
+  let chain: Promise<void> = Promise.resolve();
+
+  function write(): Promise<void> {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    const head = pending;
+    pending = undefined;
+    if (!head || head.seq <= writtenSeq) return chain;
+    writtenSeq = head.seq;
+    const at = now();
+    lastWriteAt = at;
+    const c = { seq: head.seq, hash: head.hash, at };
+    const line = `${JSON.stringify({ ...c, mac: checkpointMac(o.key, c) })}\n`;
+    chain = chain
+      .then(() => appendFile(o.file, line, { mode: 0o600 }))
+      .catch((err: unknown) => {
+        writtenSeq = Math.min(writtenSeq, head.seq - 1);
+        o.onError?.(err instanceof Error ? err : new Error(String(err)));
+      });
+    return chain;
+  }
+
+  return {
+    note(head) {
+      if (head.seq <= writtenSeq || (pending && pending.seq >= head.seq)) return;
+      pending = { seq: head.seq, hash: head.hash };
+      if (timer) return;
+      const wait = Math.max(0, lastWriteAt + intervalMs - now());
+      timer = setTimeout(() => void write(), wait);
+      timer.unref();
+    },
+    flush: () => write(),
+  };
+}
+
+/** The checkpoints of a file, each checked against its signature. A missing file has none. */
+export async function readCheckpoints(
+  file: string,
+  key: Buffer,
+): Promise<{ checkpoints: Checkpoint[]; bad?: { line: number; reason: string } }> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    if ((err as { code?: string }).code === "ENOENT") return { checkpoints: [] };
+    throw new InvalidInputError(
+      `cannot read the checkpoint file ${file}: ${(err as Error).message}`,
+      "checkpointFile",
+    );
+  }
+  const checkpoints: Checkpoint[] = [];
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i]?.trim();
+    if (!raw) continue;
+    let c: Checkpoint | undefined;
+    try {
+      const v = JSON.parse(raw) as Partial<Checkpoint>;
+      if (
+        Number.isSafeInteger(v.seq) &&
+        typeof v.hash === "string" &&
+        typeof v.at === "number" &&
+        typeof v.mac === "string"
+      ) {
+        c = v as Checkpoint;
+      }
+    } catch {
+      // reported below
+    }
+    // A torn last line (a crash mid-write) is not tampering: skip it.
+    if (!c && i === lines.length - 1 && !text.endsWith("\n")) continue;
+    if (!c) return { checkpoints, bad: { line: i + 1, reason: "is not a checkpoint" } };
+    if (checkpointMac(key, c) !== c.mac) {
+      return {
+        checkpoints,
+        bad: {
+          line: i + 1,
+          reason: `(event #${c.seq}) does not carry a valid signature: the file was edited, or written with another key`,
+        },
+      };
+    }
+    checkpoints.push(c);
+  }
+  return { checkpoints };
+}
