@@ -1,6 +1,7 @@
 // The public API of `airlock`. Named exports only, listed one by one: everything else is internal.
 export type { VerifyResult } from "./audit/chain.js";
 export { isSensitiveKey, REDACTED, redact } from "./audit/redact.js";
+export type { VerifyOptions } from "./audit/verify.js";
 export {
   type ConsoleDecision,
   operatorDecision,
@@ -32,6 +33,8 @@ export {
   TimeoutError,
 } from "./core/errors.js";
 export { canonicalJson, hashArgs } from "./core/hash.js";
+export { normalizeIdentity, sameIdentity } from "./core/identity.js";
+export { jsonDepthExceeds, MAX_ESCALATION_DEPTH, MAX_JSON_DEPTH } from "./core/limits.js";
 export type { Metrics, MetricsBucket } from "./core/metrics.js";
 export type {
   ApprovalRequest,
@@ -45,6 +48,7 @@ export type {
   Method,
   OnTimeout,
   Outcome,
+  RecordInput,
   RequestInput,
   Risk,
   Status,
@@ -54,8 +58,11 @@ export {
   auditEventSchema,
   decisionInputSchema,
   decisionSchema,
+  RECORDABLE_EVENT_TYPES,
+  recordInputSchema,
   requestInputSchema,
 } from "./core/schemas.js";
+export { canDecide, isOverdue, mayDecide } from "./core/state.js";
 export { firstVerdict, strictestVerdict } from "./policy/compose.js";
 export {
   type ApprovalThresholds,
@@ -77,7 +84,7 @@ export {
 export { type FormatOptions, formatRequest, type MessageStyle } from "./reply/format.js";
 export { type ParsedReply, parseReply, type ReplyItem, replyToDecision } from "./reply/parse.js";
 export { memoryStore } from "./store/memory.js";
-export type { ListFilter, Page, Store } from "./store/store.js";
+export type { ListFilter, ListOrder, Page, RequestSummary, Store } from "./store/store.js";
 export type { HitlConfig, HitlGate, PublicHitlConfig, ResolvedHitlConfig } from "./tools/config.js";
 export { createExampleTools, getHitlTools } from "./tools/examples.js";
 export {

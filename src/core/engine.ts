@@ -3,11 +3,12 @@
 // a compare-and-set there, so several engines (threads, processes, machines) can share one store.
 import pino, { type Logger } from "pino";
 import type { ZodType } from "zod";
-import { createVerifier, type VerifyResult } from "../audit/chain.js";
 import { redact } from "../audit/redact.js";
+import { type VerifyOptions, type VerifyResult, verifyAuditLog } from "../audit/verify.js";
 import type { Policy } from "../policy/policy.js";
-import type { ListFilter, Page, Store } from "../store/store.js";
+import type { ListFilter, Page, RequestSummary, Store } from "../store/store.js";
 import { type Clock, systemClock } from "./clock.js";
+import { logDeadline, logDecision } from "./engine-log.js";
 import { AirlockError, ConflictError, NotFoundError, TimeoutError } from "./errors.js";
 import { createFeed } from "./feed.js";
 import { canonicalJson, sha256 } from "./hash.js";
@@ -83,7 +84,13 @@ export interface EventsOptions {
 export interface Airlock {
   request(input: RequestInput): Promise<ApprovalRequest>;
   get(id: string): Promise<ApprovalRequest>;
+  /** Requests matching `filter`, newest first unless `filter.order` says `oldest` or `deadline`. */
   list(filter?: ListFilter): Promise<Page<ApprovalRequest>>;
+  /** The same listing as `list`, as summaries read from the store's columns: its cost does not depend
+   * on the size of args, preview or items. */
+  listSummaries(filter?: ListFilter): Promise<Page<RequestSummary>>;
+  /** How many requests match `filter` (a COUNT; `cursor`, `limit` and `order` are ignored). */
+  count(filter?: ListFilter): Promise<number>;
   waitFor(id: string, options?: WaitOptions): Promise<ApprovalRequest>;
   decide(id: string, decision: DecisionInput): Promise<ApprovalRequest>;
   cancel(id: string, options?: CancelOptions): Promise<ApprovalRequest>;
@@ -98,7 +105,9 @@ export interface Airlock {
    * decisions enter the audit log only through the state machine. `auto_executed` naming a request
    * needs that request approved (else code `conflict`). */
   record(event: RecordInput): Promise<AuditEvent>;
-  verifyAudit(): Promise<VerifyResult>;
+  /** Checks the audit chain up to the head read first (a snapshot, safe beside other writers) and
+   * each request's status against its audit events; see `verifyAuditLog` for the options. */
+  verifyAudit(options?: VerifyOptions): Promise<VerifyResult>;
   metrics(options?: { sinceMs?: number }): Promise<Metrics>;
   registerSchema(action: string, schema: ZodType): void;
   /** Times out every request that is due now; the sweeper calls it by itself. */
@@ -188,46 +197,6 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     return r;
   }
 
-  function logDecision(r: ApprovalRequest) {
-    const d = r.decision;
-    if (!d) return;
-    const base = { correlation_id: r.correlationId, request_id: r.id, action: r.action };
-    if (d.method === "timeout") {
-      logger.warn(
-        { ...base, outcome: d.outcome, timeout_ms: r.updatedAt - r.createdAt },
-        "Human review timeout",
-      );
-      return;
-    }
-    logger.info(
-      {
-        ...base,
-        outcome: d.outcome,
-        method: d.method,
-        reviewer: d.reviewer,
-        channel: d.channel,
-        review_duration_ms: d.decidedAt - r.createdAt,
-      },
-      "Human decision recorded",
-    );
-  }
-
-  function logDeadline(stored: ApprovalRequest) {
-    if (stored.status === "pending") {
-      logger.warn(
-        {
-          correlation_id: stored.correlationId,
-          request_id: stored.id,
-          approvers: stored.approvers,
-          deadline: stored.deadline,
-        },
-        "Approval escalated",
-      );
-    } else {
-      logDecision(stored);
-    }
-  }
-
   async function fireDue(now: number): Promise<number> {
     const due = await store.dueRequests(now, 100);
     let fired = 0;
@@ -236,7 +205,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
       const stored = await commit(applyTimeout(r, now), r.version);
       if (!stored) continue; // decided or escalated elsewhere first: the CAS settled it
       fired++;
-      logDeadline(stored);
+      logDeadline(logger, stored);
     }
     return fired;
   }
@@ -267,7 +236,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     load,
     commit,
     now: () => clock.now(),
-    onDeadline: logDeadline,
+    onDeadline: (stored: ApprovalRequest) => logDeadline(logger, stored),
   };
 
   async function checkSchema(action: string, args: unknown, field: string) {
@@ -320,7 +289,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
         },
         stored.status === "pending" ? "Approval requested" : "Approval settled by policy",
       );
-      if (stored.status !== "pending") logDecision(stored);
+      if (stored.status !== "pending") logDecision(logger, stored);
       if (stored.status === "pending" && stored.deadline !== undefined)
         sweeper?.schedule(stored.deadline);
       return stored;
@@ -334,6 +303,16 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     async list(filter = {}) {
       guard();
       return store.listRequests(filter);
+    },
+
+    async listSummaries(filter = {}) {
+      guard();
+      return store.listSummaries(filter);
+    },
+
+    async count(filter = {}) {
+      guard();
+      return store.countRequests(filter);
     },
 
     async waitFor(id, opts = {}) {
@@ -399,7 +378,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
         }
         return applyDecision(current, input, now);
       });
-      if (!replayed && stored.status !== "pending") logDecision(stored);
+      if (!replayed && stored.status !== "pending") logDecision(logger, stored);
       return stored;
     },
 
@@ -470,30 +449,9 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
       return e;
     },
 
-    async verifyAudit() {
+    async verifyAudit(opts = {}) {
       guard();
-      const verifier = createVerifier();
-      let after = 0;
-      for (;;) {
-        const page = await store.listAudit({ after, limit: 5000 });
-        for (const e of page) {
-          const bad = verifier.push(e);
-          if (bad) return bad;
-          after = e.seq;
-        }
-        if (page.length < 5000) break;
-      }
-      const result = verifier.done();
-      const head = await store.auditHead();
-      if (head && (head.seq !== after || head.hash !== result.lastHash)) {
-        return {
-          ok: false,
-          count: result.count,
-          badSeq: after + 1,
-          reason: `the chain head records event #${head.seq}, but the log ends at #${after}: events were deleted or the head was altered`,
-        };
-      }
-      return result;
+      return verifyAuditLog(store, opts);
     },
 
     async metrics(opts = {}) {

@@ -1,0 +1,45 @@
+// The engine's log lines for settled gates, named as operators search for them.
+import type { Logger } from "pino";
+import type { ApprovalRequest } from "./schemas.js";
+
+/** "Human decision recorded" (or "Human review timeout") for a request that just became terminal. */
+export function logDecision(logger: Logger, r: ApprovalRequest): void {
+  const d = r.decision;
+  if (!d) return;
+  const base = { correlation_id: r.correlationId, request_id: r.id, action: r.action };
+  if (d.method === "timeout") {
+    logger.warn(
+      { ...base, outcome: d.outcome, timeout_ms: r.updatedAt - r.createdAt },
+      "Human review timeout",
+    );
+    return;
+  }
+  logger.info(
+    {
+      ...base,
+      outcome: d.outcome,
+      method: d.method,
+      reviewer: d.reviewer,
+      channel: d.channel,
+      review_duration_ms: d.decidedAt - r.createdAt,
+    },
+    "Human decision recorded",
+  );
+}
+
+/** What a deadline did: an escalation (still pending) or the timeout's decision. */
+export function logDeadline(logger: Logger, stored: ApprovalRequest): void {
+  if (stored.status !== "pending") {
+    logDecision(logger, stored);
+    return;
+  }
+  logger.warn(
+    {
+      correlation_id: stored.correlationId,
+      request_id: stored.id,
+      approvers: stored.approvers,
+      deadline: stored.deadline,
+    },
+    "Approval escalated",
+  );
+}
