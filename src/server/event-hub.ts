@@ -28,6 +28,8 @@ export interface EventHub {
   facts(requestId: string): Promise<RequestFacts | undefined>;
   /** Streams following the shared tail now. */
   size(): number;
+  /** The seq of the last event the shared tail published. */
+  position(): number;
   stop(): void;
 }
 
@@ -48,6 +50,7 @@ export function createEventHub(airlock: Airlock, logger: Logger): EventHub {
   const facts = new Map<string, Promise<RequestFacts | undefined>>();
   let running: { stop: AbortController; ready: Promise<void> } | undefined;
   let stopped = false;
+  let published = 0;
 
   function start(): { stop: AbortController; ready: Promise<void> } {
     const stop = new AbortController();
@@ -59,9 +62,11 @@ export function createEventHub(airlock: Airlock, logger: Logger): EventHub {
     void (async () => {
       try {
         const head = (await airlock.store.auditHead())?.seq ?? 0;
+        published = Math.max(published, head);
         markReady();
         for await (const e of airlock.events({ after: head, signal: stop.signal })) {
           if (e.type === "escalated" && e.requestId !== undefined) facts.delete(e.requestId);
+          published = Math.max(published, e.seq);
           for (const s of [...subscribers]) s.event(e);
         }
       } catch (err) {
@@ -180,6 +185,7 @@ export function createEventHub(airlock: Airlock, logger: Logger): EventHub {
       return known;
     },
     size: () => subscribers.size,
+    position: () => published,
     stop() {
       stopped = true;
       running?.stop.abort();

@@ -91,3 +91,23 @@ export function createRateLimiter(
     },
   };
 }
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000 };
+
+/** Reads a rate limit as written on a command line: `600/60s`, `600/min`, `10/s`, `1000/5m`,
+ * `100/500ms`, or `off` (no limit). For `airlock serve --rate-limit`. */
+export function parseRateLimit(text: string): RateLimitOptions | false {
+  const t = text.trim().toLowerCase();
+  if (t === "off" || t === "false" || t === "none") return false;
+  const m = /^(\d+)\s*\/\s*(\d*)\s*(ms|s|min|m|h)$/.exec(t);
+  if (!m) {
+    throw new TypeError(
+      `Expected a rate limit like \`600/60s\`, \`600/min\` or \`off\`, got \`${text}\``,
+    );
+  }
+  const max = Number(m[1]);
+  const windowMs = Number(m[2] || "1") * (UNIT_MS[m[3] as string] as number);
+  // Validated like the server option.
+  createRateLimiter({ max, windowMs });
+  return { max, windowMs };
+}

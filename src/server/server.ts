@@ -172,8 +172,10 @@ export function createServer(options: ServerOptions): AirlockServer {
   const { airlock, logger } = o;
   const metrics = createServerMetrics(airlock, logger, o.registry);
   const storage = createStorageHealth(logger, o.storageQuietMs);
-  const credentials = createCredentialWatch(o.auth.tokens, logger, o.credentialCheckMs);
   const events = createEventHub(airlock, logger);
+  const credentials = createCredentialWatch(o.auth.tokens, logger, o.credentialCheckMs, () =>
+    events.position(),
+  );
   const app = new Hono<ServerEnv>();
   const lifecycle = createLifecycle({
     fetch: (request, env) => app.fetch(request, env),

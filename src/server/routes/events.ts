@@ -84,8 +84,9 @@ export function eventRoutes(deps: RouteDeps): Hono<ServerEnv> {
           if (stream.aborted || stream.closed || stop.signal.aborted) break;
           if (!(await visible(e.requestId, e.type))) continue;
           if (types !== undefined && !types.includes(e.type)) continue;
-          // Checked again after the (possibly slow) visibility read, right before delivering.
-          if (credential.signal.aborted) break;
+          // The token must still authenticate now that this event is out: one lookup, shared by
+          // the token's streams (a revocation elsewhere is seen before the next delivery).
+          if (!(await deps.credentials.confirm(c.var.tokenHash, e.seq))) break;
           await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(e) });
         }
       } catch (err) {

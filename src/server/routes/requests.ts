@@ -110,10 +110,10 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     try {
       const timeoutMs = Math.round(seconds * 1000);
       const settled = await airlock.waitFor(id, { timeoutMs, signal: stop.signal });
-      assertStillValid(credential.signal);
+      await assertStillValid(deps, c.var.tokenHash);
       return c.json(settled);
     } catch (err) {
-      assertStillValid(credential.signal);
+      await assertStillValid(deps, c.var.tokenHash);
       // Out of time, or the server is shutting down: answer with the request as it is now.
       if (isAirlockError(err, "timeout") || isAirlockError(err, "aborted")) {
         return c.json(await loadVisible(airlock, p, id));
@@ -201,8 +201,8 @@ async function listSummaries(airlock: Airlock, filter: ListFilter): Promise<Page
 }
 
 /** A long-poll whose token was revoked while it waited answers 401, not the request. */
-function assertStillValid(credential: AbortSignal): void {
-  if (!credential.aborted) return;
+async function assertStillValid(deps: RouteDeps, tokenHash: string): Promise<void> {
+  if (await deps.credentials.stillValid(tokenHash)) return;
   throw new HttpProblem(401, "unauthorized", "the API token was revoked while this call waited", {
     headers: { "www-authenticate": 'Bearer realm="airlock", error="invalid_token"' },
   });
