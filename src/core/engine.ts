@@ -12,7 +12,7 @@ import { logDeadline, logDecision } from "./engine-log.js";
 import { AirlockError, ConflictError, NotFoundError, TimeoutError } from "./errors.js";
 import { createFeed } from "./feed.js";
 import { canonicalJson, sha256 } from "./hash.js";
-import { sameIdentity } from "./identity.js";
+import { normalizeIdentity, sameIdentity } from "./identity.js";
 import { computeMetrics, type Metrics } from "./metrics.js";
 import { newRequest } from "./new-request.js";
 import {
@@ -302,17 +302,17 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
 
     async list(filter = {}) {
       guard();
-      return store.listRequests(filter);
+      return store.listRequests(byIdentity(filter));
     },
 
     async listSummaries(filter = {}) {
       guard();
-      return store.listSummaries(filter);
+      return store.listSummaries(byIdentity(filter));
     },
 
     async count(filter = {}) {
       guard();
-      return store.countRequests(filter);
+      return store.countRequests(byIdentity(filter));
     },
 
     async waitFor(id, opts = {}) {
@@ -523,6 +523,15 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
   }
 
   return engine;
+}
+
+/** Requesters and approvers are stored in normal form: filter by the same form. */
+function byIdentity(filter: ListFilter): ListFilter {
+  const out = { ...filter };
+  if (out.requester !== undefined) out.requester = normalizeIdentity(out.requester);
+  if (typeof out.approver === "string") out.approver = normalizeIdentity(out.approver);
+  else if (out.approver) out.approver = out.approver.map(normalizeIdentity);
+  return out;
 }
 
 function redactDraft(d: AuditDraft): AuditDraft {

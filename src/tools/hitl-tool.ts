@@ -6,6 +6,7 @@ import { redact } from "../audit/redact.js";
 import { verifyApproval } from "../core/binding.js";
 import { InvalidInputError, isAirlockError } from "../core/errors.js";
 import { hashArgs } from "../core/hash.js";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../core/limits.js";
 import type { ApprovalRequest, Decision, Level, RequestInput } from "../core/schemas.js";
 import {
   type ConfidenceContext,
@@ -215,6 +216,13 @@ function splitArgs<A extends object>(
   if (callArgs === null || typeof callArgs !== "object" || Array.isArray(callArgs)) {
     throw new InvalidInputError(
       `Expected the tool's arguments to be an object, got \`${String(callArgs)}\``,
+      "args",
+    );
+  }
+  // Scored, redacted and hashed before any gate sees them: refuse what would overflow those walks.
+  if (jsonDepthExceeds(callArgs)) {
+    throw new InvalidInputError(
+      `the tool's arguments nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels, the most Airlock accepts`,
       "args",
     );
   }

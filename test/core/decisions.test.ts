@@ -121,6 +121,17 @@ describe("identities in normal form", () => {
     expect(d.decisions.map((x) => x.reviewer)).toEqual(["alice", "bob"]);
   });
 
+  it("lists and counts by requester and approver in normal form", async () => {
+    const mine = await engine.request({ ...base, requester: "Build Bot", approvers: ["Ops"] });
+    await engine.request({ ...base });
+    expect((await engine.list({ requester: "build  BOT" })).items.map((r) => r.id)).toEqual([
+      mine.id,
+    ]);
+    expect(await engine.count({ requester: " Build Bot" })).toBe(1);
+    const forOps = await engine.listSummaries({ approver: ["nobody", "OPS"] });
+    expect(forOps.items.map((r) => r.id)).toContain(mine.id);
+  });
+
   it("nobody approves their own request under another spelling", async () => {
     const r = await engine.request({ ...base, requester: "Build Bot" });
     expect(r.requester).toBe("build bot");

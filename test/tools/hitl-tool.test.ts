@@ -88,6 +88,17 @@ describe("hitlTool: the wrapper itself", () => {
     expect(isHitlRejection({ rejected: true, retry: true, reason: "no" })).toBe(false);
   });
 
+  it("refuses arguments nested deeper than MAX_JSON_DEPTH before scoring or redacting them", async () => {
+    let deep: Record<string, unknown> = { to: "bob" };
+    for (let i = 0; i < 100_000; i++) deep = { nested: deep };
+    const { tool, calls } = transferTool({ airlock: await newEngine() });
+    await expect(tool({ to: "bob", amount: 1, ...deep } as Transfer)).rejects.toMatchObject({
+      code: "invalid_input",
+      field: "args",
+    });
+    expect(calls).toHaveLength(0);
+  });
+
   it("refuses arguments that are not an object", async () => {
     const { tool, calls } = transferTool();
     await expect(tool(null as never)).rejects.toThrow(/arguments to be an object/);
