@@ -52,4 +52,54 @@ describe("POST /v1/audit", () => {
     const none = await s.call(undefined, "POST", "/v1/audit", { type: "notified", data: {} });
     expect(none.status).toBe(401);
   });
+
+  it("refuses auto_executed on a request that is not approved (409), accepts it on an approved one", async () => {
+    for (const settle of ["pending", "rejected", "cancelled"] as const) {
+      const id = (
+        await s.call(s.tokens.agent, "POST", "/v1/requests", {
+          title: `Not approved (${settle})`,
+          approvers: ["ops"],
+        })
+      ).body.id;
+      if (settle === "rejected") {
+        await s.call(s.tokens.alice, "POST", `/v1/requests/${id}/decisions`, {
+          outcome: "rejected",
+        });
+      }
+      if (settle === "cancelled") await s.call(s.tokens.agent, "POST", `/v1/requests/${id}/cancel`);
+      const r = await s.call(s.tokens.agent, "POST", "/v1/audit", {
+        type: "auto_executed",
+        requestId: id,
+        data: { tool: "deploy" },
+      });
+      expect(r.status, settle).toBe(409);
+      expect(r.headers.get("content-type")).toBe("application/problem+json");
+      expect(r.body.code).toBe("conflict");
+      expect(r.body.detail).toContain("not approved");
+      const trail = await s.call(s.tokens.agent, "GET", `/v1/audit?requestId=${id}`);
+      expect(trail.body.items.map((e: { type: string }) => e.type)).not.toContain("auto_executed");
+    }
+    const approved = (
+      await s.call(s.tokens.agent, "POST", "/v1/requests", {
+        title: "Approved",
+        approvers: ["ops"],
+      })
+    ).body.id;
+    await s.call(s.tokens.alice, "POST", `/v1/requests/${approved}/decisions`, {
+      outcome: "approved",
+    });
+    const ok = await s.call(s.tokens.agent, "POST", "/v1/audit", {
+      type: "auto_executed",
+      requestId: approved,
+      data: { tool: "deploy" },
+    });
+    expect(ok.status).toBe(201);
+    // Progress notes stay allowed on a pending request.
+    const progress = await s.call(s.tokens.agent, "POST", "/v1/audit", {
+      type: "notified",
+      requestId: (await s.call(s.tokens.agent, "POST", "/v1/requests", { title: "p" })).body.id,
+      data: { step: 1 },
+    });
+    expect(progress.status).toBe(201);
+  });
 });

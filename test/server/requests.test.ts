@@ -1,5 +1,6 @@
 // The request routes over real HTTP: create (idempotency, mass assignment), list, read, decide,
 // cancel, audit, and every error status with its problem+json body.
+import { connect } from "node:net";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -439,6 +440,100 @@ describe("POST /v1/requests/:id/cancel", () => {
     });
     expectProblem(impersonate, 403, "forbidden");
   });
+
+  it("lets a reviewer who may decide cancel, with a reason; without one 422; others 404", async () => {
+    // An agent that offers only "approve": the reviewer still has a way to say no.
+    const id = (
+      await s.call(
+        s.tokens.agent,
+        "POST",
+        "/v1/requests",
+        gate("Approve only", { approvers: ["ops"], allowed: ["approve"] }),
+      )
+    ).body.id;
+    const bare = await s.call(s.tokens.alice, "POST", `/v1/requests/${id}/cancel`);
+    expectProblem(bare, 422, "invalid_input");
+    expect(bare.body.field).toBe("reason");
+    const blank = await s.call(s.tokens.alice, "POST", `/v1/requests/${id}/cancel`, {
+      reason: "   ",
+    });
+    expectProblem(blank, 422, "invalid_input");
+    // Bob (finance) may not decide it, so he cannot see it either.
+    const outsider = await s.call(s.tokens.bob, "POST", `/v1/requests/${id}/cancel`, {
+      reason: "no",
+    });
+    expectProblem(outsider, 404, "not_found");
+
+    const r = await s.call(s.tokens.alice, "POST", `/v1/requests/${id}/cancel`, {
+      reason: "the agent offered no way to refuse",
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      status: "cancelled",
+      decision: {
+        reviewer: "alice",
+        method: "cancel",
+        comment: "the agent offered no way to refuse",
+      },
+    });
+  });
+});
+
+describe("API answers and caches", () => {
+  it("marks every API answer carrying requests as Cache-Control: no-store, problems included", async () => {
+    const created = await s.call(
+      s.tokens.agent,
+      "POST",
+      "/v1/requests",
+      gate("Private args", { args: { token: "x" }, key: "cache-key" }),
+    );
+    expect(created.headers.get("cache-control")).toBe("no-store");
+    for (const path of [
+      `/v1/requests/${created.body.id}`,
+      "/v1/requests",
+      `/v1/audit?requestId=${created.body.id}`,
+    ]) {
+      const r = await s.call(s.tokens.agent, "GET", path);
+      expect(r.status, path).toBe(200);
+      expect(r.headers.get("cache-control"), path).toBe("no-store");
+    }
+    const clash = await s.call(
+      s.tokens.agent,
+      "POST",
+      "/v1/requests",
+      gate("Other content", { key: "cache-key" }),
+    );
+    expect(clash.status).toBe(409);
+    expect(clash.headers.get("cache-control")).toBe("no-store");
+  });
+});
+
+describe("identities", () => {
+  it("normalises token names and groups when tokens are created, so Alice and alice are one", async () => {
+    const made = await s.call(s.tokens.admin, "POST", "/v1/tokens", {
+      name: "  BOT ",
+      roles: ["reviewer"],
+      groups: ["OPS", "Ops"],
+    });
+    expect(made.status).toBe(201);
+    expect(made.body).toMatchObject({ name: "bot", groups: ["ops"] });
+    // "BOT" is bot: it sees bot's requests, and may not approve them (no self-approval).
+    const id = (
+      await s.call(s.tokens.agent, "POST", "/v1/requests", gate("Mine", { approvers: ["ops"] }))
+    ).body.id;
+    expect((await s.call(made.body.token, "GET", `/v1/requests/${id}`)).status).toBe(200);
+    const self = await s.call(made.body.token, "POST", `/v1/requests/${id}/decisions`, {
+      outcome: "approved",
+    });
+    expect(self.status).toBe(403);
+    // Naming oneself in another case is naming oneself.
+    const named = await s.call(s.tokens.alice, "POST", `/v1/requests/${id}/decisions`, {
+      outcome: "approved",
+      reviewer: "Alice",
+    });
+    expect(named.status).toBe(200);
+    expect(named.body.decision.reviewer).toBe("alice");
+  });
 });
 
 describe("GET /v1/audit and /v1/audit/verify", () => {
@@ -469,6 +564,55 @@ describe("GET /v1/audit and /v1/audit/verify", () => {
     expect(verify.status).toBe(200);
     expect(verify.body).toMatchObject({ ok: true });
     expect(verify.body.count).toBeGreaterThan(3);
+  });
+});
+
+describe("clients that hang up", () => {
+  it("answers 400 and logs at debug, not a 500 at error, when the body stops mid-way", async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const logger = pino(
+      { level: "debug" },
+      { write: (l: string) => void lines.push(JSON.parse(l)) },
+    );
+    const t = await startTestServer({ logger });
+    try {
+      const { port } = new URL(t.url);
+      for (const framing of ["content-length", "chunked"] as const) {
+        const before = lines.length;
+        await new Promise<void>((resolve) => {
+          const socket = connect(Number(port), "127.0.0.1", () => {
+            const head =
+              framing === "chunked"
+                ? 'Transfer-Encoding: chunked\r\n\r\n10\r\n{"title": "half'
+                : 'Content-Length: 5000\r\n\r\n{"title": "half';
+            socket.write(
+              `POST /v1/requests HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${t.tokens.agent}\r\nContent-Type: application/json\r\n${head}`,
+            );
+            setTimeout(() => {
+              socket.destroy();
+              resolve();
+            }, 100);
+          });
+          socket.on("error", () => {});
+        });
+        let seen = false;
+        for (let i = 0; i < 100 && !seen; i++) {
+          await new Promise((r) => setTimeout(r, 20));
+          seen = lines.slice(before).some((l) => /answered 400/.test(l.msg));
+        }
+        expect(seen, framing).toBe(true);
+        const mine = lines.slice(before);
+        expect(
+          mine.filter((l) => l.level >= 50),
+          framing,
+        ).toEqual([]);
+        expect(mine.find((l) => /answered 400/.test(l.msg))?.level).toBe(20);
+      }
+      // Nothing was created from the half bodies.
+      expect((await t.call(t.tokens.agent, "GET", "/v1/requests")).body.items).toEqual([]);
+    } finally {
+      await t.close();
+    }
   });
 });
 
