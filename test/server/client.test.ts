@@ -210,6 +210,7 @@ describe("createClient", () => {
         url: `http://127.0.0.1:${port}`,
         token: "t",
         requestTimeoutMs: 200,
+        retries: 0,
       });
       const started = Date.now();
       const err = await rejection(agent.list());
@@ -219,5 +220,91 @@ describe("createClient", () => {
     } finally {
       silent.close();
     }
+  });
+});
+
+/** A fetch that answers the first `failures` calls with a problem, then passes calls to the server. */
+function flaky(failures: { status: number; code: string; retryAfter?: string }[]): {
+  fetch: typeof fetch;
+  calls: string[];
+} {
+  const calls: string[] = [];
+  const queue = [...failures];
+  const f = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    calls.push(`${init?.method ?? "GET"} ${new URL(String(input)).pathname}`);
+    const next = queue.shift();
+    if (!next) return fetch(input, init);
+    return new Response(
+      JSON.stringify({ status: next.status, code: next.code, detail: `injected ${next.code}` }),
+      {
+        status: next.status,
+        headers: {
+          "content-type": "application/problem+json",
+          ...(next.retryAfter === undefined ? {} : { "retry-after": next.retryAfter }),
+        },
+      },
+    );
+  }) as typeof fetch;
+  return { fetch: f, calls };
+}
+
+describe("createClient retries", () => {
+  it("retries a create with a key through 503 store_unavailable, waiting as long as Retry-After says", async () => {
+    const s = await start();
+    const { fetch: f, calls } = flaky([
+      { status: 503, code: "store_unavailable", retryAfter: "1" },
+      { status: 429, code: "rate_limited" },
+    ]);
+    const agent = createClient({ url: s.url, token: s.tokens.agent, fetch: f });
+    const started = Date.now();
+    const r = await agent.request({ title: "Through a fault", key: "retry-key" });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(r.status).toBe("pending");
+    expect(calls).toEqual(["POST /v1/requests", "POST /v1/requests", "POST /v1/requests"]);
+    expect((await s.airlock.list({})).items).toHaveLength(1);
+  });
+
+  it("retries get and list, but not a create without a key, a quota, or past its bound", async () => {
+    const s = await start();
+    const id = (await s.airlock.request({ title: "x", requester: "bot" })).id;
+
+    const once = flaky([{ status: 503, code: "store_unavailable" }]);
+    const a = createClient({ url: s.url, token: s.tokens.agent, fetch: once.fetch });
+    expect((await a.get(id)).id).toBe(id);
+    expect(once.calls).toHaveLength(2);
+    const listed = flaky([{ status: 503, code: "unavailable" }]);
+    const b = createClient({ url: s.url, token: s.tokens.agent, fetch: listed.fetch });
+    expect((await b.list()).items).toHaveLength(1);
+    expect(listed.calls).toHaveLength(2);
+
+    // Without a key a repeat could create a second request: tried once.
+    const noKey = flaky([{ status: 503, code: "store_unavailable" }]);
+    const c = createClient({ url: s.url, token: s.tokens.agent, fetch: noKey.fetch });
+    expect(await rejection(c.request({ title: "no key" }))).toMatchObject({
+      code: "store_unavailable",
+    });
+    expect(noKey.calls).toHaveLength(1);
+
+    // A quota frees only when requests are decided: not retried.
+    const quota = flaky([{ status: 429, code: "quota_exceeded" }]);
+    const d = createClient({ url: s.url, token: s.tokens.agent, fetch: quota.fetch });
+    expect(await rejection(d.request({ title: "q", key: "q" }))).toMatchObject({
+      problemCode: "quota_exceeded",
+    });
+    expect(quota.calls).toHaveLength(1);
+
+    // Bounded: `retries` more attempts, then the error.
+    const always = flaky(Array(10).fill({ status: 503, code: "store_unavailable" }));
+    const e = createClient({ url: s.url, token: s.tokens.agent, fetch: always.fetch, retries: 2 });
+    expect(await rejection(e.get(id))).toMatchObject({ code: "store_unavailable" });
+    expect(always.calls).toHaveLength(3);
+
+    // A Retry-After beyond maxRetryDelayMs is not waited for.
+    const long = flaky([{ status: 503, code: "store_unavailable", retryAfter: "120" }]);
+    const g = createClient({ url: s.url, token: s.tokens.agent, fetch: long.fetch });
+    const started = Date.now();
+    expect(await rejection(g.get(id))).toMatchObject({ code: "store_unavailable" });
+    expect(long.calls).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 });
