@@ -57,17 +57,18 @@ const problems = (...statuses: number[]): Json =>
     ]),
   );
 const PROBLEM_TEXT: Record<number, string> = {
-  400: "malformed input; `field` names it",
-  401: "no token, or an unknown or revoked one",
+  400: "malformed input, or JSON nested more than 64 levels deep in a field; `field` names it",
+  401: "no token, or an unknown or revoked one (also a long-poll whose token was revoked while it waited)",
   403: "the token's role or principal does not allow this",
   404: "no such request, or one the caller may not see",
   409: "already decided; `request` and `decision` carry the winner",
-  413: "body over the size limit",
+  413: "body over the size limit, or a field (args, preview, summary, editedArgs) over its own limit; `field` names it",
   415: "body not sent as JSON",
-  422: "valid JSON that breaks a rule of the request (selection, edited args)",
-  429: "rate exceeded; see Retry-After",
+  422: "valid JSON that breaks a rule of the request (selection, edited args, a missing reason)",
+  429: "`rate_limited` (the token's rate, or refused tokens from this address; see Retry-After), `quota_exceeded` (too many pending requests or bytes for this requester; `pending` and `pendingBytes` say how many) or `too_many_streams` (event streams open for this token)",
+  503: "`store_unavailable` (the storage failed: disk full, read-only, locked, connection lost) or `unavailable` (shutting down); retry after Retry-After",
 };
-const COMMON = [401, 429];
+const COMMON = [401, 429, 503];
 
 function schemasFor(entries: Record<string, z.ZodType>, io: "input" | "output"): Json {
   const registry = z.registry<{ id: string }>();
@@ -123,10 +124,11 @@ function build(): Json {
     paths: {
       "/healthz": {
         get: {
-          summary: "Liveness; needs no token",
+          summary:
+            "Health; needs no token, never touches the storage. `status` is `degraded` (still 200) while storage faults are answered with 503",
           security: [],
           responses: {
-            "200": { description: "serving", content: json("Health") },
+            "200": { description: "serving: `ok` or `degraded`", content: json("Health") },
             "503": { description: "shutting down", content: json("Health") },
           },
         },
@@ -139,10 +141,10 @@ function build(): Json {
       },
       "/metrics": {
         get: {
-          summary: "Prometheus metrics",
+          summary: "Prometheus metrics (admin, or the server's metrics token)",
           responses: {
             "200": { description: "Prometheus text format", content: { "text/plain": {} } },
-            ...problems(...COMMON),
+            ...problems(403, ...COMMON),
           },
         },
       },
@@ -162,7 +164,8 @@ function build(): Json {
           },
         },
         get: {
-          summary: "List the requests the caller may see, newest first",
+          summary:
+            "List the requests the caller may see (newest first unless `order` says otherwise), at most 100 per page; with `view=summary` each item is a summary read from columns (no args, preview or items)",
           parameters: queryParameters(listQuery),
           responses: {
             "200": { description: "a page", content: json("RequestPage") },
@@ -196,7 +199,8 @@ function build(): Json {
       },
       "/v1/requests/{id}/decisions": {
         post: {
-          summary: "Decide (reviewer, admin). The reviewer is the token's principal",
+          summary:
+            "Decide (reviewer, admin). The reviewer is the token's principal; the channel is recorded as `api` (a body's `channel` is ignored)",
           parameters: [idParam],
           requestBody: { required: true, content: json("DecisionInput") },
           responses: {
@@ -210,12 +214,13 @@ function build(): Json {
       },
       "/v1/requests/{id}/cancel": {
         post: {
-          summary: "Cancel (its requester, admin)",
+          summary:
+            "Cancel (its requester, admin, or a reviewer who may decide it, who must give a `reason`)",
           parameters: [idParam],
           requestBody: { required: false, content: json("CancelInput") },
           responses: {
             "200": { description: "the cancelled request", content: json("ApprovalRequest") },
-            ...problems(400, 403, 404, 409, ...COMMON),
+            ...problems(400, 403, 404, 409, 422, ...COMMON),
           },
         },
       },
@@ -236,7 +241,7 @@ function build(): Json {
       "/v1/events": {
         get: {
           summary:
-            "Server-Sent Events of the audit log the caller may see; the SSE id is the event's seq, resume with Last-Event-ID",
+            "Server-Sent Events of the audit log the caller may see; the SSE id is the event's seq, resume with Last-Event-ID. Ends when the token is revoked; a token may hold a few streams at once (8 by default, then 429 `too_many_streams`)",
           parameters: [
             { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" } },
             ...queryParameters(eventsQuery),
@@ -265,7 +270,7 @@ function build(): Json {
           requestBody: { required: true, content: json("AuditInput") },
           responses: {
             "201": { description: "the event as chained", content: json("AuditEvent") },
-            ...problems(400, 403, 404, 413, 415, ...COMMON),
+            ...problems(400, 403, 404, 409, 413, 415, ...COMMON),
           },
         },
       },

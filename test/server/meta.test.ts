@@ -131,6 +131,19 @@ describe("HTTP meta routes", () => {
     expect(Object.keys(input.properties)).not.toContain("status");
     expect(doc.components.schemas.ApprovalRequest.properties.status.enum).toContain("pending");
     expect(doc.paths["/healthz"].get.security).toEqual([]);
+    // Statuses and parameters of the limits, quotas and storage faults are documented.
+    const names = doc.paths["/v1/requests"].get.parameters.map((p: { name: string }) => p.name);
+    expect(names).toEqual(expect.arrayContaining(["limit", "order", "view"]));
+    expect(Object.keys(doc.paths["/v1/requests"].post.responses)).toEqual(
+      expect.arrayContaining(["413", "429", "503"]),
+    );
+    expect(Object.keys(doc.paths["/v1/requests/{id}/cancel"].post.responses)).toContain("422");
+    expect(Object.keys(doc.paths["/metrics"].get.responses)).toContain("403");
+    expect(doc.components.schemas.Health.properties.status.enum).toEqual([
+      "ok",
+      "degraded",
+      "shutting_down",
+    ]);
     expect(JSON.stringify(doc)).not.toContain("__shared");
     // Every $ref points at a component that exists.
     for (const m of JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/(\w+)"/g)) {
