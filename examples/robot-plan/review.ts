@@ -25,6 +25,7 @@ export function consoleReviewer(opts: ConsoleReviewerOptions): PlanReviewer {
       input: opts.input,
       output: opts.output,
       timeoutMs,
+      ownRequest: true,
     });
     const decision = operatorDecision(answer, { reviewer });
     if (decision) await gate.decide(request.id, decision);

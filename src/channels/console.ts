@@ -41,6 +41,9 @@ export interface PromptOptions {
   timeoutMs?: number;
   /** Receives "Presenting plan for human review" with `correlation_id`. */
   logger?: Logger;
+  /** The operator gave the command this request answers (pattern 2's own console), so the box says
+   * "Your command:". @default false: a reviewer of someone else's request sees who asked */
+  ownRequest?: boolean;
 }
 
 type Choice = "approve" | "revise" | "decline";
@@ -72,7 +75,7 @@ export async function promptOperator(
     },
     "Presenting plan for human review",
   );
-  say(formatRequest(request, "cli", { timeoutMs }));
+  say(formatRequest(request, "cli", { timeoutMs, ownCommand: options.ownRequest === true }));
   say("\n");
 
   const reader = readLines(options.input);
@@ -81,7 +84,11 @@ export async function promptOperator(
       say(`Your decision [${letters.join("/")}]: `);
       const answer = await reader.next(left());
       if (answer.kind === "timeout") {
-        say("\nHuman review timeout exceeded. Routing to fallback.\n");
+        say(
+          gateExpired(request)
+            ? "\nHuman review timeout exceeded. Routing to fallback.\n"
+            : `\nNo answer within ${Math.ceil(timeoutMs / 1000)} seconds; the request stays pending${request.deadline === undefined ? "" : ` until its deadline (${new Date(request.deadline).toISOString()})`}.\n`,
+        );
         return { outcome: "timed_out", during: "choice", elapsedMs: elapsedMs() };
       }
       if (answer.kind === "end") {
@@ -135,6 +142,14 @@ export function operatorDecision(
       return undefined;
   }
 }
+
+/** Whether the request's own deadline has come (within the timer's slack): then the gate times out
+ * and its fallback runs; otherwise only this console stopped waiting. */
+function gateExpired(request: ApprovalRequest): boolean {
+  return request.deadline !== undefined && request.deadline - Date.now() <= DEADLINE_SLACK_MS;
+}
+
+const DEADLINE_SLACK_MS = 250;
 
 function listOf(words: string[]): string {
   if (words.length <= 1) return words.join("");

@@ -7,6 +7,7 @@
 import type { Airlock } from "../core/engine.js";
 import { isAirlockError } from "../core/errors.js";
 import type { ApprovalRequest } from "../core/schemas.js";
+import { terminalSafe } from "../reply/format.js";
 import { operatorDecision, promptOperator, reviewTimeoutMs } from "./console.js";
 
 export interface ReviewOptions {
@@ -75,7 +76,7 @@ export async function runReview(engine: Airlock, opts: ReviewOptions): Promise<R
       // Someone else decided first, the gate timed out meanwhile, or this reviewer may not decide it:
       // say so and go on with the queue.
       if (!isAirlockError(err)) throw err;
-      say(`Not recorded: ${err.message}\n`);
+      say(`Not recorded: ${terminalSafe(err.message)}\n`);
     }
   }
 }

@@ -1,9 +1,18 @@
 // How the command line prints: JSON for scripts, short aligned text for people, and one line on
-// stderr for errors.
+// stderr for errors. What agents wrote passes through `terminalSafe` (control characters and escape
+// sequences shown as harmless stand-ins), so it cannot clear, retitle or overwrite the terminal.
 import type { ApprovalRequest } from "../core/schemas.js";
+import { terminalSafe, terminalSafeJson } from "../reply/format.js";
+
+export { terminalSafe } from "../reply/format.js";
 
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${terminalSafeJson(JSON.stringify(value, null, 2))}\n`);
+}
+
+/** One line for the terminal: control characters shown, line breaks included. */
+export function safeLine(text: string): string {
+  return terminalSafe(text);
 }
 
 /** The decision as a waiting script sees it. */
@@ -51,6 +60,7 @@ export function relativeTime(at: number, now: number): string {
 
 export function table(rows: string[][]): string {
   const widths: number[] = [];
+  rows = rows.map((row) => row.map((c) => terminalSafe(c)));
   for (const row of rows) {
     for (const [i, c] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, c.length);
   }
@@ -65,13 +75,14 @@ export function table(rows: string[][]): string {
 }
 
 export function describeRequest(r: ApprovalRequest, now: number): string {
+  const one = (s: string) => terminalSafe(s);
   const lines = [
-    `${r.title}`,
-    `  id:          ${r.id}`,
+    one(r.title),
+    `  id:          ${one(r.id)}`,
     `  status:      ${r.status}`,
-    `  action:      ${r.action}`,
-    `  requester:   ${r.requester}`,
-    `  approvers:   ${r.approvers.length ? r.approvers.join(", ") : "(anyone but the requester)"}`,
+    `  action:      ${one(r.action)}`,
+    `  requester:   ${one(r.requester)}`,
+    `  approvers:   ${r.approvers.length ? one(r.approvers.join(", ")) : "(anyone but the requester)"}`,
     `  level:       ${r.level}${r.risk ? `, risk ${r.risk}` : ""}${r.confidence !== undefined ? `, confidence ${r.confidence}` : ""}`,
     `  created:     ${new Date(r.createdAt).toISOString()}`,
   ];
@@ -81,20 +92,22 @@ export function describeRequest(r: ApprovalRequest, now: number): string {
     );
   }
   if (r.quorum > 1) lines.push(`  quorum:      ${r.quorum}`);
-  if (r.revisionOf) lines.push(`  revision of: ${r.revisionOf}`);
-  if (r.summary) lines.push("", r.summary);
+  if (r.revisionOf) lines.push(`  revision of: ${one(r.revisionOf)}`);
+  if (r.summary) lines.push("", terminalSafe(r.summary, { multiline: true }));
   if (r.items.length) {
     lines.push("", "  items:");
     r.items.forEach((it, i) => {
       const mark = r.decision?.selected?.includes(it.id) ? "x" : " ";
-      lines.push(`   [${mark}] ${i + 1}. ${it.label}  (${it.id})`);
+      lines.push(`   [${mark}] ${i + 1}. ${one(it.label)}  (${one(it.id)})`);
     });
   }
-  if (Object.keys(r.args).length) lines.push("", `  args: ${JSON.stringify(r.args)}`);
+  if (Object.keys(r.args).length) {
+    lines.push("", `  args: ${terminalSafeJson(JSON.stringify(r.args))}`);
+  }
   for (const d of r.decisions) {
     lines.push(
       "",
-      `  ${d.outcome} (${d.method}) by ${d.reviewer} via ${d.channel} at ${new Date(d.decidedAt).toISOString()}${d.comment ? `: ${d.comment}` : ""}`,
+      `  ${d.outcome} (${d.method}) by ${one(d.reviewer)} via ${d.channel} at ${new Date(d.decidedAt).toISOString()}${d.comment ? `: ${one(d.comment)}` : ""}`,
     );
   }
   return lines.join("\n");

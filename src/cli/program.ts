@@ -8,6 +8,7 @@ import { registerRequest } from "./commands/request.js";
 import { registerReview } from "./commands/review.js";
 import { CliError, type GlobalOptions } from "./context.js";
 import { registerDemo } from "./demo.js";
+import { terminalSafe } from "./output.js";
 import { registerServe } from "./serve.js";
 import { registerToken } from "./token.js";
 
@@ -50,7 +51,7 @@ export async function main(argv: string[]): Promise<number> {
       return err.exitCode === 0 ? 0 : ERROR_EXIT;
     }
     const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`airlock: ${message}\n`);
+    process.stderr.write(`airlock: ${terminalSafe(message)}\n`);
     return err instanceof CliError ? err.exitCode : ERROR_EXIT;
   }
 }

@@ -13,6 +13,10 @@ export interface FormatOptions {
   now?: number;
   /** Show this timeout instead of the request's deadline (e.g. the console's own). */
   timeoutMs?: number;
+  /** `cli`: the reader gave the command this plan answers (pattern 2's operator), so the box says
+   * "Your command:". Otherwise (someone reviewing another's request) it says "Command:" and who
+   * asked. @default true */
+  ownCommand?: boolean;
 }
 
 export const RULE = "=".repeat(80);
@@ -24,11 +28,11 @@ export function formatRequest(
 ): string {
   switch (style) {
     case "cli":
-      return formatCli(request, options);
+      return terminalSafe(formatCli(request, options), { multiline: true });
     case "markdown":
       return formatMessage(request, options, true);
     case "text":
-      return formatMessage(request, options, false);
+      return terminalSafe(formatMessage(request, options, false), { multiline: true });
     default:
       throw new TypeError(
         `Expected \`style\` to be one of "text", "markdown", "cli", got \`${String(style)}\` (${typeof style})`,
@@ -135,9 +139,14 @@ function formatCli(request: ApprovalRequest, options: FormatOptions): string {
     "PLAN REVIEW REQUIRED",
     RULE,
     `Correlation ID: ${request.correlationId}`,
-    `Your command: ${oneLine(d.command ?? request.title)}`,
-    "",
   ];
+  if (options.ownCommand ?? true) out.push(`Your command: ${oneLine(d.command ?? request.title)}`);
+  else {
+    if (d.command !== undefined) out.push(`Command: ${oneLine(d.command)}`);
+    else out.push(`Request: ${oneLine(request.title)}`);
+    out.push(`Requested by: ${oneLine(request.requester)}`);
+  }
+  out.push("");
   if (request.items.length) {
     out.push("Generated Plan:", "");
     const width = `[${request.items.length}]`.length + 1;
@@ -176,4 +185,63 @@ function oneLine(s: string): string {
     .map((l) => l.trim())
     .filter((l) => l !== "")
     .join(" ");
+}
+
+// Terminal safety. What agents write (titles, summaries, item labels, arguments, comments) reaches
+// reviewers' terminals; a control character there can clear the screen (ESC[2J), set the window
+// title (ESC]0;...BEL), overwrite a line (\r) or reorder text (bidi overrides). Every terminal output
+// goes through `terminalSafe`, which shows each such character as a visible stand-in instead.
+
+/** C0 controls, DEL, C1 controls, bidi embeddings/overrides/isolates and marks, line/paragraph
+ * separators. (\n and \t are handled apart: kept in multi-line text.) */
+function isUnsafe(code: number): boolean {
+  return (
+    code < 0x20 ||
+    (code >= 0x7f && code <= 0x9f) ||
+    code === 0x061c ||
+    code === 0x200e ||
+    code === 0x200f ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    (code >= 0x202a && code <= 0x202e) ||
+    (code >= 0x2066 && code <= 0x2069)
+  );
+}
+
+function escapeUnit(code: number): string {
+  return `\\u${code.toString(16).padStart(4, "0")}`;
+}
+
+function replaceUnsafe(text: string, replace: (code: number) => string | undefined): string {
+  let out = "";
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (!isUnsafe(code)) continue;
+    const by = replace(code);
+    if (by === undefined) continue;
+    out += text.slice(from, i) + by;
+    from = i + 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/** `text` with every terminal control character shown as a harmless stand-in: C0 and DEL as
+ * Unicode's control pictures (ESC reads ␛, CR ␍, BEL ␇), C1 and bidi controls as `\u009b`-style
+ * escapes. With `multiline`, \n (and \r\n, as \n) and \t stay; otherwise they are shown too. */
+export function terminalSafe(text: string, options: { multiline?: boolean } = {}): string {
+  const source = options.multiline ? text.replace(/\r\n/g, "\n") : text;
+  return replaceUnsafe(source, (code) => {
+    if (options.multiline && (code === 0x0a || code === 0x09)) return undefined;
+    if (code < 0x20) return String.fromCharCode(0x2400 + code);
+    if (code === 0x7f) return "\u2421";
+    return escapeUnit(code);
+  });
+}
+
+/** JSON text made terminal-safe and still valid JSON with the same value: the characters JSON
+ * leaves raw (DEL, C1, bidi, line separators) become \u escapes. JSON.stringify escapes C0 itself, and
+ * its line breaks between values stay. */
+export function terminalSafeJson(json: string): string {
+  return replaceUnsafe(json, (code) => (code < 0x20 ? undefined : escapeUnit(code)));
 }

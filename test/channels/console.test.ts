@@ -23,7 +23,7 @@ afterAll(async () => {
 describe("promptOperator", () => {
   it("approve: shows the box and the prompt, returns approved", async () => {
     const t = terminal();
-    const answer = promptOperator(plan, { ...t, timeoutMs: 5000 });
+    const answer = promptOperator(plan, { ...t, timeoutMs: 5000, ownRequest: true });
     await t.waitFor(PROMPT);
     expect(t.text()).toContain("PLAN REVIEW REQUIRED");
     expect(t.text()).toContain("Correlation ID: abc-123");
@@ -88,12 +88,59 @@ describe("promptOperator", () => {
     expect(t.text()).toContain("Invalid choice.");
   });
 
-  it("timeout: no answer in time routes to fallback", async () => {
+  it("timeout at the gate's deadline: no answer in time routes to fallback", async () => {
+    const due = await engine.request({ title: "Weld plan", timeoutMs: 300 });
+    const t = terminal();
+    const timeoutMs = (due.deadline as number) - Date.now();
+    const result = await promptOperator(due, { ...t, timeoutMs });
+    expect(result).toMatchObject({ outcome: "timed_out", during: "choice" });
+    expect(result.elapsedMs).toBeGreaterThanOrEqual(timeoutMs - 10);
+    expect(t.text()).toContain("Human review timeout exceeded. Routing to fallback.");
+  });
+
+  it("timeout of the console alone: says the request stays pending, not that it is routed", async () => {
     const t = terminal();
     const result = await promptOperator(plan, { ...t, timeoutMs: 120 });
     expect(result).toMatchObject({ outcome: "timed_out", during: "choice" });
     expect(result.elapsedMs).toBeGreaterThanOrEqual(110);
-    expect(t.text()).toContain("Human review timeout exceeded. Routing to fallback.");
+    expect(t.text()).toContain("No answer within 1 seconds; the request stays pending.");
+    expect(t.text()).not.toContain("Routing to fallback");
+    const later = await engine.request({ title: "Later", timeoutMs: 3_600_000 });
+    const t2 = terminal();
+    await promptOperator(later, { ...t2, timeoutMs: 50 });
+    expect(t2.text()).toContain(
+      `the request stays pending until its deadline (${new Date(later.deadline as number).toISOString()})`,
+    );
+  });
+
+  it('says "Your command:" only for the operator\'s own request', async () => {
+    const theirs = terminal();
+    const answer = promptOperator(plan, { ...theirs, timeoutMs: 5000 });
+    await theirs.waitFor(PROMPT);
+    theirs.type("a");
+    await answer;
+    expect(theirs.text()).not.toContain("Your command");
+    expect(theirs.text()).toContain("Command: weld at position 1");
+    expect(theirs.text()).toContain(`Requested by: ${plan.requester}`);
+  });
+
+  it("shows an agent's control characters and escape sequences as harmless stand-ins", async () => {
+    const hostile = await engine.request({
+      title: "Deploy\u001b[2J\u001b]0;pwned\u0007 now",
+      items: ["safe step\rrm -rf /", "\u009b31mred\u202etxt.exe"],
+      metadata: { command: "weld\u001b[1A\u001b[2K at 1" },
+    });
+    const t = terminal();
+    const answer = promptOperator(hostile, { ...t, timeoutMs: 5000 });
+    await t.waitFor(PROMPT);
+    t.type("d");
+    await answer;
+    const text = t.text();
+    expect(text).not.toMatch(/[\u001b\u0007\r\u009b\u202e]/);
+    expect(text).toContain("Command: weld␛[1A␛[2K at 1");
+    // A line break inside a label is folded into the one line the box gives it.
+    expect(text).toContain("[1] safe step rm -rf /");
+    expect(text).toContain("[2] \\u009b31mred\\u202etxt.exe");
   });
 
   it("timeout while typing a comment is a timeout", async () => {

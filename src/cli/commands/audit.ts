@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { terminalSafeJson } from "../../reply/format.js";
 import { type GlobalOptions, localOnly, withEngine } from "../context.js";
 import { printJson } from "../output.js";
 import { positiveInt, positiveNumber } from "../parse.js";
@@ -36,7 +37,7 @@ export function registerAudit(program: Command, globals: () => GlobalOptions): v
           ...(opts.after ? { after: opts.after } : {}),
           limit: opts.limit ?? 1000,
         });
-        for (const e of events) process.stdout.write(`${JSON.stringify(e)}\n`);
+        for (const e of events) process.stdout.write(`${terminalSafeJson(JSON.stringify(e))}\n`);
       });
     });
 

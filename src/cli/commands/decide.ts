@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { DecisionInput } from "../../core/schemas.js";
 import { CliError, type GlobalOptions, withGate } from "../context.js";
-import { decisionSummary, printJson } from "../output.js";
+import { decisionSummary, printJson, safeLine } from "../output.js";
 import { collect, jsonObject, selectionToIds } from "../parse.js";
 import { defaultReviewer } from "./request.js";
 
@@ -74,7 +74,7 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
               .map((i) => i.label)
               .join(", ")}]`
           : "";
-        process.stdout.write(`${id}: ${s.status}${sel} by ${s.reviewer}\n`);
+        process.stdout.write(safeLine(`${id}: ${s.status}${sel} by ${s.reviewer}`) + "\n");
       });
     });
 
@@ -90,6 +90,9 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
         const r = await engine.cancel(id, {
           ...(by ? { by } : {}),
           ...(opts.reason ? { reason: opts.reason } : {}),
+          // On the local database the cancellation arrives through the command line; a server sets
+          // the channel itself.
+          ...(remote ? {} : { channel: "cli" as const }),
         });
         process.stdout.write(`${r.id}: ${r.status}\n`);
       });

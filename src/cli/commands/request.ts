@@ -2,7 +2,7 @@ import { userInfo } from "node:os";
 import type { Command } from "commander";
 import type { RequestInput } from "../../core/schemas.js";
 import { type GlobalOptions, withGate } from "../context.js";
-import { decisionSummary, exitCodeFor, printJson } from "../output.js";
+import { decisionSummary, exitCodeFor, printJson, safeLine } from "../output.js";
 import { collect, jsonObject, positiveInt, positiveNumber } from "../parse.js";
 
 interface RequestOptions {
@@ -78,7 +78,9 @@ export function registerRequest(program: Command, globals: () => GlobalOptions):
           else process.stdout.write(`${created.id}\n`);
           return;
         }
-        process.stderr.write(`waiting for a decision on ${created.id} (${created.title})\n`);
+        process.stderr.write(
+          `waiting for a decision on ${created.id} (${safeLine(created.title)})\n`,
+        );
         const abort = new AbortController();
         const stop = () => abort.abort(new Error("interrupted"));
         process.once("SIGINT", stop);
