@@ -25,8 +25,18 @@ function airlock(args: string[], extra: Record<string, string> = {}) {
   return runCli(args, env);
 }
 
-/** Raw control characters a terminal would act on. */
-const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+/** The raw control characters in `text` a terminal would act on (all but \t and \n). */
+function raw(text: string): string[] {
+  return [...text].filter((c) => {
+    const code = c.charCodeAt(0);
+    return (
+      (code < 0x20 && c !== "\t" && c !== "\n") ||
+      (code >= 0x7f && code <= 0x9f) ||
+      (code >= 0x202a && code <= 0x202e) ||
+      (code >= 0x2066 && code <= 0x2069)
+    );
+  });
+}
 
 const CLEAR = "\u001b[2J";
 const TITLE = "\u001b]0;owned\u0007";
@@ -62,7 +72,7 @@ describe("terminalSafe", () => {
   it("keeps JSON valid and equal in value", () => {
     const value = { t: `x${CLEAR}\u009b\u202e\u2028y`, n: [1, 2] };
     const safe = terminalSafeJson(JSON.stringify(value, null, 2));
-    expect(safe).not.toMatch(RAW);
+    expect(raw(safe)).toEqual([]);
     expect(JSON.parse(safe)).toEqual(value);
   });
 });
@@ -72,19 +82,19 @@ describe("airlock output", () => {
     const id = await seedHostile();
     const list = await airlock(["list"]);
     expect(list.code).toBe(0);
-    expect(list.stdout).not.toMatch(RAW);
+    expect(raw(list.stdout)).toEqual([]);
     expect(list.stdout).toContain("Pay invoice␛[2J␛]0;owned␇ 42␍Approved already");
     expect(list.stdout).toContain("agent␛[31m");
 
     const show = await airlock(["show", id]);
     expect(show.code).toBe(0);
-    expect(show.stdout).not.toMatch(RAW);
+    expect(raw(show.stdout)).toEqual([]);
     expect(show.stdout).toContain("line one\n␛[1Aline two\\u009b31m");
     expect(show.stdout).toContain("1. step␛[8m hidden");
     expect(show.stdout).toContain("bidi\\u202etxt.exe");
 
     const json = await airlock(["show", id, "--json"]);
-    expect(json.stdout).not.toMatch(RAW);
+    expect(raw(json.stdout)).toEqual([]);
     expect(JSON.parse(json.stdout).args).toEqual({ note: "bidi\u202etxt.exe", c1: "\u009b2J" });
   });
 
@@ -101,7 +111,7 @@ describe("airlock output", () => {
     ]);
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout)).toMatchObject({ status: "timed_out" });
-    expect(r.stderr).not.toMatch(RAW);
+    expect(raw(r.stderr)).toEqual([]);
     // The line saying what it waits for, the engine's "Human review timeout" warning, and no error
     // log or stack trace (the store was once closed under the sweeper: "the SQLite store is closed").
     const lines = r.stderr.trim().split("\n");
