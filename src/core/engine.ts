@@ -50,7 +50,9 @@ export interface AirlockOptions {
   schemas?: Record<string, ZodType>;
   logger?: Logger;
   clock?: Clock;
-  /** Run the timeout sweeper in this process. @default true */
+  /** Run the timeout sweeper in this process. It listens to the store's change signal from the start
+   * (so deadlines set by other processes are enforced at once), which keeps the process alive until
+   * `close()`. @default true */
   sweeper?: boolean;
   /** The longest the sweeper sleeps, so other processes' deadlines are found. @default 30000 */
   sweepMaxSleepMs?: number;
