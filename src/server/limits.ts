@@ -88,19 +88,16 @@ export interface PendingUsage {
   bytes: number;
 }
 
-type UsageStore = Store & { pendingUsage?: (requester: string) => Promise<PendingUsage> };
-
-/** Refuses a new request that would take `requester` past its quota of pending requests or bytes.
- * Needs the store's `pendingUsage`; a store without it is not limited (it says so once). */
+/** Refuses a new request that would take `requester` past its quota of pending requests or bytes,
+ * as the store counts them (`pendingUsage`). A soft limit: requests created at the same moment may
+ * pass it by a few. */
 export async function checkQuota(
-  store: Store,
+  store: Pick<Store, "pendingUsage">,
   requester: string,
   bytes: number,
   limits: ServerLimits,
 ): Promise<void> {
-  const usage = (store as UsageStore).pendingUsage;
-  if (typeof usage !== "function") return;
-  const now = await usage.call(store, requester);
+  const now: PendingUsage = await store.pendingUsage(requester);
   if (now.count + 1 > limits.pendingPerRequester) {
     throw new HttpProblem(
       429,

@@ -1,10 +1,9 @@
 // /v1/requests: create (idempotent by key), list, read, long-poll wait, decide, cancel.
 import { Hono } from "hono";
-import type { Airlock } from "../../core/engine.js";
 import { ConflictError, isAirlockError } from "../../core/errors.js";
 import { sameIdentity } from "../../core/identity.js";
 import type { ApprovalRequest, OnTimeout } from "../../core/schemas.js";
-import type { ListFilter, Page, RequestSummary, Store } from "../../store/store.js";
+import type { ListFilter } from "../../store/store.js";
 import { assertMayCancel, canSee, decidingGroups, loadVisible, scopeList } from "../access.js";
 import { requireRole } from "../auth.js";
 import { parse, queryObject, readJson } from "../body.js";
@@ -82,8 +81,9 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     if (q.order !== undefined) filter.order = q.order;
     const scoped = scopeList(c.var.principal, filter);
     if (!scoped) return c.json({ items: [] });
+    // Summaries are read from the store's columns: no stored document is parsed.
     return c.json(
-      q.view === "summary" ? await listSummaries(airlock, scoped) : await airlock.list(scoped),
+      q.view === "summary" ? await airlock.listSummaries(scoped) : await airlock.list(scoped),
     );
   });
 
@@ -175,29 +175,21 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     const id = c.req.param("id");
     const { data } = await readJson(c, cancelBody, { optional: true });
     assertSelf(p, data.by, "by");
-    assertMayCancel(p, await loadVisible(airlock, p, id), data.reason);
+    const request = await loadVisible(airlock, p, id);
+    assertMayCancel(p, request, data.reason);
+    // A reviewer (neither the requester nor an admin) cancels as one who may decide it: the engine
+    // checks that again and requires the reason.
+    const asReviewer = !hasRole(p, "admin") && !sameIdentity(request.requester, p.name);
     const cancelled = await airlock.cancel(id, {
       by: p.name,
+      channel: "api",
       ...(data.reason === undefined ? {} : { reason: data.reason }),
+      ...(asReviewer ? { asReviewer: { groups: [...p.groups] } } : {}),
     });
     return c.json(cancelled);
   });
 
   return app;
-}
-
-/** Summaries straight from the store's columns: no stored document is parsed. */
-async function listSummaries(airlock: Airlock, filter: ListFilter): Promise<Page<RequestSummary>> {
-  const store = airlock.store as Partial<Pick<Store, "listSummaries">>;
-  if (typeof store.listSummaries !== "function") {
-    throw new HttpProblem(
-      400,
-      "invalid_input",
-      `this server's store (${airlock.store.kind}) cannot list summaries; leave out \`view\``,
-      { field: "view" },
-    );
-  }
-  return store.listSummaries.call(airlock.store, filter);
 }
 
 /** A long-poll whose token was revoked while it waited answers 401, not the request. */
