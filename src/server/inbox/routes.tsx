@@ -174,8 +174,8 @@ export function inboxRoutes(deps: InboxDeps): Hono {
 
   const position = async () => (await airlock.store.auditHead())?.seq ?? 0;
   const summaries = async (f: ListFilter): Promise<RequestSummary[]> =>
-    (await airlock.store.listSummaries(f)).items;
-  const count = (f: ListFilter): Promise<number> => airlock.store.countRequests(f);
+    (await airlock.listSummaries(f)).items;
+  const count = (f: ListFilter): Promise<number> => airlock.count(f);
   const userProps = (u: SessionUser) => ({
     user: { name: u.principal.name, csrf: u.session.csrf },
   });
@@ -534,7 +534,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     const rows: OutcomeRow[] = [];
     let cursor: string | undefined;
     for (let i = 0; decided && i < DASHBOARD_PAGES; i++) {
-      const pageOf = await airlock.store.listSummaries({
+      const pageOf = await airlock.listSummaries({
         ...decided,
         ...(cursor ? { cursor } : {}),
       });

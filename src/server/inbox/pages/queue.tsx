@@ -23,22 +23,13 @@ export function readQueueQuery(get: (name: string) => string | undefined): Queue
   };
 }
 
-/** Filters what the store could not (risk, title search) and orders the rows. */
+/** Filters what the store could not (risk, title search); the store already ordered the rows
+ * (most urgent first: the nearest deadline, then requests without one; or the newest first). */
 export function arrange(rows: RequestSummary[], q: QueueQuery): RequestSummary[] {
   const needle = q.q.toLowerCase();
-  const out = rows.filter(
+  return rows.filter(
     (r) => (!q.risk || r.risk === q.risk) && (!needle || r.title.toLowerCase().includes(needle)),
   );
-  if (q.sort === "urgent") {
-    // Nearest deadline first; requests without one after, newest first among them.
-    out.sort((a, b) => {
-      const da = a.deadline ?? Number.POSITIVE_INFINITY;
-      const db = b.deadline ?? Number.POSITIVE_INFINITY;
-      if (da !== db) return da - db;
-      return a.id < b.id ? 1 : -1;
-    });
-  }
-  return out;
 }
 
 export const Badge: FC<{ kind: string; text: string | undefined }> = ({ kind, text }) =>

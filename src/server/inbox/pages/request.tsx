@@ -119,6 +119,22 @@ const STATUS_WORDS: Record<string, string> = {
 };
 export const statusWords = (s: string) => STATUS_WORDS[s] ?? s.replace("_", " ");
 
+/** How a decision was reached, when the status alone does not say it. */
+const METHOD_WORDS: Record<string, string> = {
+  approve_all: "everything",
+  select: "a selection",
+  edit: "edited arguments",
+  skip: "skipped",
+  auto: "automatic",
+  no_items: "nothing to approve",
+  timeout: "deadline passed",
+  escalated: "escalation",
+  error: "error",
+  parse_error: "unreadable reply",
+};
+const methodWords = (m: string): string | undefined =>
+  Object.hasOwn(METHOD_WORDS, m) ? METHOD_WORDS[m] : undefined;
+
 const Truncated: FC<{ omitted: number }> = ({ omitted }) =>
   omitted > 0 ? (
     <p class="muted truncated">
@@ -306,7 +322,7 @@ const Asked: FC<PanelProps & { ticks: boolean; checked: string[] }> = (p) => {
   return (
     <>
       <Context request={r} />
-      {r.summary ? (
+      {r.summary && r.summary.trim() !== r.title.trim() ? (
         <section class="card summary" aria-label="summary">
           <Markdown cacheKey={`${r.id}:${r.version}:summary`} source={r.summary} />
         </section>
@@ -368,8 +384,8 @@ export const Outcome: FC<{
         {d ? (
           <>
             {" "}
-            by <strong>{d.reviewer}</strong> via {d.channel} ({d.method.replace("_", " ")}),{" "}
-            <Time at={d.decidedAt} />
+            by <strong>{d.reviewer}</strong> via {d.channel}
+            {methodWords(d.method) ? ` (${methodWords(d.method)})` : ""}, <Time at={d.decidedAt} />
           </>
         ) : null}
       </p>
@@ -473,7 +489,7 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
         </textarea>
         {errorFor("decide")}
         {confirm ? (
-          <div class="confirm card" role="alertdialog" aria-label="confirm">
+          <div class="confirm card decide-bar" role="alertdialog" aria-label="confirm">
             <p>
               <strong>{confirm.message}</strong>
             </p>
@@ -659,7 +675,7 @@ function describe(e: AuditEvent): string {
     case "decided":
     case "timed_out":
     case "cancelled":
-      return `${statusWords(String(d.outcome))} (${String(d.method).replace("_", " ")}) by ${e.actor}${d.comment ? `: “${String(d.comment)}”` : d.reason ? `: “${String(d.reason)}”` : ""}`;
+      return `${statusWords(String(d.outcome))}${methodWords(String(d.method)) ? ` (${methodWords(String(d.method))})` : ""} by ${e.actor}${d.comment ? `: “${String(d.comment)}”` : d.reason ? `: “${String(d.reason)}”` : ""}`;
     case "decision_recorded":
       return `approval ${String(d.approvals)} of ${String(d.quorum)} by ${e.actor}`;
     case "escalated":
