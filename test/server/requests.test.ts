@@ -533,6 +533,20 @@ describe("identities", () => {
     });
     expect(named.status).toBe(200);
     expect(named.body.decision.reviewer).toBe("alice");
+    // So is naming one's group in another case.
+    const other = (
+      await s.call(
+        s.tokens.agent,
+        "POST",
+        "/v1/requests",
+        gate("Group case", { approvers: ["ops"] }),
+      )
+    ).body.id;
+    const grouped = await s.call(s.tokens.alice, "POST", `/v1/requests/${other}/decisions`, {
+      outcome: "approved",
+      groups: ["OPS"],
+    });
+    expect(grouped.status).toBe(200);
   });
 });
 

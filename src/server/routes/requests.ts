@@ -132,7 +132,7 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     const id = c.req.param("id");
     const { data } = await readJson(c, decisionBody);
     assertSelf(p, data.reviewer, "reviewer");
-    const foreign = data.groups.filter((g) => !p.groups.includes(g));
+    const foreign = data.groups.filter((g) => !p.groups.some((mine) => sameIdentity(mine, g)));
     if (foreign.length) {
       throw new HttpProblem(
         403,
