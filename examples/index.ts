@@ -1,7 +1,7 @@
 // The five patterns as runnable examples, for `airlock demo NAME` and the `npm start` demo. Each `run`
 // opens its gates through `airlock` (the engine or an HTTP client), waits for people to decide them, and
 // prints one line per visible step through `log`.
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "pino";
@@ -26,7 +26,7 @@ export interface ExampleContext {
    * token's name, which the server insists on. @default one name per example ("robot-planner", ...) */
   requester?: string;
   /** Where examples that write files work (file-approval's sandbox, research sessions).
-   * @default a new folder under the system's temporary directory */
+   * @default a new folder under the system's temporary directory, removed when the run ends */
   workDir?: string;
   /** How long robot-plan's reviews wait. @default HUMAN_REVIEW_TIMEOUT seconds, else 120 s */
   reviewTimeoutMs?: number;
@@ -67,25 +67,25 @@ export const EXAMPLES: readonly Example[] = [
     name: "file-approval",
     description:
       "File writes in a sandbox: each change waits for approval with a unified diff; small writes pass by rule.",
-    run: async (ctx) => {
-      const dir = ctx.workDir ?? (await mkdtemp(join(tmpdir(), "airlock-demo-files-")));
-      ctx.log(`[file-approval] sandbox: ${dir}`);
-      return runFileApproval({ ...common(ctx, "file-approval", false), dir });
-    },
+    run: (ctx) =>
+      inWorkDir(ctx, "airlock-demo-files-", (dir) => {
+        ctx.log(`[file-approval] sandbox: ${dir}`);
+        return runFileApproval({ ...common(ctx, "file-approval", false), dir });
+      }),
   },
   {
     name: "research-two-phase",
     description:
       "Two-phase research: approve the plan first; only then does it search, read sources and write the report.",
-    run: async (ctx) => {
-      const dir = ctx.workDir ?? (await mkdtemp(join(tmpdir(), "airlock-demo-research-")));
-      const file = join(dir, "research-sessions.json");
-      ctx.log(`[research-two-phase] sessions: ${file}`);
-      return runResearchTwoPhase({
-        ...common(ctx, "research-two-phase"),
-        sessions: jsonFileSessionStore(file),
-      });
-    },
+    run: (ctx) =>
+      inWorkDir(ctx, "airlock-demo-research-", (dir) => {
+        const file = join(dir, "research-sessions.json");
+        ctx.log(`[research-two-phase] sessions: ${file}`);
+        return runResearchTwoPhase({
+          ...common(ctx, "research-two-phase"),
+          sessions: jsonFileSessionStore(file),
+        });
+      }),
   },
 ];
 
@@ -101,6 +101,22 @@ export function findExample(name: string): Example | undefined {
 
 export function exampleNames(): string[] {
   return EXAMPLES.map((e) => e.name);
+}
+
+/** Runs `fn` in `ctx.workDir`, or in a new folder under the system's temporary directory that is
+ * removed when the run ends. */
+async function inWorkDir<T>(
+  ctx: ExampleContext,
+  prefix: string,
+  fn: (dir: string) => Promise<T>,
+): Promise<T> {
+  if (ctx.workDir) return fn(ctx.workDir);
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** What every example gets: the gate, a log prefixed with its name, the planner, the signal. */

@@ -3,7 +3,7 @@ import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Airlock } from "../../src/core/engine.js";
 import { type Planner, ruleBasedPlanner } from "../planner/index.js";
-import { nextPending, testEngine } from "../shared/testing.js";
+import { captureLog, nextPending, testEngine } from "../shared/testing.js";
 import { buildPlan, consoleReviewer, PLAN_ACTION, runRobotPlan, verifyPlan } from "./index.js";
 
 let engine: Airlock;
@@ -184,6 +184,28 @@ describe("robot-plan (pattern 2)", () => {
     await engine.decide(second.id, { outcome: "approved", reviewer: "bob" });
     const result = await run;
     expect(result).toMatchObject({ route: "verify", intent: { task: "inspect", positions: [3] } });
+  });
+
+  it("a comment the planner cannot act on: the revision says the plan is unchanged, not re-planned", async () => {
+    const { log, lines } = captureLog();
+    const run = runRobotPlan({
+      airlock: engine,
+      command: "inspect positions 1 and 3",
+      timeoutMs: 5000,
+      log,
+    });
+    const seen = new Set<string>();
+    const first = await nextPending(engine, { action: PLAN_ACTION, seen });
+    await engine.decide(first.id, { outcome: "revise", reviewer: "bob", comment: "looks fine" });
+    const second = await nextPending(engine, { action: PLAN_ACTION, seen });
+    expect(second.items).toEqual(first.items);
+    expect(second.summary).not.toMatch(/Re-planned/);
+    expect(second.summary).toMatch(
+      /found nothing to change in the operator's comment "looks fine"/,
+    );
+    expect(lines.some((l) => /^plan \(revision 1\): .*\(unchanged: /.test(l))).toBe(true);
+    await engine.decide(second.id, { outcome: "approved", reviewer: "bob" });
+    expect((await run).route).toBe("verify");
   });
 
   it("an approved plan that breaks the cell's constraints is stopped by the verifier", async () => {

@@ -17,6 +17,9 @@ export interface ReviewOptions {
   /** Per request. @default reviewTimeoutMs(process.env) (HUMAN_REVIEW_TIMEOUT, 120 s) */
   timeoutMs?: number;
   groups?: string[];
+  /** After a revision was asked for and the queue is empty, how long to wait for the agent's revised
+   * request before stopping. @default 10000 */
+  revisionWaitMs?: number;
 }
 
 export type ReviewStop = "queue_empty" | "timeout" | "input_closed";
@@ -27,6 +30,9 @@ export interface ReviewResult {
   stopped: ReviewStop;
 }
 
+const DEFAULT_REVISION_WAIT_MS = 10_000;
+const REVISION_POLL_MS = 100;
+
 /** Pending requests scanned per review step, at most (oldest first among them). */
 const MAX_SCAN = 10_000;
 
@@ -36,9 +42,23 @@ export async function runReview(engine: Airlock, opts: ReviewOptions): Promise<R
   const say = (text: string) => opts.output.write(text);
   const presented = new Set<string>();
   let reviewed = 0;
+  // The request whose revision was just asked for: its agent is re-planning, so an empty queue may
+  // not stay empty.
+  let revising: string | undefined;
 
   for (;;) {
-    const next = await oldestPending(engine, opts.reviewer, groups, presented);
+    let next = await oldestPending(engine, opts.reviewer, groups, presented);
+    if (!next && revising) {
+      const waitMs = opts.revisionWaitMs ?? DEFAULT_REVISION_WAIT_MS;
+      say(`Waiting up to ${Math.ceil(waitMs / 1000)} seconds for the revised request...\n`);
+      const until = Date.now() + waitMs;
+      while (!next && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, REVISION_POLL_MS));
+        next = await oldestPending(engine, opts.reviewer, groups, presented);
+      }
+      revising = undefined;
+      if (!next) say("No revised request arrived.\n");
+    }
     if (!next) {
       say(
         reviewed === 0
@@ -71,6 +91,7 @@ export async function runReview(engine: Airlock, opts: ReviewOptions): Promise<R
     try {
       const decided = await engine.decide(next.id, decision);
       reviewed++;
+      revising = decided.status === "revise" ? decided.id : undefined;
       say(`Decision recorded: ${decided.status} (${next.id}).\n`);
     } catch (err) {
       // Someone else decided first, the gate timed out meanwhile, or this reviewer may not decide it:

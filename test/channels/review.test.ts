@@ -182,6 +182,40 @@ describe("runReview (airlock review)", () => {
     expect((await e.get(r.id)).status).toBe("pending");
   });
 
+  it("after asking for a revision, waits for the revised request instead of exiting just before it", async () => {
+    const { engine: e } = await setup();
+    const first = await e.request(plan(1));
+    // The agent re-plans (slowly) once its plan comes back for revision, as robot-plan does.
+    const agent = e.waitFor(first.id).then(async (settled) => {
+      await new Promise((r) => setTimeout(r, 400));
+      return e.request(plan(2, { revisionOf: settled.id, correlationId: "corr-1" }));
+    });
+    const t = terminal();
+    const done = runReview(e, { ...t, reviewer: "op", timeoutMs: 5000, revisionWaitMs: 5000 });
+    await t.waitFor(PROMPT, 1);
+    t.type("r");
+    await t.waitFor("What changes do you want? ");
+    t.type("only step 2");
+    await t.waitFor(PROMPT, 2);
+    expect(t.text()).toContain("Waiting up to 5 seconds for the revised request...");
+    t.type("a");
+    expect(await done).toEqual({ reviewed: 2, stopped: "queue_empty" });
+    const revised = await agent;
+    expect((await e.get(revised.id)).status).toBe("approved");
+  });
+
+  it("stops waiting for a revision that does not come", async () => {
+    const { engine: e } = await setup();
+    await e.request(plan(1));
+    const t = terminal();
+    const done = runReview(e, { ...t, reviewer: "op", timeoutMs: 5000, revisionWaitMs: 200 });
+    await t.waitFor(PROMPT, 1);
+    t.type("r");
+    t.type("");
+    expect(await done).toEqual({ reviewed: 1, stopped: "queue_empty" });
+    expect(t.text()).toContain("No revised request arrived.");
+  });
+
   it("says when there is nothing to review", async () => {
     const { engine: e } = await setup();
     const t = terminal();

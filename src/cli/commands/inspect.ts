@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { STATUSES, type Status } from "../../core/schemas.js";
+import { LIST_ORDERS, type ListOrder } from "../../store/store.js";
 import { CliError, type GlobalOptions, withGate } from "../context.js";
 import { describeRequest, printJson, relativeTime, table } from "../output.js";
 import { positiveInt } from "../parse.js";
@@ -9,17 +10,25 @@ interface ListOptions {
   action?: string;
   limit?: number;
   cursor?: string;
+  order?: string;
   json?: boolean;
 }
 
 export function registerInspect(program: Command, globals: () => GlobalOptions): void {
   program
     .command("list")
-    .description("list requests, newest first")
+    .description("list requests, newest first (or --order oldest | deadline)")
     .option("--status <status>", `one of ${STATUSES.join(", ")}`)
     .option("--action <name>", "only this action")
     .option("--limit <n>", "at most this many (up to 500)", positiveInt("--limit"))
-    .option("--cursor <id>", "continue after this request id (printed as next_cursor)")
+    .option(
+      "--order <order>",
+      "newest (default), oldest, or deadline (soonest first; requests without one last)",
+    )
+    .option(
+      "--cursor <cursor>",
+      "continue where the last page ended (printed as next_cursor; same --order)",
+    )
     .option("--json", "print JSON: { items, nextCursor }")
     .action(async (opts: ListOptions) => {
       if (opts.status !== undefined && !(STATUSES as readonly string[]).includes(opts.status)) {
@@ -27,8 +36,14 @@ export function registerInspect(program: Command, globals: () => GlobalOptions):
           `--status expects one of ${STATUSES.join(", ")}, got \`${opts.status}\``,
         );
       }
+      if (opts.order !== undefined && !(LIST_ORDERS as readonly string[]).includes(opts.order)) {
+        throw new CliError(
+          `--order expects one of ${LIST_ORDERS.join(", ")}, got \`${opts.order}\``,
+        );
+      }
       await withGate(globals(), async ({ api: engine }) => {
         const page = await engine.list({
+          ...(opts.order ? { order: opts.order as ListOrder } : {}),
           ...(opts.status ? { status: opts.status as Status } : {}),
           ...(opts.action ? { action: opts.action } : {}),
           ...(opts.limit ? { limit: opts.limit } : {}),
