@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Airlock, createAirlock } from "../../src/core/engine.js";
+import { activeDeadline, isOverdue } from "../../src/core/state.js";
 import { memoryStore } from "../../src/store/memory.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 
@@ -93,6 +94,22 @@ describe("a decision after the deadline", () => {
     expect(d.status).toBe("approved");
     const types = (await engine.audit({ requestId: r.id })).map((e) => e.type);
     expect(types).toEqual(["created", "escalated", "decided"]);
+  });
+});
+
+describe("isOverdue", () => {
+  it("is true from the deadline on, and only while pending", async () => {
+    const { engine, clock } = await late();
+    const r = await engine.request({ ...base, timeoutMs: 1000 });
+    expect(activeDeadline(r)).toBe(clock.t + 1000);
+    expect(isOverdue(r, clock.t + 999)).toBe(false);
+    expect(isOverdue(r, clock.t + 1000)).toBe(true);
+    const open = await engine.request({ ...base });
+    expect(isOverdue(open, Number.MAX_SAFE_INTEGER)).toBe(false);
+    // A stale copy of a decided request still carrying its deadline is not overdue.
+    const decided = { ...r, status: "approved" as const };
+    expect(activeDeadline(decided)).toBeUndefined();
+    expect(isOverdue(decided, clock.t + 5000)).toBe(false);
   });
 });
 
