@@ -71,6 +71,7 @@ await describePg("postgres token store", ({ url }) => {
       expect(versions).toEqual([{ version: 1 }]);
       expect(await adminQuery(url, `SELECT version FROM "${fresh}".airlock_migrations`)).toEqual([
         { version: 1 },
+        { version: 2 },
       ]);
       expect(await requests.countPending()).toBe(0);
       expect(await many[0]?.list()).toEqual([]);
