@@ -171,6 +171,11 @@ describe.skipIf(!haveBrowser)("deciding in the inbox (chromium)", () => {
     await page.goto(`${s.url}/requests/${renamed.id}`);
     await expect(page.locator("#btn-approve").textContent()).resolves.toBe("Approve — Sign");
     await expect(page.locator("#btn-reject").textContent()).resolves.toBe("Reject — Keep unsigned");
+    // The approve-only request can still be rejected.
+    await page.goto(`${s.url}/requests/${r.id}`);
+    await page.click("#btn-reject");
+    await page.waitForSelector('#decision-panel[data-status="rejected"]');
+    expect((await s.airlock.get(r.id)).decision?.reviewer).toBe("alice");
     await page.context().close();
   });
 

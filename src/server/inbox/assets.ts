@@ -70,7 +70,8 @@ p.back { margin:.2rem 0; }
 .markdown table { display:block; overflow:auto; max-width:100%; }
 .markdown img { max-width:100%; }
 dl.context { display:grid; grid-template-columns:max-content minmax(0, 1fr); gap:.2rem .8rem; margin:0 0 .8rem; }
-dl.context dt { color:var(--muted); } dl.context dd { margin:0; overflow-wrap:anywhere; } dl.context ul { margin:0; padding-left:1.1rem; }
+dl.context dt { color:var(--muted); } dl.context dd { margin:0; overflow-wrap:anywhere; }
+.critiques h2 { font-size:1rem; } .critiques ul { margin:0; padding-left:1.1rem; } .critiques li { overflow-wrap:anywhere; }
 .truncated { font-size:.85rem; }
 pre.diff { background:#fbfbfc; border:1px solid var(--line); border-radius:6px; padding:.4rem 0; overflow:auto; max-height:55vh; margin:0; font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, monospace; }
 pre.diff span { display:block; padding:0 .7rem; white-space:pre; }

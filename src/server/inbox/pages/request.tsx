@@ -209,21 +209,14 @@ const Changes: FC<{ before: string; after: string; names: [string, string]; what
 const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 const str = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : undefined);
 
-/** Figures agents put in metadata for the reviewer: the main question (pattern 1 and 5), estimates
- * of time and cost, and critiques the summary does not already list. */
+/** Figures agents put in metadata for the reviewer: the main question (patterns 1 and 5) and
+ * estimates of time and cost. */
 const Context: FC<{ request: ApprovalRequest }> = ({ request: r }) => {
   const m = r.metadata;
   const question = str(m.mainQuery);
   const minutes = num(m.estimatedMinutes);
   const cost = num(m.estimatedCost);
-  const research = m.research as { critiques?: unknown } | undefined;
-  const critiques = (Array.isArray(research?.critiques) ? research.critiques : [])
-    .map((c) => c as { issue?: unknown; importance?: unknown })
-    .filter((c) => typeof c.issue === "string" && !(r.summary ?? "").includes(c.issue))
-    .slice(0, 20);
-  if (!question && minutes === undefined && cost === undefined && critiques.length === 0) {
-    return null;
-  }
+  if (!question && minutes === undefined && cost === undefined) return null;
   return (
     <dl class="context">
       {question ? (
@@ -245,24 +238,31 @@ const Context: FC<{ request: ApprovalRequest }> = ({ request: r }) => {
           </dd>
         </>
       ) : null}
-      {critiques.length ? (
-        <>
-          <dt>Other critiques</dt>
-          <dd>
-            <ul>
-              {critiques.map((c) => (
-                <li>
-                  {String(c.issue)}
-                  {typeof c.importance === "string" ? (
-                    <span class="muted"> ({c.importance})</span>
-                  ) : null}
-                </li>
-              ))}
-            </ul>
-          </dd>
-        </>
-      ) : null}
     </dl>
+  );
+};
+
+/** Critiques of a research run (pattern 1's `metadata.research.critiques`) that the summary does
+ * not already list (it lists the high-priority ones). */
+const OtherCritiques: FC<{ request: ApprovalRequest }> = ({ request: r }) => {
+  const research = r.metadata.research as { critiques?: unknown } | undefined;
+  const critiques = (Array.isArray(research?.critiques) ? research.critiques : [])
+    .map((c) => c as { issue?: unknown; importance?: unknown })
+    .filter((c) => typeof c.issue === "string" && !(r.summary ?? "").includes(c.issue))
+    .slice(0, 20);
+  if (!critiques.length) return null;
+  return (
+    <section class="card critiques" aria-label="other critiques">
+      <h2>Other critiques</h2>
+      <ul>
+        {critiques.map((c) => (
+          <li>
+            {String(c.issue)}
+            {typeof c.importance === "string" ? <span class="muted"> ({c.importance})</span> : null}
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 };
 
@@ -350,6 +350,7 @@ const Asked: FC<PanelProps & { ticks: boolean; checked: string[] }> = (p) => {
         </section>
       ) : null}
       <Items request={r} ticks={p.ticks} checked={p.checked} />
+      <OtherCritiques request={r} />
     </>
   );
 };
