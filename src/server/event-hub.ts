@@ -69,9 +69,17 @@ export function createEventHub(airlock: Airlock, logger: Logger): EventHub {
           published = Math.max(published, e.seq);
           for (const s of [...subscribers]) s.event(e);
         }
+        // The engine's tail ends by itself only when the engine closes: each stream's next read
+        // then fails with `closed`, which ends it.
+        if (!stop.signal.aborted) for (const s of [...subscribers]) s.resync();
       } catch (err) {
         markReady();
-        if (isAirlockError(err, "closed") || stop.signal.aborted) return;
+        if (stop.signal.aborted) return;
+        if (isAirlockError(err, "closed")) {
+          // The engine is closed: each stream's next read fails with `closed` and ends it.
+          for (const s of [...subscribers]) s.resync();
+          return;
+        }
         logger.warn({ err }, "the shared event tail failed; restarting it");
         await new Promise((r) => setTimeout(r, RESTART_MS).unref());
         if (running === run) running = undefined;

@@ -11,7 +11,10 @@ import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Airlock } from "../core/engine.js";
 import { isAirlockError } from "../core/errors.js";
+import type { AuditEvent } from "../core/schemas.js";
 import type { ServerEnv } from "./env.js";
+
+const COUNTED = new Set(["created", "decided", "timed_out", "cancelled", "escalated"]);
 
 /** Decision methods that involve no person; they are counted but not timed as reviews. */
 const AUTOMATIC = new Set(["auto", "no_items", "timeout", "escalated", "error", "cancel"]);
@@ -28,6 +31,8 @@ export function createServerMetrics(
   airlock: Airlock,
   logger: Logger,
   registry: Registry = new Registry(),
+  /** The live tail to follow (the server's shared one); by default the engine's own. */
+  tail: (signal: AbortSignal) => AsyncIterable<AuditEvent> = (signal) => airlock.events({ signal }),
 ): ServerMetrics {
   const httpRequests = new Counter({
     name: "airlock_http_requests_total",
@@ -89,10 +94,8 @@ export function createServerMetrics(
   const stopper = new AbortController();
   void (async () => {
     try {
-      for await (const e of airlock.events({
-        types: ["created", "decided", "timed_out", "cancelled", "escalated"],
-        signal: stopper.signal,
-      })) {
+      for await (const e of tail(stopper.signal)) {
+        if (!COUNTED.has(e.type)) continue;
         if (e.type === "created") {
           created.inc();
           continue;

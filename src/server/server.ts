@@ -170,9 +170,12 @@ function metricsTokenGate(secret: string, metrics: ServerMetrics): MiddlewareHan
 export function createServer(options: ServerOptions): AirlockServer {
   const o = resolve(options);
   const { airlock, logger } = o;
-  const metrics = createServerMetrics(airlock, logger, o.registry);
   const storage = createStorageHealth(logger, o.storageQuietMs);
+  // One live tail of the audit log for the whole server: event streams and metrics share it.
   const events = createEventHub(airlock, logger);
+  const metrics = createServerMetrics(airlock, logger, o.registry, (signal) =>
+    events.tail({ signal }),
+  );
   const credentials = createCredentialWatch(o.auth.tokens, logger, o.credentialCheckMs, () =>
     events.position(),
   );

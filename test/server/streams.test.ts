@@ -130,6 +130,22 @@ describe("streams end with their credential", () => {
   });
 });
 
+describe("the shared tail", () => {
+  it("ends open streams when the engine is closed under the server", async () => {
+    const s = await start();
+    const stop = new AbortController();
+    try {
+      const events = await openEvents(s.url, s.tokens.admin, { signal: stop.signal });
+      await s.call(s.tokens.agent, "POST", "/v1/requests", gate("Before close"));
+      expect((await take(events, 1))[0]?.event).toBe("created");
+      await s.airlock.close();
+      expect(await endsWithin(events, 3000)).toBe("ended");
+    } finally {
+      stop.abort();
+    }
+  });
+});
+
 describe("event streams per token", () => {
   it("caps open streams per token with 429 too_many_streams; closing one frees a place", async () => {
     const s = await start({ maxStreamsPerToken: 2 });
