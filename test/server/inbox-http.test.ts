@@ -344,13 +344,15 @@ describe("request pages (issues 11 and 12)", () => {
       requester: "bot",
       summary: "Short *summary*.",
       preview: "[".repeat(1_000_000),
+      args: { blob: "x".repeat(300_000) },
     });
     const inbox = viaServer(t);
     const { cookie } = await signIn(inbox, await reviewerOn(t, "ivan"));
     const before = markdownRenders();
     const html = await (await inbox(`/requests/${r.id}`, { headers: { cookie } })).text();
-    expect(html).toContain("more characters not shown");
-    expect(html.length).toBeLessThan(200_000);
+    // Both the preview (markdown) and the arguments (JSON) are cut, each with a notice.
+    expect(html.match(/more characters not shown/g)).toHaveLength(2);
+    expect(html.length).toBeLessThan(300_000);
     expect(markdownRenders() - before).toBe(2);
     await (await inbox(`/requests/${r.id}`, { headers: { cookie } })).text();
     await (await inbox(`/inbox/requests/${r.id}/panel`, { headers: { cookie } })).text();

@@ -22,8 +22,11 @@ md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
   return defaultLinkOpen(tokens, idx, options, env, self);
 };
 
-/** The most characters of one text (a summary or a preview) that the inbox renders. */
+/** The most characters of markdown (a summary or a preview) that the inbox renders. */
 export const MAX_RENDERED_CHARS = 20_000;
+/** The most characters of plain text (a diff, the arguments as JSON) a page shows: these cost
+ * linear work to show, and a reviewer approving a file should see all of it. */
+export const MAX_SHOWN_CHARS = 200_000;
 
 /** The head of `text` that is shown, and how many characters were left out. */
 export function bounded(text: string, max = MAX_RENDERED_CHARS): { text: string; omitted: number } {

@@ -6,7 +6,7 @@ import { raw } from "hono/html";
 import type { FC } from "hono/jsx";
 import type { ApprovalRequest, AuditEvent } from "../../../core/schemas.js";
 import { changes, type DiffLine, looksLikeDiff, parseDiff } from "../diff.js";
-import { bounded, renderMarkdownOnce } from "../markdown.js";
+import { bounded, MAX_SHOWN_CHARS, renderMarkdownOnce } from "../markdown.js";
 import { Badge, Countdown } from "./queue.js";
 
 export interface FormError {
@@ -139,7 +139,7 @@ const Truncated: FC<{ omitted: number }> = ({ omitted }) =>
   omitted > 0 ? (
     <p class="muted truncated">
       … {omitted.toLocaleString("en")} more characters not shown (the inbox shows the first part of
-      long texts; the exact arguments are below).
+      long texts).
     </p>
   ) : null;
 
@@ -166,7 +166,7 @@ export const Preview: FC<{ request: ApprovalRequest }> = ({ request: r }) => {
   if (!looksLikeDiff(text)) {
     return <Markdown cacheKey={`${r.id}:${r.version}:preview`} source={text} />;
   }
-  const shown = bounded(text);
+  const shown = bounded(text, MAX_SHOWN_CHARS);
   return (
     <>
       <DiffView lines={parseDiff(shown.text)} />
@@ -358,7 +358,7 @@ const Asked: FC<PanelProps & { ticks: boolean; checked: string[] }> = (p) => {
 const Args: FC<{ request: ApprovalRequest }> = ({ request: r }) => {
   if (!Object.keys(r.args).length) return null;
   const text = JSON.stringify(r.args, null, 2);
-  const shown = bounded(text);
+  const shown = bounded(text, MAX_SHOWN_CHARS);
   return (
     <details class="card args">
       <summary>Exact arguments (JSON)</summary>
@@ -471,6 +471,7 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
   const rejectLabel = customLabel(r, "rejectLabel");
   const canRevise = allows("revise");
   const commentRequired = revisionCommentRequired(r);
+  const argsText = allows("edit") ? JSON.stringify(r.args, null, 2) : "";
   return (
     <section id="decision-panel" data-status="pending" aria-label="decision">
       {head}
@@ -564,7 +565,12 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
           </div>
         </form>
       ) : null}
-      {allows("edit") ? (
+      {allows("edit") && argsText.length > MAX_SHOWN_CHARS ? (
+        <p class="card muted">
+          The arguments are too large to edit here ({argsText.length.toLocaleString("en")}{" "}
+          characters); approve or reject them as they are.
+        </p>
+      ) : allows("edit") ? (
         <details class="card" open={error?.form === "edit"}>
           <summary>Edit the arguments, then approve</summary>
           <form method="post" action={action} id="edit-form">
@@ -581,7 +587,7 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
               data-error-for="edit-error"
               spellcheck={false}
             >
-              {error?.form === "edit" ? (error.argsText ?? "") : JSON.stringify(r.args, null, 2)}
+              {error?.form === "edit" ? (error.argsText ?? "") : argsText}
             </textarea>
             <p id="edit-error" class="error" role="alert" hidden={error?.form !== "edit"}>
               {error?.form === "edit" ? error.message : ""}
