@@ -72,7 +72,11 @@ describe("several processes on one SQLite file", () => {
     await engine.close();
   });
 
-  it("several processes creating the same new database at once all succeed", async () => {
+  // 24 short-lived processes, each starting TypeScript: on a loaded two-core machine that alone can
+  // take longer than the default 30 s, which says nothing about the migrations under test.
+  it("several processes creating the same new database at once all succeed", {
+    timeout: 120_000,
+  }, async () => {
     for (let round = 0; round < 4; round++) {
       const db = dbPath();
       const kids = Array.from({ length: 6 }, () => startChild(["open", db]));
