@@ -147,6 +147,28 @@ describe.skipIf(!haveBrowser)("deciding in the inbox (chromium)", () => {
     await page.click("#btn-confirm");
     await page.waitForSelector('#decision-panel[data-status="approved"]');
     expect((await s.airlock.get(r.id)).decision?.outcome).toBe("approved");
+
+    // Approving edited arguments of a high-risk request confirms too, and keeps the edit.
+    const edited = await s.airlock.request({
+      title: "Delete project P-old",
+      action: "delete_project",
+      requester: "ops-bot",
+      risk: "critical",
+      allowed: ["approve", "reject", "edit"],
+      args: { projectId: "P-old" },
+    });
+    await page.goto(`${s.url}/requests/${edited.id}`);
+    await page.click("text=Edit the arguments, then approve");
+    await page.fill("#edit-args", '{ "projectId": "P-older" }');
+    await page.click("#btn-edit");
+    await page.waitForSelector("[aria-label=confirm]");
+    expect((await s.airlock.get(edited.id)).status).toBe("pending");
+    await page.click("#btn-confirm");
+    await page.waitForSelector('#decision-panel[data-status="approved"]');
+    expect((await s.airlock.get(edited.id)).decision).toMatchObject({
+      method: "edit",
+      editedArgs: { projectId: "P-older" },
+    });
     await page.context().close();
   });
 

@@ -772,6 +772,17 @@ function decisionFromForm(form: FormValues, r: ApprovalRequest): Built {
           },
         };
       }
+      if (risky && !confirmed) {
+        return {
+          confirm: {
+            message: `${danger} Approve “${r.title}” with the arguments you edited?`,
+            choices: [{ action: "edit", label: "Yes, approve with these arguments" }],
+            comment: comment ?? "",
+            selected: [],
+            args: text,
+          },
+        };
+      }
       return {
         decision: {
           outcome: "approved",

@@ -22,9 +22,11 @@ export interface FormError {
  * some items were ticked. The reviewer's comment and ticks are carried along. */
 export interface Confirmation {
   message: string;
-  choices: { action: "approve" | "approve_selected"; label: string }[];
+  choices: { action: "approve" | "approve_selected" | "edit"; label: string }[];
   comment: string;
   selected: string[];
+  /** The edited arguments, when the approval to confirm is an edit. */
+  args?: string;
 }
 
 export interface PanelProps {
@@ -496,6 +498,7 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
               <strong>{confirm.message}</strong>
             </p>
             <Hidden name="confirmed" value="yes" />
+            {confirm.args !== undefined ? <Hidden name="args" value={confirm.args} /> : null}
             <div class="actions">
               {confirm.choices.map((c, i) => (
                 <button
