@@ -137,6 +137,16 @@ describe.skipIf(!haveBrowser)("the demo requests in chromium", () => {
           });
         }
       }
+      // The queue and the metrics page fit too.
+      for (const path of ["/", "/dashboard?window=week"]) {
+        await page.goto(`${base}${path}`);
+        const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+        if (wide > width) problems.push(`${path}: ${wide} px wide in a ${width} px window`);
+        await page.screenshot({
+          path: new URL(`inbox-${path === "/" ? "queue" : "dashboard"}-${width}.png`, DOCS)
+            .pathname,
+        });
+      }
       expect(problems).toEqual([]);
       await page.context().close();
     }, 60_000);

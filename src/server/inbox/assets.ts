@@ -103,6 +103,8 @@ dl.facts dt { color:var(--muted); } dl.facts dd { margin:0; min-width:0; overflo
   table.queue, table.queue tbody, table.queue tr, table.queue td { display:block; width:100%; }
   table.queue tr { border-bottom:1px solid var(--line); padding:.4rem 0; }
   table.queue td { border:0; padding:.15rem .6rem; }
+  table.queue td[data-label]::before { content: attr(data-label) ": "; color:var(--muted); font-size:.85rem; }
+  table.queue td.name { font-weight:600; }
   main { padding: .6rem; }
   .decide-bar .keys { display:none; }
 }

@@ -14,14 +14,14 @@ const dur = (ms: number | undefined) =>
 
 const Row: FC<{ name: string; b: MetricsBucket }> = ({ name, b }) => (
   <tr>
-    <td>{name}</td>
-    <td>{String(b.total)}</td>
-    <td>{pct(b.approvalRate)}</td>
-    <td>{pct(b.revisionRate)}</td>
-    <td>{pct(b.timeoutRate)}</td>
-    <td>{dur(b.reviewDurationMs?.p50)}</td>
-    <td>{dur(b.reviewDurationMs?.p90)}</td>
-    <td>{dur(b.reviewDurationMs?.p99)}</td>
+    <td class="name">{name}</td>
+    <td data-label="Decided">{String(b.total)}</td>
+    <td data-label="Approval rate">{pct(b.approvalRate)}</td>
+    <td data-label="Revision rate">{pct(b.revisionRate)}</td>
+    <td data-label="Timeouts">{pct(b.timeoutRate)}</td>
+    <td data-label="Review p50">{dur(b.reviewDurationMs?.p50)}</td>
+    <td data-label="p90">{dur(b.reviewDurationMs?.p90)}</td>
+    <td data-label="p99">{dur(b.reviewDurationMs?.p99)}</td>
   </tr>
 );
 

@@ -67,14 +67,18 @@ export const QueueRows: FC<{ rows: RequestSummary[] }> = ({ rows }) =>
             <td>
               <a href={`/requests/${r.id}`}>{r.title}</a>
             </td>
-            <td>{r.action}</td>
-            <td>
+            <td data-label="Action">{r.action}</td>
+            <td data-label="Risk">
               <Badge kind="risk" text={r.risk} />
             </td>
-            <td>{r.confidence !== undefined ? String(r.confidence) : "—"}</td>
-            <td>{r.level}</td>
-            <td>{r.requester}</td>
-            <td>{r.status === "pending" ? <Countdown deadline={r.deadline} /> : "—"}</td>
+            <td data-label="Confidence">
+              {r.confidence !== undefined ? String(r.confidence) : "—"}
+            </td>
+            <td data-label="Level">{r.level}</td>
+            <td data-label="Requester">{r.requester}</td>
+            <td data-label="Deadline">
+              {r.status === "pending" ? <Countdown deadline={r.deadline} /> : "—"}
+            </td>
             <td class={`status-${r.status}`}>
               {r.status === "revise" ? "revision requested" : r.status.replace("_", " ")}
             </td>
