@@ -6,6 +6,8 @@
 // too. So each attempt waits only briefly (`busyTimeoutMs`), and a write that finds the file locked
 // tries again after a timer, for up to `lockWaitMs`, before failing with `store_unavailable`.
 // Storage faults (locked, disk full, read-only, I/O errors) are `store_unavailable` too.
+import { accessSync, constants } from "node:fs";
+import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import {
   type AuditKey,
@@ -87,6 +89,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       "checkpointFile",
     );
   }
+  checkWritable(path, where);
   let db: Database.Database;
   try {
     db = new Database(path);
@@ -467,6 +470,29 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       db.close();
     },
   };
+}
+
+/** SQLite opens a file it cannot write read-only without a word, and the first write fails much
+ * later: say so at once. The folder must be writable too (SQLite creates the -wal and -shm files). */
+function checkWritable(path: string, where: string): void {
+  if (path === ":memory:" || path === "" || path.startsWith("file:")) return;
+  const check = (target: string, what: string) => {
+    try {
+      accessSync(target, constants.W_OK);
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? "";
+      if (code === "ENOENT") return;
+      if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
+        throw new AirlockError(
+          "store_unavailable",
+          `${where} is read-only: ${what} cannot be written by this process (${code}); make it writable, or open a copy`,
+          { cause: err },
+        );
+      }
+    }
+  };
+  check(path, "the file");
+  check(dirname(resolve(path)), `its folder ${dirname(resolve(path))}`);
 }
 
 function positive(v: number, name: string): number {

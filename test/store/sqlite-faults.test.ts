@@ -103,22 +103,26 @@ describe("SQLite storage faults", () => {
     cleanups.push(() => {
       execFileSync("chattr", ["-i", db], { stdio: "ignore" });
     });
+    const message = new RegExp(
+      `the SQLite database at ${db.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is read-only: the file cannot be written`,
+    );
+    // Refused at once, not at the first write.
+    expect(() => sqliteStore(db)).toThrow(message);
     let err: unknown;
     try {
-      const s = sqliteStore(db);
-      cleanups.push(() => s.close());
-      await s.insertRequest(request("req_2"), created("req_2"));
+      sqliteStore(db);
     } catch (e) {
       err = e;
     }
-    expect(err).toMatchObject({
-      code: "store_unavailable",
-      message: expect.stringMatching(
-        new RegExp(
-          `the SQLite database at ${db.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is read-only`,
-        ),
-      ),
+    expect(err).toMatchObject({ code: "store_unavailable" });
+    // A folder SQLite cannot create its -wal and -shm files in is read-only too.
+    execFileSync("chattr", ["-i", db], { stdio: "ignore" });
+    const folder = join(db, "..");
+    execFileSync("chattr", ["+i", folder], { stdio: "ignore" });
+    cleanups.push(() => {
+      execFileSync("chattr", ["-i", folder], { stdio: "ignore" });
     });
+    expect(() => sqliteStore(db)).toThrow(/is read-only: its folder .* cannot be written/);
   });
 
   it("a full disk (here: the page limit) is store_unavailable, and nothing is half-written", async () => {
