@@ -360,6 +360,49 @@ describe("request pages (issues 11 and 12)", () => {
   });
 });
 
+describe("revision comments", () => {
+  let u: TestServer;
+  beforeAll(async () => {
+    u = await startTestServer();
+  });
+  afterAll(async () => {
+    await u.close();
+  });
+
+  it("are required only where the request says `revisionCommentRequired`", async () => {
+    const inbox = viaServer(u);
+    const { cookie } = await signIn(inbox, u.tokens.alice);
+    const csrf = await pageCsrf(inbox, cookie);
+    const revise = (id: string) =>
+      inbox(`/requests/${id}/decide`, {
+        method: "POST",
+        headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ _csrf: csrf, action: "revise", comment: "" }).toString(),
+        redirect: "manual",
+      });
+    const strict = await u.airlock.request({
+      title: "Needs a why",
+      requester: "bot",
+      revisionCommentRequired: true,
+    });
+    const page = await (await inbox(`/requests/${strict.id}`, { headers: { cookie } })).text();
+    expect(page).toContain("(comment required)");
+    const refused = await revise(strict.id);
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain("needs a comment");
+    expect((await u.airlock.get(strict.id)).status).toBe("pending");
+
+    const lenient = await u.airlock.request({ title: "Send it back", requester: "bot" });
+    const lenientPage = await (
+      await inbox(`/requests/${lenient.id}`, { headers: { cookie } })
+    ).text();
+    expect(lenientPage).not.toContain("(comment required)");
+    const sent = await revise(lenient.id);
+    expect(sent.status).toBe(303);
+    expect((await u.airlock.get(lenient.id)).status).toBe("revise");
+  });
+});
+
 describe("the queue (issue 10 item 3)", () => {
   it("reads summaries only, most urgent first, and counts pending requests with a count", async () => {
     const reads = { listRequests: 0, getRequest: 0 };

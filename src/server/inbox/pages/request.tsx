@@ -89,9 +89,7 @@ export function needsConfirmation(r: ApprovalRequest): boolean {
 
 /** Whether asking for a revision needs a comment (`revisionCommentRequired`, false by default). */
 export function revisionCommentRequired(r: ApprovalRequest): boolean {
-  return (
-    (r as ApprovalRequest & { revisionCommentRequired?: boolean }).revisionCommentRequired === true
-  );
+  return r.revisionCommentRequired === true;
 }
 
 /** Items can be ticked when the request allows approving a selection. */
