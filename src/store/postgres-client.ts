@@ -5,7 +5,7 @@
 // - after COMMIT was sent the outcome is unknown: we say so instead of guessing;
 // - a connection that failed mid-transaction is rolled back or destroyed, never returned dirty.
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from "pg";
-import { isConnectionError, storeUnavailable } from "./postgres-errors.js";
+import { isConnectionError, storageFault, storeUnavailable } from "./postgres-errors.js";
 import type { Query } from "./postgres-sql.js";
 
 export interface Step {
@@ -53,7 +53,10 @@ export function createRunner(pool: Pool, target: string, isClosed: () => boolean
           client.removeListener("error", onLost);
           // release(error) destroys the connection instead of returning it to the pool.
           client.release(destroy ? (lost ?? toError(err)) : undefined);
-          if (!connectionFailed) throw err;
+          if (!connectionFailed) {
+            const fault = storageFault(err);
+            throw fault ? storeUnavailable(target, `${what}: ${fault}`, err) : err;
+          }
           if (step.committing) {
             throw storeUnavailable(
               target,

@@ -63,6 +63,23 @@ export function isConnectionError(err: unknown): boolean {
   return typeof message === "string" && LOST_MESSAGE.test(message);
 }
 
+// SQLSTATEs of a database that is there but cannot take writes now: read_only_sql_transaction (a
+// standby after a failover, or default_transaction_read_only), disk_full, insufficient_resources,
+// out_of_memory, configuration_limit_exceeded. Worth retrying later; not a bug in the statement.
+const STORAGE_CODES: Record<string, string> = {
+  "25006": "the database is read-only",
+  "53100": "the database's disk is full",
+  "53000": "the database is out of resources",
+  "53200": "the database is out of memory",
+  "53400": "the database hit a configured limit",
+};
+
+/** Why the database cannot take this write now, when `err` says so (see STORAGE_CODES). */
+export function storageFault(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? STORAGE_CODES[code] : undefined;
+}
+
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) {
     if (err.message) return err.message;
