@@ -204,7 +204,9 @@ function whereOf(filter: ListFilter): { where: string[]; values: unknown[] } {
       : Array.isArray(filter.status)
         ? filter.status
         : [filter.status];
-  if (statuses.length) where.push(`status = ANY(${param(statuses)}::text[])`);
+  // One status as an equality: an index on (status, ...) then also yields the order.
+  if (statuses.length === 1) where.push(`status = ${param(statuses[0])}`);
+  else if (statuses.length) where.push(`status = ANY(${param(statuses)}::text[])`);
   if (filter.action !== undefined) where.push(`action = ${param(filter.action)}`);
   if (filter.requester !== undefined) where.push(`requester = ${param(filter.requester)}`);
   if (filter.approver !== undefined) {
