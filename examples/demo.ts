@@ -55,7 +55,8 @@ export function demoWorkDir(): { dir: string; remove(): void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Starts every example against the server at `url`, as the agent `demo-agent`. Once `stop()` is
+/** Starts every example against the server at `url`, as the agent `demo-agent`, after printing how
+ * to sign in as the demo reviewer. Once `stop()` is
  * called, the agents' own lines (each would report the interruption) are not printed: one line says
  * the demo stopped. */
 export async function startDemoAgents(options: DemoStartOptions): Promise<DemoAgents> {
@@ -65,6 +66,11 @@ export async function startDemoAgents(options: DemoStartOptions): Promise<DemoAg
   ]);
   const client = createClient({ url: options.url, token: agentToken });
   await cancelLeftovers(client, options.print);
+  options.print(
+    `Demo: five example agents are waiting for you. Open ${options.url}/ and sign in with the reviewer token`,
+  );
+  options.print(`  ${reviewerToken}`);
+  options.print("(a new one at every start; the agents' progress is printed below)");
   const stop = new AbortController();
   const print = (line: string) => {
     if (!stop.signal.aborted) options.print(line);

@@ -48,7 +48,8 @@ export interface DemoModule {
   examples: readonly DemoExample[];
   /** The policy (small file writes pass by rule) and action schemas a demo engine or server runs with. */
   engineOptions(): Pick<AirlockOptions, "policy" | "schemas">;
-  /** Starts every example against the server at `url`, as the agent `demo-agent`. */
+  /** Prints how to sign in as the demo reviewer, then starts every example against the server at
+   * `url`, as the agent `demo-agent`. */
   startDemoAgents(options: DemoStartOptions): Promise<DemoAgents>;
   /** A new folder under the system's temporary directory, and how to remove it. */
   demoWorkDir(): { dir: string; remove(): void };

@@ -117,14 +117,8 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     if (adminToken) {
       print(`Admin token (shown once; keep it somewhere safe): ${adminToken}`);
     }
+    // The demo prints how to sign in as its reviewer, then the agents' progress.
     demo = demoModule ? await demoModule.startDemoAgents({ url, tokens, print, env }) : undefined;
-    if (demo) {
-      print(
-        `Demo: five example agents are waiting for you. Open ${url}/ and sign in with the reviewer token`,
-      );
-      print(`  ${demo.reviewerToken}`);
-      print("(a new one at every start; the agents' progress is printed below)");
-    }
     const engine = airlock;
     const agents = demo;
     let closing: Promise<void> | undefined;
