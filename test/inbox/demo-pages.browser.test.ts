@@ -1,7 +1,7 @@
 // The five demo agents' requests as a reviewer sees them, in Debian's chromium at desktop and phone
 // width: no page scrolls sideways, and the decision (title, risk, countdown, the buttons) is in the
 // first screen. The agents are the real examples, started as `airlock serve --demo` starts them.
-// AIRLOCK_SCREENSHOTS=1 writes the screenshots to docs/; otherwise to a temp folder.
+// AIRLOCK_SCREENSHOTS=1 writes the screenshots to docs/; otherwise to the test's temporary folder.
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
@@ -22,8 +22,7 @@ if (!haveBrowser && process.env.AIRLOCK_REQUIRE_BROWSER === "1") {
     `${CHROMIUM} is missing and AIRLOCK_REQUIRE_BROWSER=1: install Debian's chromium`,
   );
 }
-const shots = process.env.AIRLOCK_SCREENSHOTS === "1" ? undefined : tempDir("airlock-shots-");
-const DOCS = shots ? new URL(`file://${shots.dir}/`) : new URL("../../docs/", import.meta.url);
+let DOCS: URL;
 
 /** The five patterns' gates, by action. */
 const PATTERNS: Record<string, string> = {
@@ -46,6 +45,10 @@ describe.skipIf(!haveBrowser)("the demo requests in chromium", () => {
   beforeAll(async () => {
     const t = tempDir();
     cleanup = t.cleanup;
+    DOCS =
+      process.env.AIRLOCK_SCREENSHOTS === "1"
+        ? new URL("../../docs/", import.meta.url)
+        : new URL(`file://${t.dir}/shots/`);
     airlock = await createAirlock({
       store: sqliteStore(join(t.dir, "airlock.db")),
       policy: demoPolicy(),
@@ -74,7 +77,6 @@ describe.skipIf(!haveBrowser)("the demo requests in chromium", () => {
     await server?.close();
     await airlock?.close();
     cleanup?.();
-    shots?.cleanup();
   });
 
   async function signedIn(width: number, height: number): Promise<Page> {

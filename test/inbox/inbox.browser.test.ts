@@ -21,11 +21,9 @@ if (!haveBrowser && process.env.AIRLOCK_REQUIRE_BROWSER === "1") {
 if (!haveBrowser) {
   console.warn(`skipping the browser tests: ${CHROMIUM} is missing (apt-get install -y chromium)`);
 }
-// AIRLOCK_SCREENSHOTS=1 refreshes the README's screenshots in docs/; otherwise they go to a temp folder.
-const DOCS =
-  process.env.AIRLOCK_SCREENSHOTS === "1"
-    ? new URL("../../docs/", import.meta.url)
-    : new URL(`file://${tempDir("airlock-shots-").dir}/`);
+// AIRLOCK_SCREENSHOTS=1 refreshes the README's screenshots in docs/; otherwise they go to the test's
+// temporary folder, removed at the end.
+let DOCS: URL;
 
 describe.skipIf(!haveBrowser)("web inbox in chromium", () => {
   let airlock: Airlock;
@@ -39,6 +37,10 @@ describe.skipIf(!haveBrowser)("web inbox in chromium", () => {
   beforeAll(async () => {
     const t = tempDir();
     cleanup = t.cleanup;
+    DOCS =
+      process.env.AIRLOCK_SCREENSHOTS === "1"
+        ? new URL("../../docs/", import.meta.url)
+        : new URL(`file://${t.dir}/shots/`);
     airlock = await createAirlock({ store: sqliteStore(join(t.dir, "airlock.db")) });
     airlock.registerSchema(
       "email.send",
