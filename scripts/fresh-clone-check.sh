@@ -15,6 +15,9 @@ trap 'echo "fresh-clone check failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 git clone -q "$src" "$work/airlock"
 cd "$work/airlock"
 npm ci --no-audit --no-fund >"$work/ci.log" 2>&1 || { tail -20 "$work/ci.log"; exit 1; }
+# `npm test` rebuilds dist/ first; the bin must stay executable for `npx airlock` afterwards.
+npm run build >"$work/build.log" 2>&1 || { tail -20 "$work/build.log"; exit 1; }
+[ "$(npx airlock --version)" = "$(node -p 'require("./package.json").version')" ]
 
 # npm start with the demo, on a free port (so a running Airlock is not disturbed), in its own
 # process group so that stopping it stops node too.
