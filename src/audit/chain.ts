@@ -77,7 +77,7 @@ export function keyForAppend(
   if (!own) {
     throw new AirlockError(
       "store_unavailable",
-      `the audit chain is keyed (HMAC) from event #${keying.keyedFrom}: open the store with its audit key (the \`auditKey\` option)`,
+      `the audit chain is keyed (HMAC) from event #${keying.keyedFrom}: open the store with its audit key (the \`auditKey\` option; AIRLOCK_AUDIT_KEY for the airlock command)`,
     );
   }
   if (keying.keyId && keying.keyId !== own.id) {
