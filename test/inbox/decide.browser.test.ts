@@ -215,6 +215,12 @@ describe.skipIf(!haveBrowser)("deciding in the inbox (chromium)", () => {
     await page.waitForSelector('#decision-panel[data-status="cancelled"]');
     const done = await s.airlock.get(r.id);
     expect(done.status).toBe("cancelled");
+    expect(done.decision).toMatchObject({
+      method: "cancel",
+      channel: "web",
+      reviewer: "alice",
+      comment: "asks for approval only; not something we run",
+    });
     const trail = await s.airlock.audit({ requestId: r.id });
     const cancelled = trail.find((e) => e.type === "cancelled");
     expect(cancelled?.actor).toBe("alice");

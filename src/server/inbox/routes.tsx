@@ -489,8 +489,15 @@ export function inboxRoutes(deps: InboxDeps): Hono {
               error: { form: "cancel", message: who.whyNot ?? "You may not cancel this request." },
             });
           }
-          const options = { by: u.principal.name, reason: built.cancel, channel: "web" as const };
-          await airlock.cancel(r.id, options);
+          // A reviewer cancels as a reviewer (the engine checks they may decide it); an admin as admin.
+          await airlock.cancel(r.id, {
+            by: u.principal.name,
+            reason: built.cancel,
+            channel: "web",
+            ...(hasRole(u.principal, "admin")
+              ? {}
+              : { asReviewer: { groups: decidingGroups(u.principal, r) } }),
+          });
         } else {
           const input: DecisionInput = {
             ...built.decision,
