@@ -114,6 +114,37 @@ describe("startDemoAgents", () => {
   });
 });
 
+describe("an example run without a workDir", () => {
+  it("works in a new folder under the system's temporary directory and removes it at the end", async () => {
+    const engine = await createAirlock({
+      store: sqliteStore(":memory:"),
+      sweeper: false,
+      ...demo.engineOptions(),
+    });
+    try {
+      const lines: string[] = [];
+      const example = demo.examples.find((e) => e.name === "file-approval");
+      const run = example?.run({ airlock: engine, log: (l) => lines.push(l) });
+      let finished = false;
+      void run?.finally(() => {
+        finished = true;
+      });
+      while (!finished) {
+        for (const r of (await engine.list({ status: "pending" })).items) {
+          await engine.decide(r.id, { outcome: "approved", reviewer: "dana" }).catch(() => {});
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await run;
+      const sandbox = /sandbox: (\S+)/.exec(lines[0] ?? "")?.[1];
+      expect(sandbox).toBeDefined();
+      expect(existsSync(sandbox as string)).toBe(false);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
 describe("airlock demo file-approval", () => {
   it("applies the small-write rule its banner announces, and removes its sandbox", async () => {
     const db = join(tmp.dir, "airlock.db");
