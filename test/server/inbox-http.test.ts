@@ -403,6 +403,43 @@ describe("revision comments", () => {
   });
 });
 
+describe("cancelling in the inbox (issue 11 item 2)", () => {
+  it("is for reviewers who may decide the request, with a reason", async () => {
+    const v = await startTestServer();
+    try {
+      const inbox = viaServer(v);
+      const post = async (token: string, id: string, reason: string) => {
+        const { cookie } = await signIn(inbox, token);
+        const csrf = await pageCsrf(inbox, cookie);
+        return inbox(`/requests/${id}/decide`, {
+          method: "POST",
+          headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ _csrf: csrf, action: "cancel", reason }).toString(),
+          redirect: "manual",
+        });
+      };
+      // Its own request: visible to "dual", but not for it to decide, so not to cancel either.
+      const own = await v.airlock.request({ title: "Mine", requester: "dual", approvers: ["ops"] });
+      const refused = await post(v.tokens.dual, own.id, "changed my mind");
+      expect(refused.status).toBe(403);
+      expect((await v.airlock.get(own.id)).status).toBe("pending");
+      const r = await v.airlock.request({ title: "Theirs", requester: "bot", approvers: ["ops"] });
+      const empty = await post(v.tokens.alice, r.id, "  ");
+      expect(empty.status).toBe(422);
+      expect(await empty.text()).toContain("Say why you cancel");
+      const ok = await post(v.tokens.alice, r.id, "duplicate of another request");
+      expect(ok.status).toBe(303);
+      expect((await v.airlock.get(r.id)).decision).toMatchObject({
+        outcome: "cancelled",
+        reviewer: "alice",
+        channel: "web",
+      });
+    } finally {
+      await v.close();
+    }
+  });
+});
+
 describe("the queue (issue 10 item 3)", () => {
   it("reads summaries only, most urgent first, and counts pending requests with a count", async () => {
     const reads = { listRequests: 0, getRequest: 0 };
