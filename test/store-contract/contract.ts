@@ -1,15 +1,23 @@
 // The contract every Store must pass. Each backend supplies an initializer (name, create, destroy);
 // differences between backends are declared with a reason in `skip`, never hidden in a test.
+
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createVerifier } from "../../src/audit/chain.js";
+import { auditKeyBytes, auditKeyId, createVerifier, hashEvent } from "../../src/audit/chain.js";
+import { verifyAuditLog } from "../../src/audit/verify.js";
 import { hashArgs } from "../../src/core/hash.js";
 import type { ApprovalRequest, AuditDraft } from "../../src/core/schemas.js";
 import { summaryOf } from "../../src/store/paging.js";
 import type { ListFilter, ListOrder, Store } from "../../src/store/store.js";
+import { tempDir } from "../helpers.js";
 
 export interface StoreInitializer {
   name: string;
   create(): Promise<Store>;
+  /** A store with an audit key (and a checkpoint file), for the keyed-chain tests; stores without
+   * keys (memory) leave it out and those tests are skipped. */
+  createKeyed?(options: { auditKey: string; checkpointFile?: string }): Promise<Store>;
   destroy?(store: Store): Promise<void>;
   skip?: { reason: string; tests: string[] }[];
 }
@@ -453,6 +461,69 @@ export function runStoreContract(init: StoreInitializer): void {
         },
       ]);
       expect(await store.outcomes(a.createdAt + 501)).toEqual([]);
+    });
+
+    const keyedTest = (
+      name: string,
+      fn: (createKeyed: NonNullable<StoreInitializer["createKeyed"]>) => Promise<void>,
+    ) => {
+      const createKeyed = init.createKeyed;
+      if (!createKeyed)
+        it.skip(`${name} (skipped on ${init.name}: no audit key support)`, () => {});
+      else test(name, () => fn(createKeyed));
+    };
+
+    keyedTest(
+      "a keyed store hashes with HMAC and records from which event",
+      async (createKeyed) => {
+        const key = "contract-key-0123456789abcdef";
+        const keyed = await createKeyed({ auditKey: key });
+        try {
+          await keyed.migrate();
+          const a = makeRequest();
+          const b = makeRequest();
+          await keyed.insertRequest(a, [created(a)]);
+          await keyed.insertRequest(b, [created(b)]);
+          const state = await keyed.auditChainState();
+          expect(state).toMatchObject({
+            headRowMissing: false,
+            keyId: auditKeyId(auditKeyBytes(key)),
+          });
+          const from = state.keyedFrom ?? Number.NaN;
+          const events = await keyed.listAudit({ after: from - 1 });
+          expect(events.length).toBeGreaterThanOrEqual(2);
+          for (const e of events) {
+            expect(e.hash).toBe(hashEvent(e.seq, e, e.prevHash, auditKeyBytes(key)));
+            expect(e.hash).not.toBe(hashEvent(e.seq, e, e.prevHash));
+          }
+          expect(await verifyAuditLog(keyed, { key })).toMatchObject({ ok: true, keyedFrom: from });
+          await expect(verifyAuditLog(keyed)).rejects.toMatchObject({ code: "invalid_input" });
+        } finally {
+          await keyed.close();
+        }
+      },
+    );
+
+    keyedTest("a keyed store writes signed checkpoints of its head", async (createKeyed) => {
+      const t = tempDir();
+      const file = join(t.dir, "checkpoints");
+      const key = "contract-key-0123456789abcdef";
+      const keyed = await createKeyed({ auditKey: key, checkpointFile: file });
+      try {
+        await keyed.migrate();
+        const a = makeRequest();
+        await keyed.insertRequest(a, [created(a)]);
+        const head = await keyed.auditHead();
+        await keyed.close();
+        const lines = readFileSync(file, "utf8").trim().split("\n");
+        expect(JSON.parse(lines[lines.length - 1] ?? "{}")).toMatchObject({
+          seq: head?.seq,
+          hash: head?.hash,
+        });
+      } finally {
+        await keyed.close();
+        t.cleanup();
+      }
     });
 
     test("a closed store refuses work", async () => {

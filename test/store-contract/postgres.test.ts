@@ -23,6 +23,7 @@ await describePg("postgres store contract", ({ url }) => {
   runStoreContract({
     name: "postgres",
     create: async () => postgresStore(url, { schema: schema(), max: 4 }),
+    createKeyed: async (options) => postgresStore(url, { schema: schema(), max: 2, ...options }),
   });
   runStoreContract({
     name: "postgres on a pool you pass",
