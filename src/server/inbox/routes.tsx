@@ -64,7 +64,7 @@ export interface InboxDeps {
   sessionsPerToken?: number;
   /** Inbox sessions in this process; past it sign-ins are refused. @default 10000 */
   maxSessions?: number;
-  /** Successful sign-ins per token. @default { max: 10, windowMs: 60000 } */
+  /** Successful sign-ins per token (a token bucket). @default { max: 20, windowMs: 60000 } */
   signInLimit?: RateLimitOptions;
   /** A reviewer's repeated views of one request within this long are audited once. @default 600000 */
   viewedWindowMs?: number;
@@ -107,7 +107,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     secure: secureCookie,
   });
   const loginFailures = createRateLimiter({ max: 20, windowMs: 60_000 });
-  const signIns = createRateLimiter(deps.signInLimit ?? { max: 10, windowMs: 60_000 });
+  const signIns = createRateLimiter(deps.signInLimit ?? { max: 20, windowMs: 60_000 });
   const viewedWindowMs = deps.viewedWindowMs ?? 10 * 60_000;
   const app = new Hono();
 
