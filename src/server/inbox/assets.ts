@@ -30,7 +30,7 @@ main { max-width: 1100px; margin: 0 auto; padding: 1rem; }
 h1 { font-size: 1.4rem; margin:.2rem 0 1rem; }
 h2 { font-size: 1.1rem; margin: 1.4rem 0 .5rem; }
 .card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:1rem; margin-bottom:1rem; }
-.card > h2:first-child { margin-top:0; }
+.card > :first-child { margin-top:0; } .card > :last-child { margin-bottom:0; }
 .card.preview { padding:.5rem; }
 .filters { display:flex; gap:.5rem; flex-wrap:wrap; align-items:end; margin-bottom:1rem; }
 .filters label { display:flex; flex-direction:column; font-size:.8rem; color:var(--muted); }
@@ -89,6 +89,7 @@ fieldset.items { border:1px solid var(--line); border-radius:8px; background:var
 .decide-bar { position:sticky; bottom:0; z-index:1; background:var(--bg); padding:.5rem 0; margin:.5rem 0 0; border-top:1px solid var(--line); }
 .decide-bar .keys { font-size:.85rem; }
 .confirm { border-color:#f5c2c0; background:#fff8f7; }
+.confirm.decide-bar { padding:.8rem 1rem; border:1px solid #f5c2c0; }
 .error { background:#fdecec; color:var(--bad); border:1px solid #f5c2c0; padding:.5rem .7rem; border-radius:6px; margin:.5rem 0; }
 .outcome { font-size:1.05rem; }
 ol.trail { padding-left:1.2rem; } ol.trail li { margin:.2rem 0; }
