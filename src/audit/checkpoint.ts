@@ -2,6 +2,7 @@
 // `{"seq":…,"hash":…,"at":…,"mac":…}` lines to a file (at most one per interval, and one at close),
 // each signed with the audit key. Someone who can rewrite the database but not this file cannot hide
 // a truncation or a rewrite: `verifyAuditLog` checks that the chain still holds every checkpoint.
+import { appendFileSync } from "node:fs";
 import { appendFile, readFile } from "node:fs/promises";
 import { InvalidInputError } from "../core/errors.js";
 import { hmacHex } from "./chain.js";
@@ -35,7 +36,17 @@ export interface CheckpointWriter {
   flush(): Promise<void>;
 }
 
+/** Creates the writer; invalid_input at once when the file cannot be written (a wrong path should
+ * not go unnoticed until someone needs the checkpoints). */
 export function createCheckpointWriter(o: CheckpointWriterOptions): CheckpointWriter {
+  try {
+    appendFileSync(o.file, "", { mode: 0o600 });
+  } catch (err) {
+    throw new InvalidInputError(
+      `cannot write the checkpoint file ${o.file}: ${(err as Error).message}`,
+      "checkpointFile",
+    );
+  }
   const intervalMs = o.intervalMs ?? 1000;
   const now = o.now ?? Date.now;
   let pending: { seq: number; hash: string } | undefined;

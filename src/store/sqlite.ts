@@ -90,6 +90,16 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     );
   }
   checkWritable(path, where);
+  // Before the database opens: a checkpoint file that cannot be written is refused at once.
+  const checkpoints: CheckpointWriter | undefined =
+    options.checkpointFile !== undefined && own
+      ? createCheckpointWriter({
+          file: options.checkpointFile,
+          key: own.key,
+          intervalMs: options.checkpointIntervalMs,
+          onError: options.onError,
+        })
+      : undefined;
   let db: Database.Database;
   try {
     db = new Database(path);
@@ -185,16 +195,6 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     }
     return st as Database.Statement<unknown[], R>;
   }
-
-  const checkpoints: CheckpointWriter | undefined =
-    options.checkpointFile !== undefined && own
-      ? createCheckpointWriter({
-          file: options.checkpointFile,
-          key: own.key,
-          intervalMs: options.checkpointIntervalMs,
-          onError: options.onError,
-        })
-      : undefined;
 
   function appendChain(drafts: AuditDraft[]): AuditEvent[] {
     if (drafts.length === 0) return [];

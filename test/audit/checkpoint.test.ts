@@ -59,4 +59,11 @@ describe("checkpoint writer", () => {
     });
     expect(await readCheckpoints(join(path, "..", "missing"), key)).toEqual({ checkpoints: [] });
   });
+
+  it("a checkpoint file that cannot be written is refused at once", () => {
+    const path = join(file(), "..", "no-such-folder", "checkpoints");
+    expect(() => createCheckpointWriter({ file: path, key })).toThrow(
+      /cannot write the checkpoint file .*no-such-folder/,
+    );
+  });
 });
