@@ -11,7 +11,8 @@
 //   `card_pin` and `pinCode` but not `spinner` or `pinned`; `auth` but not `author`);
 // - `session` as the key's last word or before id/key/token/cookie/secret (`session`, `sessionId`,
 //   `user_session`) but not `session_count` or `sessions`;
-// - `token` except the plural `tokens` and `tokenizer` (`max_tokens` is a count, not a secret).
+// - `token` except the plural `tokens`, `tokenizer`, and counts of a language model's tokens
+//   (`max_tokens`, `max_token`, `token_count`, `token_limit`).
 // Configured names (`extraKeys`, or `setRedactionKeys`) are normalised alike and match wherever
 // they appear in the key.
 //
@@ -68,6 +69,25 @@ const WHOLE_WORDS = new Set([
   "oauth2",
 ]);
 const AFTER_SESSION = new Set(["id", "key", "token", "cookie", "secret"]);
+const TOKEN_COUNT_BEFORE = new Set([
+  "max",
+  "min",
+  "num",
+  "total",
+  "prompt",
+  "completion",
+  "input",
+  "output",
+]);
+const TOKEN_COUNT_AFTER = new Set([
+  "count",
+  "counts",
+  "limit",
+  "limits",
+  "usage",
+  "used",
+  "budget",
+]);
 
 let configured: string[] = [];
 
@@ -101,7 +121,13 @@ export function isSensitiveKey(key: string, options: RedactOptions = {}): boolea
   for (let i = 0; i < words.length; i++) {
     const w = words[i] as string;
     if (WHOLE_WORDS.has(w)) return true;
-    if (w.includes("token") && w !== "tokens" && !w.startsWith("tokeniz")) return true;
+    if (w.includes("token") && w !== "tokens" && !w.startsWith("tokeniz")) {
+      // `max_token`, `token_count`: a count of a language model's tokens, not a secret.
+      const counting =
+        w === "token" &&
+        (TOKEN_COUNT_BEFORE.has(words[i - 1] ?? "") || TOKEN_COUNT_AFTER.has(words[i + 1] ?? ""));
+      if (!counting) return true;
+    }
     if (w === "session") {
       const next = words[i + 1];
       if (next === undefined || AFTER_SESSION.has(next)) return true;
