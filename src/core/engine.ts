@@ -112,6 +112,8 @@ export interface Airlock {
   verifyAudit(options?: VerifyOptions): Promise<VerifyResult>;
   metrics(options?: { sinceMs?: number }): Promise<Metrics>;
   registerSchema(action: string, schema: ZodType): void;
+  /** The schema registered for an action, which its args and edited args must satisfy. */
+  schemaFor(action: string): ZodType | undefined;
   /** Times out every request that is due now; the sweeper calls it by itself. */
   sweep(): Promise<number>;
   readonly store: Store;
@@ -464,6 +466,10 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
 
     registerSchema(action, schema) {
       schemas.set(action, schema);
+    },
+
+    schemaFor(action) {
+      return schemas.get(action);
     },
 
     async sweep() {

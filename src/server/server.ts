@@ -10,7 +10,7 @@ import { limitBody } from "./body.js";
 import { createCredentialWatch } from "./credentials.js";
 import type { RouteDeps, ServerEnv } from "./env.js";
 import { createEventHub } from "./event-hub.js";
-import { inboxRoutes } from "./inbox/routes.js";
+import { type InboxOptions, inboxRoutes } from "./inbox/routes.js";
 import { createLifecycle, type Listening, type ListenOptions } from "./lifecycle.js";
 import { resolveLimits, type ServerLimits } from "./limits.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
@@ -64,9 +64,16 @@ export interface ServerOptions {
   shutdownGraceMs?: number;
   /** A Prometheus registry to register on. @default a new one, private to this server */
   registry?: Registry;
+  /** The inbox's sign-in sessions and cookies: `secureCookies` (`true` behind a TLS proxy; @default
+   * "auto": when the request came over https, or with `trustProxy` when `X-Forwarded-Proto` says so),
+   * `trustProxy`, `sessionsPerToken`, `maxSessions`, `signInLimit`, `viewedWindowMs`. */
+  inbox?: InboxOptions;
 }
 
-type Resolved = Required<Omit<ServerOptions, "registry" | "logger" | "limits" | "metricsToken">> & {
+type Resolved = Required<
+  Omit<ServerOptions, "registry" | "logger" | "limits" | "metricsToken" | "inbox">
+> & {
+  inbox: InboxOptions;
   logger: Logger;
   registry: Registry | undefined;
   limits: ServerLimits;
@@ -102,6 +109,7 @@ function resolve(options: ServerOptions): Resolved {
     storageQuietMs: options.storageQuietMs ?? DEFAULTS.storageQuietMs,
     metricsToken: options.metricsToken,
     registry: options.registry,
+    inbox: options.inbox ?? {},
   };
   positive("bodyLimitBytes", r.bodyLimitBytes);
   positive("maxStreamsPerToken", r.maxStreamsPerToken);
@@ -248,6 +256,7 @@ export function createServer(options: ServerOptions): AirlockServer {
       shutdown: lifecycle.shutdown,
       heartbeatMs: o.heartbeatMs,
       bodyLimitBytes: o.bodyLimitBytes,
+      ...o.inbox,
     }),
   );
 

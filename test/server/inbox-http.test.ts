@@ -191,6 +191,32 @@ describe("inbox cookies behind a TLS proxy (issue 11 item 17)", () => {
   });
 });
 
+describe("createServer passes the inbox settings through", () => {
+  it("sets Secure on the session cookie with inbox.secureCookies", async () => {
+    const secure = await startTestServer({ inbox: { secureCookies: true } });
+    try {
+      const page = await fetch(`${secure.url}/login`);
+      const html = await page.text();
+      const cookie = (page.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";
+      const res = await fetch(`${secure.url}/login`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+        body: new URLSearchParams({
+          token: secure.tokens.alice,
+          next: "/",
+          _csrf: csrf,
+        }).toString(),
+        redirect: "manual",
+      });
+      expect(res.status).toBe(303);
+      expect(res.headers.get("set-cookie") ?? "").toMatch(/airlock_session=[^;]+;.*Secure/i);
+    } finally {
+      await secure.close();
+    }
+  });
+});
+
 /** Reads an SSE response until it ends; true when it ended within `ms`. */
 async function endsWithin(res: Response, ms: number, meanwhile: () => Promise<void>) {
   const reader = res.body?.getReader();

@@ -46,7 +46,7 @@ import {
   sameSecret,
 } from "./session.js";
 
-export interface InboxDeps {
+export interface InboxDeps extends InboxOptions {
   airlock: Airlock;
   tokens: TokenStore;
   logger: Logger;
@@ -54,6 +54,10 @@ export interface InboxDeps {
   heartbeatMs: number;
   /** Largest form accepted, in bytes. */
   bodyLimitBytes: number;
+}
+
+/** The inbox's settings a server passes through (`createServer({ inbox })`). */
+export interface InboxOptions {
   /** The Secure flag on the inbox's cookies: `true` always (serve behind a TLS proxy), `false`
    * never, `"auto"` when the request came over https — or, with `trustProxy`, when the proxy says
    * so in `X-Forwarded-Proto`. @default "auto" */
@@ -338,10 +342,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
   /** Which schema edited arguments are checked against, in a sentence. */
   function schemaNote(r: ApprovalRequest): string | undefined {
     if (!r.allowed.includes("edit")) return undefined;
-    const lookup = (airlock as Partial<{ schemaFor(action: string): ZodType | undefined }>)
-      .schemaFor;
-    if (typeof lookup !== "function") return undefined;
-    const schema = lookup.call(airlock, r.action);
+    const schema = airlock.schemaFor(r.action);
     if (!schema) {
       return `No schema is registered for ${r.action}: any JSON object is accepted.`;
     }
