@@ -3,6 +3,7 @@
 // core store's numbering.
 import Database from "better-sqlite3";
 import { AirlockError } from "../core/errors.js";
+import { whileLocked } from "../store/sqlite-faults.js";
 import { applySqliteMigrations } from "../store/sqlite-migrate.js";
 import type { Role, TokenRecord, TokenStore } from "./tokens.js";
 
@@ -45,7 +46,12 @@ export function sqliteTokenStore(path: string): TokenStore {
     );
   }
   db.pragma("journal_mode = WAL");
-  db.pragma("busy_timeout = 5000");
+  // A short wait per try; a longer lock is waited for on timers (`whileLocked`), so another process
+  // holding the write lock never freezes this server's event loop.
+  db.pragma("busy_timeout = 25");
+  const where = `the SQLite token table at ${path}`;
+  const run = <T>(what: string, fn: () => T) =>
+    whileLocked(fn, { where, what, waitMs: 2000, guard });
   migrate(db);
 
   const stmt = {
@@ -74,33 +80,37 @@ export function sqliteTokenStore(path: string): TokenStore {
     kind: "sqlite",
     async migrate() {
       guard();
-      migrate(db);
+      await run("migrate", () => migrate(db));
     },
     async put(record, hash) {
       guard();
-      stmt.put.run({
-        id: record.id,
-        hash,
-        name: record.name,
-        roles: JSON.stringify(record.roles),
-        groups: JSON.stringify(record.groups),
-        created_at: record.createdAt,
-        revoked_at: record.revokedAt ?? null,
-      });
+      await run("saving a token", () =>
+        stmt.put.run({
+          id: record.id,
+          hash,
+          name: record.name,
+          roles: JSON.stringify(record.roles),
+          groups: JSON.stringify(record.groups),
+          created_at: record.createdAt,
+          revoked_at: record.revokedAt ?? null,
+        }),
+      );
     },
     async findByHash(hash) {
       guard();
-      const row = stmt.byHash.get(hash);
+      const row = await run("looking up a token", () => stmt.byHash.get(hash));
       return row ? recordOf(row) : undefined;
     },
     async list() {
       guard();
-      return stmt.list.all().map(recordOf);
+      return (await run("listing tokens", () => stmt.list.all())).map(recordOf);
     },
     async revoke(id, at) {
       guard();
-      stmt.revoke.run(at, id);
-      const row = stmt.byId.get(id);
+      const row = await run("revoking a token", () => {
+        stmt.revoke.run(at, id);
+        return stmt.byId.get(id);
+      });
       return row ? recordOf(row) : undefined;
     },
     async close() {

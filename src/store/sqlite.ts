@@ -18,7 +18,7 @@ import {
   keyForAppend,
 } from "../audit/chain.js";
 import { type CheckpointWriter, createCheckpointWriter } from "../audit/checkpoint.js";
-import { AirlockError, InvalidInputError, isAirlockError } from "../core/errors.js";
+import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import { clampLimit, listOrder, NO_DEADLINE, pageOf, parseCursor } from "./paging.js";
 import {
@@ -33,6 +33,7 @@ import {
   type SummaryRow,
   summaryFromRow,
 } from "./rows.js";
+import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
 import type { InsertResult, ListFilter, Store, TransitionResult } from "./store.js";
@@ -291,28 +292,10 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     if (closed) throw new AirlockError("closed", "the SQLite store is closed");
   }
 
-  /** Runs `fn`; while another process holds the lock, tries again after a pause (the event loop
-   * stays free) until `lockWaitMs` has passed. Faults become `store_unavailable`. */
-  async function attempt<T>(what: string, fn: () => T): Promise<T> {
+  /** Runs `fn`, waiting on timers while another process holds the lock; see `whileLocked`. */
+  function attempt<T>(what: string, fn: () => T): Promise<T> {
     guard();
-    const until = Date.now() + lockWaitMs;
-    for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
-      try {
-        return fn();
-      } catch (err) {
-        if (!isLocked(err)) throw sqliteFault(err, where, what);
-        const left = until - Date.now();
-        if (left <= 0) {
-          throw new AirlockError(
-            "store_unavailable",
-            `${where} is locked by another process (${what} waited ${lockWaitMs} ms for it): try again shortly`,
-            { cause: err },
-          );
-        }
-        await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
-        guard();
-      }
-    }
+    return whileLocked(fn, { where, what, waitMs: lockWaitMs, guard });
   }
 
   /** A write that appended events: the new head goes to the checkpoint file. */
@@ -509,32 +492,6 @@ function ownKey(key: AuditKey | undefined): { key: Buffer; id: string } | undefi
   if (key === undefined) return undefined;
   const bytes = auditKeyBytes(key);
   return { key: bytes, id: auditKeyId(bytes) };
-}
-
-function isLocked(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return (
-    typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))
-  );
-}
-
-/** A storage fault as `store_unavailable`, naming the database and what failed; other errors
- * (constraint violations, bugs) pass unchanged. */
-export function sqliteFault(err: unknown, where: string, what: string): unknown {
-  if (isAirlockError(err)) return err;
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== "string") return err;
-  const message = (err as Error).message;
-  const fault = (text: string) =>
-    new AirlockError("store_unavailable", `${text} (${what}): ${message}`, { cause: err });
-  if (isLocked(err)) return fault(`${where} is locked by another process`);
-  if (code.startsWith("SQLITE_FULL")) {
-    return fault(`${where} cannot grow: the disk or its size limit is full`);
-  }
-  if (code.startsWith("SQLITE_READONLY")) return fault(`${where} is read-only`);
-  if (code.startsWith("SQLITE_IOERR")) return fault(`${where} failed to read or write its file`);
-  if (code.startsWith("SQLITE_CANTOPEN")) return fault(`${where} cannot be opened`);
-  return err;
 }
 
 function headMissing(where: string, hasEvents: boolean): AirlockError {
