@@ -455,7 +455,8 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
 
     async verifyAudit(opts = {}) {
       guard();
-      return verifyAuditLog(store, opts);
+      // The store's own key and checkpoint file unless the caller names others.
+      return verifyAuditLog(store, { ...store.auditVerification?.(), ...opts });
     },
 
     async metrics(opts = {}) {

@@ -434,6 +434,12 @@ export function postgresStore(
       return { seq: Number(row.seq), hash: row.hash };
     },
 
+    auditVerification() {
+      return {
+        ...(own ? { key: own.key } : {}),
+        ...(o.checkpointFile !== undefined ? { checkpointFile: o.checkpointFile } : {}),
+      };
+    },
     async auditChainState() {
       const [row] = await read<HeadRow>("auditChainState", sql.head);
       return {

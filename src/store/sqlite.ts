@@ -396,6 +396,12 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
         return h && h.seq > 0 ? { seq: h.seq, hash: h.hash } : undefined;
       });
     },
+    auditVerification() {
+      return {
+        ...(own ? { key: own.key } : {}),
+        ...(options.checkpointFile !== undefined ? { checkpointFile: options.checkpointFile } : {}),
+      };
+    },
     async auditChainState() {
       return attempt("auditChainState", () => {
         const h = stmt.head.get();

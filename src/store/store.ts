@@ -151,6 +151,9 @@ export interface Store {
   auditHead(): Promise<{ seq: number; hash: string } | undefined>;
   /** The chain head together with whether and from which event the chain is keyed (HMAC). */
   auditChainState(): Promise<AuditChainState>;
+  /** The audit key and checkpoint file this store was opened with, so verifying through the same
+   * store needs no second copy of the key. Optional: a store without keyed chains leaves it out. */
+  auditVerification?(): { key?: Uint8Array; checkpointFile?: string };
   /** The earliest deadline of a pending request, epoch ms. */
   nextDeadline(): Promise<number | undefined>;
   /** Pending requests whose deadline is at or before `now`, earliest first. */

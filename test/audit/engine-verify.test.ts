@@ -62,3 +62,22 @@ describe("verifyAuditLog over the engine's own writes", () => {
     );
   });
 });
+
+describe("engine.verifyAudit on a keyed store", () => {
+  it("uses the key and checkpoint file the store was opened with", async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const auditKey = "k".repeat(32);
+    const checkpointFile = join(t.dir, "checkpoints");
+    const store = sqliteStore(join(t.dir, "a.db"), { auditKey, checkpointFile });
+    const engine = await createAirlock({ store });
+    cleanups.push(() => engine.close());
+    const r = await engine.request({ title: "keyed" });
+    await engine.decide(r.id, { outcome: "approved", reviewer: "alice" });
+
+    const result = await engine.verifyAudit();
+    expect(result).toMatchObject({ ok: true, keyedFrom: 1 });
+    // Without the store's key, the keyed events cannot be checked at all.
+    await expect(verifyAuditLog(store)).rejects.toMatchObject({ code: "invalid_input" });
+  });
+});
