@@ -1,7 +1,14 @@
 // The public API of `airlock`. Named exports only, listed one by one: everything else is internal.
-export type { VerifyResult } from "./audit/chain.js";
-export { isSensitiveKey, REDACTED, redact } from "./audit/redact.js";
-export type { VerifyOptions } from "./audit/verify.js";
+export type { AuditKey, VerifyResult } from "./audit/chain.js";
+export {
+  isSensitiveKey,
+  REDACTED,
+  type RedactOptions,
+  redact,
+  redactString,
+  setRedactionKeys,
+} from "./audit/redact.js";
+export { type VerifyOptions, verifyAuditLog } from "./audit/verify.js";
 export {
   type ConsoleDecision,
   operatorDecision,
