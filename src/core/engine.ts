@@ -481,8 +481,9 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     async close() {
       if (closed) return;
       closed = true;
-      sweeper?.stop();
       for (const c of [...closers]) c();
+      // A sweep in flight (it fired a timeout and reads again) ends before the store closes.
+      await sweeper?.stop();
       feed.stop();
       await store.close();
     },
