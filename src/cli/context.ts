@@ -6,19 +6,14 @@ import { createClient } from "../client/index.js";
 import type { AirlockApi } from "../core/api.js";
 import { type Airlock, createAirlock } from "../core/engine.js";
 import { sqliteStore } from "../store/sqlite.js";
+import { auditSettings } from "./audit-settings.js";
+import { CliError } from "./errors.js";
 
 export interface GlobalOptions {
   db?: string;
 }
 
-export class CliError extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode = 4) {
-    super(message);
-    this.name = "CliError";
-    this.exitCode = exitCode;
-  }
-}
+export { CliError };
 
 export function resolveDbPath(opts: GlobalOptions, env: NodeJS.ProcessEnv = process.env): string {
   return opts.db ?? env.AIRLOCK_DB ?? "airlock.db";
@@ -29,7 +24,11 @@ export function cliLogger(env: NodeJS.ProcessEnv = process.env): Logger {
 }
 
 export async function openEngine(opts: GlobalOptions): Promise<Airlock> {
-  return createAirlock({ store: sqliteStore(resolveDbPath(opts)), logger: cliLogger() });
+  const path = resolveDbPath(opts);
+  return createAirlock({
+    store: sqliteStore(path, auditSettings({ sqlitePath: path })),
+    logger: cliLogger(),
+  });
 }
 
 /** Runs `fn` with an engine and always closes it. */

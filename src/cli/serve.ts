@@ -5,11 +5,14 @@
 import type { Command } from "commander";
 import pino, { type Logger } from "pino";
 import { type Airlock, createAirlock } from "../core/engine.js";
-import { createServer } from "../server/server.js";
+import type { ServerLimits } from "../server/limits.js";
+import { parseRateLimit, type RateLimitOptions } from "../server/rate-limit.js";
+import { createServer, type ServerOptions } from "../server/server.js";
 import { createToken, hashToken, type TokenRecord, type TokenStore } from "../server/tokens.js";
 import { sqliteTokenStore } from "../server/tokens-sqlite.js";
 import { sqliteStore } from "../store/sqlite.js";
 import type { Store } from "../store/store.js";
+import { type AuditSettings, auditSettings } from "./audit-settings.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
 import { type DemoAgents, loadDemo } from "./demo.js";
 import { positiveInt } from "./parse.js";
@@ -29,6 +32,53 @@ export interface ServeOptions {
   logger?: Logger;
   /** Where the URL and the first admin token are printed. @default stdout */
   print?: (line: string) => void;
+  /** Where signed checkpoints of the audit chain go (see `auditSettings`). */
+  checkpointFile?: string;
+  /** HTTP settings passed to `createServer`: rate limit, size limits and quotas, streams, cookies. */
+  http?: HttpSettings;
+}
+
+/** The `createServer` options `airlock serve` sets from its flags. */
+export type HttpSettings = Pick<
+  ServerOptions,
+  "rateLimit" | "limits" | "maxStreamsPerToken" | "metricsToken" | "inbox"
+>;
+
+interface ServeFlags {
+  postgres?: string;
+  port: number;
+  host: string;
+  demo?: boolean;
+  rateLimit?: RateLimitOptions | false;
+  maxPending?: number;
+  maxPendingBytes?: number;
+  maxArgsBytes?: number;
+  maxPreviewBytes?: number;
+  maxSummaryBytes?: number;
+  maxStreams?: number;
+  checkpointFile?: string;
+  secureCookies?: boolean;
+  trustProxy?: boolean;
+}
+
+/** The HTTP settings the flags (and AIRLOCK_METRICS_TOKEN) ask for; unset ones keep the defaults. */
+export function httpSettings(f: ServeFlags, env: NodeJS.ProcessEnv): HttpSettings {
+  const limits: Partial<ServerLimits> = {};
+  if (f.maxPending !== undefined) limits.pendingPerRequester = f.maxPending;
+  if (f.maxPendingBytes !== undefined) limits.pendingBytesPerRequester = f.maxPendingBytes;
+  if (f.maxArgsBytes !== undefined) limits.argsBytes = f.maxArgsBytes;
+  if (f.maxPreviewBytes !== undefined) limits.previewBytes = f.maxPreviewBytes;
+  if (f.maxSummaryBytes !== undefined) limits.summaryBytes = f.maxSummaryBytes;
+  const inbox: HttpSettings["inbox"] = {};
+  if (f.secureCookies) inbox.secureCookies = true;
+  if (f.trustProxy) inbox.trustProxy = true;
+  return {
+    ...(f.rateLimit === undefined ? {} : { rateLimit: f.rateLimit }),
+    ...(Object.keys(limits).length ? { limits } : {}),
+    ...(f.maxStreams === undefined ? {} : { maxStreamsPerToken: f.maxStreams }),
+    ...(env.AIRLOCK_METRICS_TOKEN ? { metricsToken: env.AIRLOCK_METRICS_TOKEN } : {}),
+    ...(Object.keys(inbox).length ? { inbox } : {}),
+  };
 }
 
 export interface Serving {
@@ -53,7 +103,44 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
       "--demo",
       "run the five example agents against this server (their gates wait in the inbox)",
     )
-    .action(async (opts: { postgres?: string; port: number; host: string; demo?: boolean }) => {
+    .option(
+      "--rate-limit <n/window>",
+      "API requests per token, e.g. 600/60s (the default) or off",
+      rateLimitFlag,
+    )
+    .option(
+      "--max-pending <n>",
+      "pending requests per requester (1000)",
+      positiveInt("--max-pending"),
+    )
+    .option(
+      "--max-pending-bytes <n>",
+      "bytes of pending requests per requester (64 MiB)",
+      positiveInt("--max-pending-bytes"),
+    )
+    .option(
+      "--max-args-bytes <n>",
+      "largest args, in bytes (256 KiB)",
+      positiveInt("--max-args-bytes"),
+    )
+    .option(
+      "--max-preview-bytes <n>",
+      "largest preview, in bytes (256 KiB)",
+      positiveInt("--max-preview-bytes"),
+    )
+    .option(
+      "--max-summary-bytes <n>",
+      "largest summary, in bytes (64 KiB)",
+      positiveInt("--max-summary-bytes"),
+    )
+    .option("--max-streams <n>", "open event streams per token (8)", positiveInt("--max-streams"))
+    .option(
+      "--checkpoint-file <path>",
+      "append signed checkpoints of the audit chain to this file (AIRLOCK_CHECKPOINT_FILE)",
+    )
+    .option("--secure-cookies", "mark the inbox's cookies Secure (serving behind a TLS proxy)")
+    .option("--trust-proxy", "believe X-Forwarded-Proto from the proxy in front of the server")
+    .action(async (opts: ServeFlags) => {
       // Ctrl-C and SIGTERM are handled from the very start: a signal that arrives while the server is
       // starting (or right after it printed its address) stops it gracefully instead of killing it.
       const signals = catchSignals();
@@ -69,6 +156,8 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
           host: opts.host,
           demo: opts.demo === true,
           env,
+          ...(opts.checkpointFile === undefined ? {} : { checkpointFile: opts.checkpointFile }),
+          http: httpSettings(opts, env),
         });
       } catch (err) {
         signals.release();
@@ -86,9 +175,21 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     options.logger ?? pino({ level: env.AIRLOCK_LOG_LEVEL ?? "info" }, pino.destination(2));
   const dbPath = resolveDbPath(options.db === undefined ? {} : { db: options.db }, env);
 
+  const audit = auditSettings({
+    ...(options.postgres ? {} : { sqlitePath: dbPath }),
+    ...(options.checkpointFile === undefined ? {} : { checkpointFile: options.checkpointFile }),
+    env,
+  });
+  const onError = (err: Error) => logger.error({ err }, "audit checkpoint not written");
   const { store, tokens } = options.postgres
-    ? await openPostgres(options.postgres, options.postgresSchema ?? env.AIRLOCK_POSTGRES_SCHEMA)
-    : { store: sqliteStore(dbPath), tokens: sqliteTokenStore(dbPath) };
+    ? await openPostgres(options.postgres, options.postgresSchema ?? env.AIRLOCK_POSTGRES_SCHEMA, {
+        ...audit,
+        onError,
+      })
+    : {
+        store: sqliteStore(dbPath, { ...audit, onError }),
+        tokens: sqliteTokenStore(dbPath),
+      };
   let airlock: Airlock | undefined;
   let demo: DemoAgents | undefined;
   let server: ReturnType<typeof createServer> | undefined;
@@ -101,7 +202,7 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
       logger,
       ...(demoModule ? demoModule.engineOptions() : {}),
     });
-    const http = createServer({ airlock, auth: { tokens }, logger });
+    const http = createServer({ airlock, auth: { tokens }, logger, ...options.http });
     server = http;
     const port = options.port ?? 7420;
     const host = options.host ?? "127.0.0.1";
@@ -187,10 +288,11 @@ export async function ensureAdminToken(
 async function openPostgres(
   url: string,
   schema: string | undefined,
+  audit: AuditSettings & { onError: (err: Error) => void },
 ): Promise<{ store: Store; tokens: TokenStore }> {
   const postgresStore = await loadPostgresStore();
   const openTokens = await loadPostgresTokenStore();
-  const store = postgresStore(url, schema === undefined ? {} : { schema });
+  const store = postgresStore(url, { ...audit, ...(schema === undefined ? {} : { schema }) });
   // The token store borrows the request store's pool, which closing the request store ends.
   return { store, tokens: openTokens(store.pool, { schema: store.schema }) };
 }
@@ -248,6 +350,14 @@ function listenError(err: unknown, host: string, port: number): Error {
     return new CliError(`cannot listen on ${host}: no such address on this machine`);
   }
   return err instanceof Error ? err : new Error(String(err));
+}
+
+function rateLimitFlag(value: string): RateLimitOptions | false {
+  try {
+    return parseRateLimit(value);
+  } catch (err) {
+    throw new CliError(`--rate-limit: ${(err as Error).message}`);
+  }
 }
 
 function portNumber(value: string): number {
