@@ -4,6 +4,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openSqliteStore } from "../src/cli/context.js";
 import { createAirlock } from "../src/core/engine.js";
 import { isAirlockError } from "../src/core/errors.js";
 import { createServer } from "../src/server/server.js";
@@ -150,9 +151,12 @@ describe("airlock demo file-approval", () => {
     const db = join(tmp.dir, "airlock.db");
     const env: NodeJS.ProcessEnv = { ...process.env, AIRLOCK_DB: db };
     delete env.AIRLOCK_URL;
+    // The database exists already, keyed by its key file as every command makes it: the demo must
+    // open it with that key.
+    await openSqliteStore(db).close();
     const run = runCli(["demo", "file-approval"], env);
     // Approve what waits for a person; the small write must not be among them.
-    const engine = await createAirlock({ store: sqliteStore(db), sweeper: false });
+    const engine = await createAirlock({ store: openSqliteStore(db), sweeper: false });
     let result: Awaited<typeof run> | undefined;
     void run.then((r) => {
       result = r;

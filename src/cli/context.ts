@@ -6,6 +6,7 @@ import { createClient } from "../client/index.js";
 import type { AirlockApi } from "../core/api.js";
 import { type Airlock, createAirlock } from "../core/engine.js";
 import { sqliteStore } from "../store/sqlite.js";
+import type { Store } from "../store/store.js";
 import { auditSettings } from "./audit-settings.js";
 import { CliError } from "./errors.js";
 
@@ -23,12 +24,14 @@ export function cliLogger(env: NodeJS.ProcessEnv = process.env): Logger {
   return pino({ level: env.AIRLOCK_LOG_LEVEL ?? "warn" }, pino.destination(2));
 }
 
+/** The SQLite file with its audit key and checkpoint file (see `auditSettings`), as every command
+ * must open it: a keyed database refuses to open without its key. */
+export function openSqliteStore(path: string): Store {
+  return sqliteStore(path, auditSettings({ sqlitePath: path }));
+}
+
 export async function openEngine(opts: GlobalOptions): Promise<Airlock> {
-  const path = resolveDbPath(opts);
-  return createAirlock({
-    store: sqliteStore(path, auditSettings({ sqlitePath: path })),
-    logger: cliLogger(),
-  });
+  return createAirlock({ store: openSqliteStore(resolveDbPath(opts)), logger: cliLogger() });
 }
 
 /** Runs `fn` with an engine and always closes it. */

@@ -7,8 +7,13 @@ import type { Logger } from "pino";
 import type { Airlock, AirlockOptions } from "../core/engine.js";
 import { createAirlock } from "../core/engine.js";
 import type { TokenStore } from "../server/tokens.js";
-import { sqliteStore } from "../store/sqlite.js";
-import { CliError, cliLogger, type GlobalOptions, resolveDbPath } from "./context.js";
+import {
+  CliError,
+  cliLogger,
+  type GlobalOptions,
+  openSqliteStore,
+  resolveDbPath,
+} from "./context.js";
 
 /** Where the demo module sits, relative to this file (in the sources and in dist/ alike). */
 const DEMO_MODULE = "../../examples/demo.js";
@@ -109,7 +114,7 @@ export function registerDemo(program: Command, globals: () => GlobalOptions): vo
         throw new CliError(`no example called \`${name}\`; choose one of ${names.join(", ")}`);
       }
       const engine = await createAirlock({
-        store: sqliteStore(resolveDbPath(globals())),
+        store: openSqliteStore(resolveDbPath(globals())),
         logger: cliLogger(),
         ...demo.engineOptions(),
       });
