@@ -95,7 +95,13 @@ let configured: string[] = [];
  * to the built-in list and to `extraKeys` given per call. Replaces the previous set. */
 export function setRedactionKeys(names: readonly string[]): void {
   configured = names.map(squeeze).filter((n) => n.length > 0);
+  verdicts.clear();
 }
+
+// Key names repeat (`path`, `content`, `title`…): their verdicts are kept, up to a bound, for calls
+// without per-call `extraKeys`.
+const verdicts = new Map<string, boolean>();
+const MAX_VERDICTS = 4096;
 
 /** The words of a key: camelCase split, case folded, `_ - . space` (and anything not a letter or a
  * digit) as separators. `X-Auth-Token` → [x, auth, token]; `apiKEYValue` → [api, key, value]. */
@@ -114,6 +120,17 @@ function squeeze(key: string): string {
 
 /** True when a key names a secret (see the list at the top of this file). */
 export function isSensitiveKey(key: string, options: RedactOptions = {}): boolean {
+  if (options.extraKeys) return judgeKey(key, options);
+  let verdict = verdicts.get(key);
+  if (verdict === undefined) {
+    verdict = judgeKey(key, options);
+    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+    verdicts.set(key, verdict);
+  }
+  return verdict;
+}
+
+function judgeKey(key: string, options: RedactOptions): boolean {
   const words = keyWords(key);
   if (words.length === 0) return false;
   const squeezed = words.join("");
@@ -153,13 +170,16 @@ const BARE_BEARER = /\b(bearer)\s+([A-Za-z0-9\-._~+/]+=*)/gi;
 const NAME_VALUE =
   /(["']?)([A-Za-z_][A-Za-z0-9_.-]{0,63})\1([ \t]{0,8}[=:][ \t]{0,8})("[^"\n]{0,4096}"|'[^'\n]{0,4096}'|[^\s"',;&}]+)/g;
 
+const MAY_HOLD_CREDENTIAL = /[:=]|bearer/i;
+
 function looksLikeCredential(s: string): boolean {
   return s.length >= 20 || (s.length >= 8 && /[0-9]/.test(s));
 }
 
 /** A string with the credentials found in it replaced by `***`. */
 export function redactString(text: string, options: RedactOptions = {}): string {
-  if (text.length === 0) return text;
+  // Every pattern below needs a `:` or a `=`, except a bare "Bearer …": most strings have neither.
+  if (!MAY_HOLD_CREDENTIAL.test(text)) return text;
   let out = text.replace(URL_CREDENTIALS, `$1$2:${REDACTED_INLINE}@`);
   out = out.replace(AUTH_HEADER, (_m, name: string, sep: string, scheme?: string) => {
     return `${name}${sep}${scheme ? `${scheme} ` : ""}${REDACTED_INLINE}`;
