@@ -2,7 +2,7 @@
 // and the audit record written to the embedded SQLite store (a file in a temp folder).
 // Target (issue 3): under 50 µs per call.
 import { join } from "node:path";
-import { createAirlock } from "../src/core/engine.js";
+import { createAirlock } from "../src/engine/engine.js";
 import { sqliteStore } from "../src/store/sqlite.js";
 import { hitlTool } from "../src/tools/hitl-tool.js";
 import { tempDir } from "../test/helpers.js";

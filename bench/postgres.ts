@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { type Airlock, createAirlock } from "../src/core/engine.js";
+import { type Airlock, createAirlock } from "../src/engine/engine.js";
 import { postgresStore } from "../src/store/postgres.js";
 import { bounded, type Figure, percentile } from "./figures.js";
 import { measureRoundTrips } from "./round-trip.js";

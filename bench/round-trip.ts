@@ -1,6 +1,6 @@
 // The gate round trip every store is measured with: create → waiter registered → decide → waiter
 // resumed, one gate at a time and then 8 in flight. Shared by the SQLite and PostgreSQL benches.
-import type { Airlock } from "../src/core/engine.js";
+import type { Airlock } from "../src/engine/engine.js";
 import { bounded } from "./figures.js";
 
 /** One round trip; returns the time from calling decide() to the waiter resuming, in ms. */

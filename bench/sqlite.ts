@@ -2,7 +2,7 @@
 // in the same run: a bare better-sqlite3 insert transaction plus a guarded-update transaction.
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { createAirlock } from "../src/core/engine.js";
+import { createAirlock } from "../src/engine/engine.js";
 import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
 import { type Figure, percentile } from "./figures.js";

@@ -3,8 +3,8 @@
 // every gate through the API with a reviewer token, and every example must reach its end.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClient } from "../src/client/index.js";
-import type { AirlockApi } from "../src/core/api.js";
-import type { Airlock } from "../src/core/engine.js";
+import type { AirlockApi } from "../src/engine/api.js";
+import type { Airlock } from "../src/engine/engine.js";
 import { type AirlockServer, createServer } from "../src/server/server.js";
 import { createToken, memoryTokenStore } from "../src/server/tokens.js";
 import type { FileApprovalResult } from "./file-approval/index.js";

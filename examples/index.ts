@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { Policy } from "../src/policy/policy.js";
+import type { Policy } from "../src/core/policy.js";
 import { fileApprovalPolicy, runFileApproval } from "./file-approval/index.js";
 import { runHitlTools } from "./hitl-tools/index.js";
 import { createPlanner, describePlanner, type Planner } from "./planner/index.js";

@@ -4,8 +4,8 @@
 // or REVISE <comment>. robot-plan uses its own operator console ([a]pprove [r]evise [d]ecline).
 
 import { readLines } from "../src/channels/lines.js";
-import { createAirlock } from "../src/core/engine.js";
 import type { ApprovalRequest } from "../src/core/schemas.js";
+import { createAirlock } from "../src/engine/engine.js";
 import { formatRequest } from "../src/reply/format.js";
 import { parseReply, replyToDecision } from "../src/reply/parse.js";
 import { sqliteStore } from "../src/store/sqlite.js";

@@ -18,17 +18,8 @@ export {
 } from "./channels/console.js";
 export { type ReviewOptions, type ReviewResult, runReview } from "./channels/review.js";
 export { type AirlockClient, type ClientOptions, createClient } from "./client/index.js";
-export type { AirlockApi } from "./core/api.js";
 export { type ExecutionCheck, verifyApproval } from "./core/binding.js";
 export type { Clock } from "./core/clock.js";
-export {
-  type Airlock,
-  type AirlockOptions,
-  type CancelOptions,
-  createAirlock,
-  type EventsOptions,
-  type WaitOptions,
-} from "./core/engine.js";
 export {
   AirlockError,
   ConflictError,
@@ -43,6 +34,7 @@ export { canonicalJson, hashArgs } from "./core/hash.js";
 export { normalizeIdentity, sameIdentity } from "./core/identity.js";
 export { jsonDepthExceeds, MAX_ESCALATION_DEPTH, MAX_JSON_DEPTH } from "./core/limits.js";
 export type { Metrics, MetricsBucket } from "./core/metrics.js";
+export type { Policy, PolicyContext, PolicyVerdict } from "./core/policy.js";
 export type {
   ApprovalRequest,
   AuditEvent,
@@ -70,6 +62,16 @@ export {
   requestInputSchema,
 } from "./core/schemas.js";
 export { canDecide, isOverdue, mayDecide } from "./core/state.js";
+export type { ListFilter, ListOrder, Page, RequestSummary, Store } from "./core/store.js";
+export type { AirlockApi } from "./engine/api.js";
+export {
+  type Airlock,
+  type AirlockOptions,
+  type CancelOptions,
+  createAirlock,
+  type EventsOptions,
+  type WaitOptions,
+} from "./engine/engine.js";
 export { firstVerdict, strictestVerdict } from "./policy/compose.js";
 export {
   type ApprovalThresholds,
@@ -80,7 +82,6 @@ export {
   determineApprovalLevel,
 } from "./policy/confidence.js";
 export { type ConfidencePolicyOptions, confidencePolicy } from "./policy/confidence-policy.js";
-export type { Policy, PolicyContext, PolicyVerdict } from "./policy/policy.js";
 export {
   forActions,
   isSmallFileWrite,
@@ -91,7 +92,6 @@ export {
 export { type FormatOptions, formatRequest, type MessageStyle } from "./reply/format.js";
 export { type ParsedReply, parseReply, type ReplyItem, replyToDecision } from "./reply/parse.js";
 export { memoryStore } from "./store/memory.js";
-export type { ListFilter, ListOrder, Page, RequestSummary, Store } from "./store/store.js";
 export type { HitlConfig, HitlGate, PublicHitlConfig, ResolvedHitlConfig } from "./tools/config.js";
 export { createExampleTools, getHitlTools } from "./tools/examples.js";
 export {

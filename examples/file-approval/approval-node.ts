@@ -5,8 +5,8 @@
 // policy: the agent never waves its own writes through (a server refuses that to agent tokens), and the
 // gate records the rule's approval like any other.
 import { verifyApproval } from "../../src/core/binding.js";
+import type { Policy } from "../../src/core/policy.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
-import type { Policy } from "../../src/policy/policy.js";
 import { fileWriteBytes, smallFileWrites } from "../../src/policy/rules.js";
 import type { Gate } from "../shared/gate.js";
 import {

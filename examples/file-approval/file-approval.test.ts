@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Airlock } from "../../src/core/engine.js";
+import type { Airlock } from "../../src/engine/engine.js";
 import { captureLog, nextPending, tempDir, testEngine } from "../shared/testing.js";
 import {
   defaultOperations,

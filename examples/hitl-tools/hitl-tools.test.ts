@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Airlock } from "../../src/core/engine.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
+import type { Airlock } from "../../src/engine/engine.js";
 import { isHitlPending } from "../../src/tools/results.js";
 import type { Gate } from "../shared/gate.js";
 import { captureLog, nextPending, testEngine } from "../shared/testing.js";

@@ -1,7 +1,7 @@
 import { PassThrough, Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Airlock } from "../../src/core/engine.js";
+import type { Airlock } from "../../src/engine/engine.js";
 import { type Planner, ruleBasedPlanner } from "../planner/index.js";
 import { captureLog, nextPending, testEngine } from "../shared/testing.js";
 import { buildPlan, consoleReviewer, PLAN_ACTION, runRobotPlan, verifyPlan } from "./index.js";

@@ -1,8 +1,8 @@
 // What every example agent talks to: the Airlock API shared by the in-process engine and the HTTP
 // client, plus the engine's `record` when it is there (the client has none), for audit entries.
 import { randomUUID } from "node:crypto";
-import type { AirlockApi } from "../../src/core/api.js";
-import type { Airlock } from "../../src/core/engine.js";
+import type { AirlockApi } from "../../src/engine/api.js";
+import type { Airlock } from "../../src/engine/engine.js";
 
 export type Gate = AirlockApi & {
   record?: Airlock["record"];

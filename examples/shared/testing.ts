@@ -3,9 +3,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
+import type { Policy } from "../../src/core/policy.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
-import type { Policy } from "../../src/policy/policy.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import type { Gate } from "./gate.js";
 

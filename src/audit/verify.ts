@@ -8,7 +8,7 @@
 // rewritten log is caught even by someone who recomputed the chain).
 import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { AuditEvent } from "../core/schemas.js";
-import type { Store } from "../store/store.js";
+import type { Store } from "../core/store.js";
 import {
   type AuditKey,
   auditKeyBytes,

@@ -4,9 +4,9 @@
 // stops: nobody is there to ask about the next one. A gate whose own deadline was reached is swept
 // at once, so the engine records (and logs) its timeout.
 
-import type { Airlock } from "../core/engine.js";
 import { isAirlockError } from "../core/errors.js";
 import type { ApprovalRequest } from "../core/schemas.js";
+import type { Airlock } from "../engine/engine.js";
 import { terminalSafe } from "../reply/format.js";
 import { operatorDecision, promptOperator, reviewTimeoutMs } from "./console.js";
 

@@ -3,10 +3,10 @@
 // process on this machine.
 import pino, { type Logger } from "pino";
 import { createClient } from "../client/index.js";
-import type { AirlockApi } from "../core/api.js";
-import { type Airlock, createAirlock } from "../core/engine.js";
+import type { Store } from "../core/store.js";
+import type { AirlockApi } from "../engine/api.js";
+import { type Airlock, createAirlock } from "../engine/engine.js";
 import { sqliteStore } from "../store/sqlite.js";
-import type { Store } from "../store/store.js";
 import { auditSettings } from "./audit-settings.js";
 import { CliError } from "./errors.js";
 

@@ -4,8 +4,8 @@
 // `airlock demo` without a name lists the examples.
 import type { Command } from "commander";
 import type { Logger } from "pino";
-import type { Airlock, AirlockOptions } from "../core/engine.js";
-import { createAirlock } from "../core/engine.js";
+import type { Airlock, AirlockOptions } from "../engine/engine.js";
+import { createAirlock } from "../engine/engine.js";
 import type { TokenStore } from "../server/tokens.js";
 import {
   CliError,

@@ -4,14 +4,14 @@
 // answered, streams ended, store closed).
 import type { Command } from "commander";
 import pino, { type Logger } from "pino";
-import { type Airlock, createAirlock } from "../core/engine.js";
+import type { Store } from "../core/store.js";
+import { type Airlock, createAirlock } from "../engine/engine.js";
 import type { ServerLimits } from "../server/limits.js";
 import { parseRateLimit, type RateLimitOptions } from "../server/rate-limit.js";
 import { createServer, type ServerOptions } from "../server/server.js";
 import { createToken, hashToken, type TokenRecord, type TokenStore } from "../server/tokens.js";
 import { sqliteTokenStore } from "../server/tokens-sqlite.js";
 import { sqliteStore } from "../store/sqlite.js";
-import type { Store } from "../store/store.js";
 import { type AuditSettings, auditSettings } from "./audit-settings.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
 import { type DemoAgents, loadDemo } from "./demo.js";

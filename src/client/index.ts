@@ -2,11 +2,12 @@
 // HTTP, so code written against an in-process gate runs unchanged against a server. Errors are the
 // engine's classes with the same codes. `waitFor` long-polls, reconnecting (with backoff when the
 // server is unreachable or busy) until its own `timeoutMs`, and honours its AbortSignal.
-import type { AirlockApi } from "../core/api.js";
-import type { Airlock, CancelOptions, WaitOptions } from "../core/engine.js";
+
 import { AirlockError, TimeoutError } from "../core/errors.js";
 import type { ApprovalRequest, AuditEvent, DecisionInput, RequestInput } from "../core/schemas.js";
-import type { ListFilter, Page } from "../store/store.js";
+import type { ListFilter, Page } from "../core/store.js";
+import type { AirlockApi } from "../engine/api.js";
+import type { Airlock, CancelOptions, WaitOptions } from "../engine/engine.js";
 import { isRetryable, UnavailableError } from "./errors.js";
 import { createTransport } from "./http.js";
 

@@ -1,6 +1,6 @@
 // Review metrics computed from the store (not from process memory), so every process reports the same
 // figures: outcomes, approval / revision / timeout rates, and how long people took to decide.
-import type { OutcomeRow } from "../store/store.js";
+import type { OutcomeRow } from "./store.js";
 
 export interface Percentiles {
   p50: number;

@@ -1,11 +1,12 @@
 // A new gate as it is first stored: the request built from the caller's input and the policy's
 // verdict, with its `created` audit event, and, for a gate that needs no human (auto approval, no
 // items), its terminal decision too, so that one transaction creates and settles it.
-import type { PolicyVerdict } from "../policy/policy.js";
+
 import { InvalidInputError } from "./errors.js";
 import { hashArgs } from "./hash.js";
 import { normalizeIdentity } from "./identity.js";
 import { newRequestId } from "./ids.js";
+import type { PolicyVerdict } from "./policy.js";
 import type { ApprovalRequest, AuditDraft, Item, ParsedRequestInput } from "./schemas.js";
 import { applyAutomatic } from "./state.js";
 

@@ -6,8 +6,9 @@
 //   any one policy can demand a human. Use it when policies are independent safety checks.
 // Both return undefined (no opinion) when no policy has one; the engine then uses the request's own
 // `level`, or `full`.
+
+import type { Policy, PolicyContext, PolicyVerdict } from "../core/policy.js";
 import type { Level } from "../core/schemas.js";
-import type { Policy, PolicyContext, PolicyVerdict } from "./policy.js";
 
 const STRICTNESS: Record<Level, number> = { auto: 0, quick: 1, full: 2 };
 

@@ -1,5 +1,7 @@
 // The confidence policy as the engine's `policy`: scores the request's action and args with
 // `calculateConfidence` and maps the score to a level with the thresholds.
+
+import type { Policy } from "../core/policy.js";
 import type { ParsedRequestInput } from "../core/schemas.js";
 import {
   type ApprovalThresholds,
@@ -8,7 +10,6 @@ import {
   DEFAULT_THRESHOLDS,
   determineApprovalLevel,
 } from "./confidence.js";
-import type { Policy } from "./policy.js";
 
 export interface ConfidencePolicyOptions extends Partial<ApprovalThresholds> {
   /** Replaces `calculateConfidence` (same inputs, a score in 0..100). */

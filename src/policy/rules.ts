@@ -1,7 +1,8 @@
 // Rule policies: a predicate over the request and the verdict to give when it holds. A rule that does
 // not match has no opinion (returns undefined), so rules compose with `firstVerdict`/`strictestVerdict`.
+
+import type { Policy, PolicyVerdict } from "../core/policy.js";
 import type { Level, ParsedRequestInput } from "../core/schemas.js";
-import type { Policy, PolicyVerdict } from "./policy.js";
 
 export type RulePredicate = (input: ParsedRequestInput) => boolean;
 

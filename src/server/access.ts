@@ -10,11 +10,12 @@
 // exists from a status code. 403 is kept for what a visible request does not allow the caller (an
 // agent deciding, a reviewer cancelling, anybody deciding their own request) and for routes the
 // caller's role does not open.
-import type { Airlock } from "../core/engine.js";
+
 import { NotFoundError } from "../core/errors.js";
 import { normalizeIdentity, sameIdentity } from "../core/identity.js";
 import type { ApprovalRequest } from "../core/schemas.js";
-import type { ListFilter } from "../store/store.js";
+import type { ListFilter } from "../core/store.js";
+import type { Airlock } from "../engine/engine.js";
 import { hasRole, type Principal } from "./env.js";
 import { HttpProblem } from "./problem.js";
 

@@ -2,7 +2,7 @@
 // shared parts. Kept apart so routes depend on this small file, not on the server's assembly.
 import type { IncomingMessage } from "node:http";
 import type { Logger } from "pino";
-import type { Airlock } from "../core/engine.js";
+import type { Airlock } from "../engine/engine.js";
 import type { CredentialWatch } from "./credentials.js";
 import type { EventHub } from "./event-hub.js";
 import type { ServerLimits } from "./limits.js";

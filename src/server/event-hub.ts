@@ -5,9 +5,9 @@
 // when it fell too far behind or the shared tail restarted. The slim facts a visibility check needs
 // (requester, approvers) are read once per request for all streams.
 import type { Logger } from "pino";
-import type { Airlock } from "../core/engine.js";
 import { isAirlockError } from "../core/errors.js";
 import type { ApprovalRequest, AuditEvent } from "../core/schemas.js";
+import type { Airlock } from "../engine/engine.js";
 
 export interface TailOptions {
   /** Start after this seq; by default from the newest event on. */

@@ -1,7 +1,7 @@
 // Bounds on what one agent can make the server hold: the size of each document of a request (args,
 // preview, summary; edited args of a decision), and a quota of pending requests and pending bytes
 // per requester, so no token can fill the inbox or the disk.
-import type { Store } from "../store/store.js";
+import type { Store } from "../core/store.js";
 import { HttpProblem } from "./problem.js";
 
 export interface ServerLimits {

@@ -9,9 +9,9 @@ import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { Airlock } from "../core/engine.js";
 import { isAirlockError } from "../core/errors.js";
 import type { AuditEvent } from "../core/schemas.js";
+import type { Airlock } from "../engine/engine.js";
 import type { ServerEnv } from "./env.js";
 
 const COUNTED = new Set(["created", "decided", "timed_out", "cancelled", "escalated"]);

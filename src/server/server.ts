@@ -4,7 +4,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { Hono, type MiddlewareHandler } from "hono";
 import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
-import type { Airlock } from "../core/engine.js";
+import type { Airlock } from "../engine/engine.js";
 import { authenticate, limitRate, requireRole } from "./auth.js";
 import { limitBody } from "./body.js";
 import { createCredentialWatch } from "./credentials.js";

@@ -3,6 +3,7 @@
 import { chainEvent } from "../audit/chain.js";
 import { AirlockError } from "../core/errors.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
+import type { ListFilter, OutcomeRow, Page, Store } from "../core/store.js";
 import {
   clampLimit,
   deadlineKey,
@@ -12,7 +13,6 @@ import {
   parseCursor,
   summaryOf,
 } from "./paging.js";
-import type { ListFilter, OutcomeRow, Page, Store } from "./store.js";
 
 /** Idempotency keys are scoped per requester. */
 const keyOf = (requester: string, key: string) => `${requester}\u0000${key}`;

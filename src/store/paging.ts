@@ -2,7 +2,12 @@
 // drift apart in what a cursor means.
 import { InvalidInputError } from "../core/errors.js";
 import type { ApprovalRequest } from "../core/schemas.js";
-import { LIST_ORDERS, type ListFilter, type ListOrder, type RequestSummary } from "./store.js";
+import {
+  LIST_ORDERS,
+  type ListFilter,
+  type ListOrder,
+  type RequestSummary,
+} from "../core/store.js";
 
 /** The most rows one page of a listing returns. */
 export const MAX_PAGE = 500;

@@ -4,9 +4,9 @@
 import { createHash } from "node:crypto";
 import { InvalidInputError } from "../core/errors.js";
 import type { ApprovalRequest, AuditEvent } from "../core/schemas.js";
+import type { AuditFilter, ListFilter } from "../core/store.js";
 import { clampLimit, listOrder, NO_DEADLINE, parseCursor } from "./paging.js";
 import { columnsOf } from "./rows.js";
-import type { AuditFilter, ListFilter } from "./store.js";
 
 /** A request's position in deadline order, as the index `requests_status_deadline_id` holds it. */
 const DEADLINE_KEY = `COALESCE(deadline, ${NO_DEADLINE.toExponential().replace("+", "")}::double precision)`;

@@ -20,6 +20,7 @@ import {
 import { type CheckpointWriter, createCheckpointWriter } from "../audit/checkpoint.js";
 import { AirlockError, InvalidInputError, isAirlockError } from "../core/errors.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
+import type { InsertResult, Store, TransitionResult } from "../core/store.js";
 import { clampLimit, pageOf } from "./paging.js";
 import { createRunner, type Step, send } from "./postgres-client.js";
 import { describePool, isConnectionError, maskUrl, storeUnavailable } from "./postgres-errors.js";
@@ -47,7 +48,6 @@ import {
   type SummaryRow,
   summaryFromRow,
 } from "./rows.js";
-import type { InsertResult, Store, TransitionResult } from "./store.js";
 
 export interface PostgresStoreOptions {
   /** The schema holding Airlock's tables; created when missing. @default "public" */

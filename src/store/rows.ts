@@ -1,8 +1,8 @@
 // Rows as both SQL stores read them, turned back into the engine's types in one place, so the
 // stores cannot drift apart in how they read requests, audit events and outcomes.
 import type { ApprovalRequest, AuditEvent } from "../core/schemas.js";
+import type { OutcomeRow, RequestSummary } from "../core/store.js";
 import { docBytes } from "./paging.js";
-import type { OutcomeRow, RequestSummary } from "./store.js";
 
 /** A request is kept whole as JSON text in `doc`; the other columns exist to be queried. */
 export interface DocRow {

@@ -20,6 +20,7 @@ import {
 import { type CheckpointWriter, createCheckpointWriter } from "../audit/checkpoint.js";
 import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
+import type { InsertResult, ListFilter, Store, TransitionResult } from "../core/store.js";
 import { clampLimit, listOrder, NO_DEADLINE, pageOf, parseCursor } from "./paging.js";
 import {
   type AuditRow,
@@ -36,7 +37,6 @@ import {
 import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
-import type { InsertResult, ListFilter, Store, TransitionResult } from "./store.js";
 
 export interface SqliteStoreOptions {
   /** How often to look for other processes' commits while someone is listening. @default 10 */

@@ -1,10 +1,11 @@
 // `HitlConfig`: what a wrapped tool needs to know, resolved in one place into `ResolvedHitlConfig`
 // with defaults from one object, and validated with messages that name the option, what was expected
 // and what came.
-import type { AirlockApi } from "../core/api.js";
-import type { Airlock } from "../core/engine.js";
+
 import { InvalidInputError } from "../core/errors.js";
 import { RISKS, type Risk } from "../core/schemas.js";
+import type { AirlockApi } from "../engine/api.js";
+import type { Airlock } from "../engine/engine.js";
 import { type ConfidenceContext, DEFAULT_THRESHOLDS } from "../policy/confidence.js";
 
 /** Appends an audit event (the engine's `record`). */

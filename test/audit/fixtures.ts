@@ -2,7 +2,7 @@
 // (no vitest import: child processes use this too).
 import { hashArgs } from "../../src/core/hash.js";
 import type { ApprovalRequest, AuditDraft } from "../../src/core/schemas.js";
-import type { Store } from "../../src/store/store.js";
+import type { Store } from "../../src/core/store.js";
 
 export function request(id: string, over: Partial<ApprovalRequest> = {}): ApprovalRequest {
   const now = 1_700_000_000_000;

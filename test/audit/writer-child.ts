@@ -2,9 +2,9 @@
 // decision), as fast as it can, until told to stop. Env: STORE=sqlite DB=<file>, or STORE=postgres
 // PG_URL=<url> PG_SCHEMA=<schema>; AUDIT_KEY optional.
 
+import type { Store } from "../../src/core/store.js";
 import { postgresStore } from "../../src/store/postgres.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
-import type { Store } from "../../src/store/store.js";
 import { failWith, tell } from "../postgres/child.js";
 import { createAndDecide } from "./fixtures.js";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operatorDecision, promptOperator, reviewTimeoutMs } from "../../src/channels/console.js";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { captureLogs, PROMPT, terminal } from "./terminal.js";
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runReview } from "../../src/channels/review.js";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
 import type { RequestInput } from "../../src/core/schemas.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { captureLogs, PROMPT, terminal } from "./terminal.js";
 

@@ -1,7 +1,7 @@
 // `airlock list --order newest | oldest | deadline` on the local database.
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createAirlock } from "../../src/core/engine.js";
+import { createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { tempDir } from "../helpers.js";
 import { runCli } from "./run-cli.js";

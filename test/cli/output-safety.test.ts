@@ -3,7 +3,7 @@
 // without a server records channel `cli`, `--version`, and `demo` without a name lists the examples.
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createAirlock } from "../../src/core/engine.js";
+import { createAirlock } from "../../src/engine/engine.js";
 import { terminalSafe, terminalSafeJson } from "../../src/reply/format.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { tempDir } from "../helpers.js";

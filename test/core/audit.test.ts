@@ -2,7 +2,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { isSensitiveKey, REDACTED, redact } from "../../src/audit/redact.js";
-import { createAirlock } from "../../src/core/engine.js";
+import { createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { tempDir } from "../helpers.js";
 

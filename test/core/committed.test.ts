@@ -3,9 +3,9 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
+import type { Store } from "../../src/core/store.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { memoryStore } from "../../src/store/memory.js";
-import type { Store } from "../../src/store/store.js";
 
 let engine: Airlock | undefined;
 afterEach(async () => {

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { createAirlock } from "../../src/core/engine.js";
+import { createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { tempDir } from "../helpers.js";
 

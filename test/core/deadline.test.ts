@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
 import { activeDeadline, isOverdue } from "../../src/core/state.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { memoryStore } from "../../src/store/memory.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 

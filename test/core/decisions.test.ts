@@ -2,8 +2,8 @@
 // can be made to need a comment, identities compare in normal form, the audit takes only events that
 // change no request, and an approval cannot be executed after it expired.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
 import { canDecide } from "../../src/core/state.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { memoryStore } from "../../src/store/memory.js";
 
 const clock = { t: 1_700_000_000_000 };

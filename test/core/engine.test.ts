@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { verifyApproval } from "../../src/core/binding.js";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
 import { hashArgs } from "../../src/core/hash.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 
 let engine: Airlock;

@@ -1,6 +1,6 @@
 // One approval, one execution: claimExecution is a compare-and-set, and hitlTool uses it.
 import { afterEach, describe, expect, it } from "vitest";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { hitlTool } from "../../src/tools/hitl-tool.js";
 import { isHitlPending } from "../../src/tools/results.js";

@@ -1,9 +1,9 @@
 // Text every store can keep and JSON no code can overflow on: refused once, in the core schemas, with
 // an error naming the field (issue 10 item 6, issue 11 item 9).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
 import { MAX_ESCALATION_DEPTH, MAX_JSON_DEPTH } from "../../src/core/limits.js";
 import type { OnTimeout } from "../../src/core/schemas.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { memoryStore } from "../../src/store/memory.js";
 
 let engine: Airlock;

@@ -1,6 +1,6 @@
 // The engine's listing and audit pass-throughs: ordered lists, summaries, counts, and the audit check.
 import { afterEach, describe, expect, it } from "vitest";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { memoryStore } from "../../src/store/memory.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 

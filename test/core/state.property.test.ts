@@ -2,8 +2,8 @@
 // terminal state, recorded exactly once in the audit, with a chain that verifies.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createAirlock } from "../../src/core/engine.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
+import { createAirlock } from "../../src/engine/engine.js";
 import { memoryStore } from "../../src/store/memory.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 

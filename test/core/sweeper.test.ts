@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createSweeper } from "../../src/core/sweeper.js";
+import { createSweeper } from "../../src/engine/sweeper.js";
 
 describe("sweeper", () => {
   it("keeps sweeping after the store failed", async () => {

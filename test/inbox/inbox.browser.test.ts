@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { type AirlockServer, createServer } from "../../src/server/index.js";
 import { createToken, memoryTokenStore } from "../../src/server/tokens.js";
 import { sqliteStore } from "../../src/store/sqlite.js";

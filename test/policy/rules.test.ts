@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
 import { isAirlockError } from "../../src/core/errors.js";
+import type { Policy } from "../../src/core/policy.js";
 import { type ParsedRequestInput, requestInputSchema } from "../../src/core/schemas.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { firstVerdict, strictestVerdict } from "../../src/policy/compose.js";
 import { confidencePolicy } from "../../src/policy/confidence-policy.js";
-import type { Policy } from "../../src/policy/policy.js";
 import {
   fileWriteBytes,
   forActions,

@@ -2,8 +2,8 @@
 // database they are two processes. Replays, racing decisions, escalations and the event stream are
 // settled by PostgreSQL, not by shared memory.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
 import type { AuditEvent } from "../../src/core/schemas.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { postgresStore } from "../../src/store/postgres.js";
 import { adminQuery, describePg, dropSchema, freshSchema } from "./pg-env.js";
 

@@ -3,7 +3,7 @@
 // connection dies just before COMMIT, or just after BEGIN. The store recovers, writes nothing half,
 // and says clearly when it cannot reach the database.
 import { afterAll, expect, it } from "vitest";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { postgresStore } from "../../src/store/postgres.js";
 import { adminQuery, describePg, dropSchema, freshSchema } from "./pg-env.js";
 import { startProxy } from "./tcp-proxy.js";

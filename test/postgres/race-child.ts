@@ -1,9 +1,10 @@
 // One of the three processes of race.test.ts: creates (or replays) every request of the plan, waits on
 // a third of them, decides its share near their deadlines, and runs a timeout sweeper, all against
 // one PostgreSQL schema shared with the other two.
-import { createAirlock } from "../../src/core/engine.js";
+
 import { isAirlockError } from "../../src/core/errors.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
+import { createAirlock } from "../../src/engine/engine.js";
 import { postgresStore } from "../../src/store/postgres.js";
 import { failWith, type Message, tell } from "./child.js";
 import { deciders, inputFor, offsetMs, TOTAL, WORKERS } from "./race-plan.js";

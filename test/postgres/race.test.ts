@@ -3,7 +3,7 @@
 // sweepers. Afterwards every request has exactly one terminal decision, escalations happened at most
 // once, the audit chain verifies, and every cross-process waiter saw the stored outcome.
 import { afterAll, expect, it } from "vitest";
-import { createAirlock } from "../../src/core/engine.js";
+import { createAirlock } from "../../src/engine/engine.js";
 import { postgresStore } from "../../src/store/postgres.js";
 import { POSTGRES_MIGRATIONS } from "../../src/store/postgres-migrations.js";
 import { type Child, type Message, startChild } from "./child.js";

@@ -3,8 +3,8 @@
 // pool ownership, option checks, and a clear error when the database is unreachable.
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { createAirlock } from "../../src/core/engine.js";
 import type { AuditDraft } from "../../src/core/schemas.js";
+import { createAirlock } from "../../src/engine/engine.js";
 import { type PostgresStore, postgresStore } from "../../src/store/postgres.js";
 import { maskUrl } from "../../src/store/postgres-errors.js";
 import { makeRequest } from "../store-contract/contract.js";

@@ -1,7 +1,7 @@
 // Cross-process wake-ups: a waiter in process B resumes when process A decides, or when A's sweeper
 // times the request out. B runs no sweeper and never polls, so only LISTEN/NOTIFY can wake it.
 import { afterAll, expect, it } from "vitest";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { postgresStore } from "../../src/store/postgres.js";
 import { type Child, type Message, startChild } from "./child.js";
 import { adminQuery, describePg, dropSchema, freshSchema } from "./pg-env.js";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
 import type { RequestInput } from "../../src/core/schemas.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { formatRequest } from "../../src/reply/format.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 

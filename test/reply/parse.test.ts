@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
 import type { Item } from "../../src/core/schemas.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { type ParsedReply, parseReply, replyToDecision } from "../../src/reply/parse.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 

@@ -2,9 +2,9 @@
 import { createServer as createTcpServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "../../src/client/index.js";
-import type { AirlockApi } from "../../src/core/api.js";
-import { createAirlock } from "../../src/core/engine.js";
 import { isAirlockError } from "../../src/core/errors.js";
+import type { AirlockApi } from "../../src/engine/api.js";
+import { createAirlock } from "../../src/engine/engine.js";
 import { createServer } from "../../src/server/server.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { call, startTestServer, type TestServer } from "./helpers.js";

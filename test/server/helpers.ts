@@ -3,11 +3,11 @@
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
 import type { ZodType } from "zod";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
+import type { Store } from "../../src/core/store.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { type AirlockServer, createServer, type ServerOptions } from "../../src/server/server.js";
 import { createToken, memoryTokenStore, type TokenStore } from "../../src/server/tokens.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
-import type { Store } from "../../src/store/store.js";
 import { tempDir } from "../helpers.js";
 
 export interface Tokens {

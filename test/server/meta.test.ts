@@ -4,7 +4,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { register as globalRegistry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAirlock } from "../../src/core/engine.js";
+import { createAirlock } from "../../src/engine/engine.js";
 import { createServer } from "../../src/server/server.js";
 import { createToken, hashToken, memoryTokenStore } from "../../src/server/tokens.js";
 import { sqliteTokenStore } from "../../src/server/tokens-sqlite.js";

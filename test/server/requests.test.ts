@@ -4,7 +4,7 @@ import { connect } from "node:net";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createAirlock } from "../../src/core/engine.js";
+import { createAirlock } from "../../src/engine/engine.js";
 import { createServer } from "../../src/server/server.js";
 import { createToken, memoryTokenStore } from "../../src/server/tokens.js";
 import { memoryStore } from "../../src/store/memory.js";

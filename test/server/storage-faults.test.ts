@@ -6,8 +6,8 @@ import Database from "better-sqlite3";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { AirlockError } from "../../src/core/errors.js";
+import type { Store } from "../../src/core/store.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
-import type { Store } from "../../src/store/store.js";
 import { tempDir } from "../helpers.js";
 import { gate, startTestServer, type TestServer } from "./helpers.js";
 

@@ -3,8 +3,8 @@
 // the store per event.
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { Store } from "../../src/core/store.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
-import type { Store } from "../../src/store/store.js";
 import { tempDir } from "../helpers.js";
 import {
   gate,

@@ -8,8 +8,8 @@ import { auditKeyBytes, auditKeyId, createVerifier, hashEvent } from "../../src/
 import { verifyAuditLog } from "../../src/audit/verify.js";
 import { hashArgs } from "../../src/core/hash.js";
 import type { ApprovalRequest, AuditDraft } from "../../src/core/schemas.js";
+import type { ListFilter, ListOrder, Store } from "../../src/core/store.js";
 import { summaryOf } from "../../src/store/paging.js";
-import type { ListFilter, ListOrder, Store } from "../../src/store/store.js";
 import { tempDir } from "../helpers.js";
 
 export interface StoreInitializer {

@@ -1,7 +1,7 @@
 // Idempotency keys are scoped per requester, end to end through the engine: agent B using agent A's
 // key creates its own request (no 409 for A later, nothing learned about A's keys).
 import { describe, expect, it } from "vitest";
-import { createAirlock } from "../../src/core/engine.js";
+import { createAirlock } from "../../src/engine/engine.js";
 import { memoryStore } from "../../src/store/memory.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 

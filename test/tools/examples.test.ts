@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { createExampleTools, getHitlTools } from "../../src/tools/examples.js";
 import { getHitlConfig, isHitlTool } from "../../src/tools/hitl-tool.js";

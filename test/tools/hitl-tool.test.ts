@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, expectTypeOf, it, vi } from "vitest";
-import type { AirlockApi } from "../../src/core/api.js";
-import { type Airlock, createAirlock } from "../../src/core/engine.js";
 import { hashArgs } from "../../src/core/hash.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
+import type { AirlockApi } from "../../src/engine/api.js";
+import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { getHitlConfig, type HitlCall, hitlTool, isHitlTool } from "../../src/tools/hitl-tool.js";
 import {

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { STATUSES, type Status } from "../../core/schemas.js";
-import { LIST_ORDERS, type ListOrder } from "../../store/store.js";
+import { LIST_ORDERS, type ListOrder } from "../../core/store.js";
 import { CliError, type GlobalOptions, withGate } from "../context.js";
 import { describeRequest, printJson, relativeTime, table } from "../output.js";
 import { positiveInt } from "../parse.js";

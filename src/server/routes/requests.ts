@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { ConflictError, isAirlockError } from "../../core/errors.js";
 import { sameIdentity } from "../../core/identity.js";
 import type { ApprovalRequest, OnTimeout } from "../../core/schemas.js";
-import type { ListFilter } from "../../store/store.js";
+import type { ListFilter } from "../../core/store.js";
 import { assertMayCancel, canSee, decidingGroups, loadVisible, scopeList } from "../access.js";
 import { requireRole } from "../auth.js";
 import { parse, queryObject, readJson } from "../body.js";

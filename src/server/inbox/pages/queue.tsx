@@ -1,7 +1,7 @@
 // The queue: requests the reviewer may decide, with filters, search and live countdowns.
 import type { FC } from "hono/jsx";
 import { RISKS, STATUSES } from "../../../core/schemas.js";
-import type { RequestSummary } from "../../../store/store.js";
+import type { RequestSummary } from "../../../core/store.js";
 
 export interface QueueQuery {
   status: string;

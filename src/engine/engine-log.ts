@@ -1,6 +1,6 @@
 // The engine's log lines for settled gates, named as operators search for them.
 import type { Logger } from "pino";
-import type { ApprovalRequest } from "./schemas.js";
+import type { ApprovalRequest } from "../core/schemas.js";
 
 /** "Human decision recorded" (or "Human review timeout") for a request that just became terminal. */
 export function logDecision(logger: Logger, r: ApprovalRequest): void {

@@ -1,6 +1,6 @@
 // A policy decides the level of a gate before any human is asked: `auto` approves at once (recorded
 // with method `auto`), `quick` and `full` wait for a person. Policies compose: see compose.ts.
-import type { Level, ParsedRequestInput } from "../core/schemas.js";
+import type { Level, ParsedRequestInput } from "./schemas.js";
 
 export interface PolicyVerdict {
   level: Level;

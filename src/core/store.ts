@@ -11,7 +11,7 @@ import type {
   Outcome,
   Risk,
   Status,
-} from "../core/schemas.js";
+} from "./schemas.js";
 
 /** How a listing is sorted. `newest` (the default) and `oldest` go by id (ids grow with time);
  * `deadline` puts the earliest live deadline first (only pending requests have one), then requests

@@ -3,9 +3,9 @@
 // again. A deadline is a deadline: a pending request found past it is timed out first, through the
 // same guarded write, whatever was asked, so a decision that arrives late loses to the timeout (and
 // the conflict names it), and one that arrives after an escalation is checked against the new approvers.
-import { ConflictError } from "./errors.js";
-import type { ApprovalRequest } from "./schemas.js";
-import { applyTimeout, isOverdue, type Transition } from "./state.js";
+import { ConflictError } from "../core/errors.js";
+import type { ApprovalRequest } from "../core/schemas.js";
+import { applyTimeout, isOverdue, type Transition } from "../core/state.js";
 
 export interface TransactDeps {
   load(id: string): Promise<ApprovalRequest>;

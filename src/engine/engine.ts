@@ -5,16 +5,13 @@ import pino, { type Logger } from "pino";
 import type { ZodType } from "zod";
 import { redact } from "../audit/redact.js";
 import { type VerifyOptions, type VerifyResult, verifyAuditLog } from "../audit/verify.js";
-import type { Policy } from "../policy/policy.js";
-import type { ListFilter, Page, RequestSummary, Store } from "../store/store.js";
-import { type Clock, systemClock } from "./clock.js";
-import { logDeadline, logDecision } from "./engine-log.js";
-import { AirlockError, ConflictError, NotFoundError, TimeoutError } from "./errors.js";
-import { createFeed } from "./feed.js";
-import { canonicalJson, sha256 } from "./hash.js";
-import { normalizeIdentity, sameIdentity } from "./identity.js";
-import { computeMetrics, type Metrics } from "./metrics.js";
-import { newRequest } from "./new-request.js";
+import { type Clock, systemClock } from "../core/clock.js";
+import { AirlockError, ConflictError, NotFoundError, TimeoutError } from "../core/errors.js";
+import { canonicalJson, sha256 } from "../core/hash.js";
+import { normalizeIdentity, sameIdentity } from "../core/identity.js";
+import { computeMetrics, type Metrics } from "../core/metrics.js";
+import { newRequest } from "../core/new-request.js";
+import type { Policy } from "../core/policy.js";
 import {
   type ApprovalRequest,
   type AuditDraft,
@@ -29,7 +26,7 @@ import {
   type RequestInput,
   recordInputSchema,
   requestInputSchema,
-} from "./schemas.js";
+} from "../core/schemas.js";
 import {
   applyCancel,
   applyDecision,
@@ -37,10 +34,13 @@ import {
   applyTimeout,
   isOverdue,
   type Transition,
-} from "./state.js";
+} from "../core/state.js";
+import type { ListFilter, Page, RequestSummary, Store } from "../core/store.js";
+import { parseOrThrow } from "../core/validate.js";
+import { logDeadline, logDecision } from "./engine-log.js";
+import { createFeed } from "./feed.js";
 import { createSweeper } from "./sweeper.js";
 import { transact } from "./transact.js";
-import { parseOrThrow } from "./validate.js";
 
 export interface AirlockOptions {
   store: Store;

@@ -2,7 +2,7 @@
 // read back from the store in `seq` order ("pumped"), so subscribers see each event exactly once and
 // in order, whichever process wrote it. Other processes' commits are noticed through the store's
 // change signal, which is only listened to while somebody is waiting or subscribed.
-import type { AuditEvent } from "./schemas.js";
+import type { AuditEvent } from "../core/schemas.js";
 
 export interface FeedSource {
   head(): Promise<number>;
