@@ -72,6 +72,12 @@ export {
   type EventsOptions,
   type WaitOptions,
 } from "./engine/engine.js";
+export {
+  type NotRunReason,
+  type RunApprovedOptions,
+  type RunApprovedResult,
+  runApproved,
+} from "./engine/run-approved.js";
 export { firstVerdict, strictestVerdict } from "./policy/compose.js";
 export {
   type ApprovalThresholds,

@@ -1,12 +1,12 @@
 // `check_file_approval`: the step the agent routes to when a tool answered `needs_approval`. It opens a
-// gate with the diff, waits, and then either runs exactly the approved operation (bound by
-// `verifyApproval`: edited args are what run, anything else is refused) or records the cancellation.
+// gate with the diff, waits, and then either runs exactly the approved operation, once (`runApproved`:
+// edited args are what run, anything else is refused) or records the cancellation.
 // Small writes are approved by a rule, `fileApprovalPolicy`, installed as the engine's (or server's)
 // policy: the agent never waves its own writes through (a server refuses that to agent tokens), and the
 // gate records the rule's approval like any other.
-import { verifyApproval } from "../../src/core/binding.js";
 import type { Policy } from "../../src/core/policy.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
+import { runApproved } from "../../src/engine/run-approved.js";
 import { fileWriteBytes, smallFileWrites } from "../../src/policy/rules.js";
 import type { Gate } from "../shared/gate.js";
 import {
@@ -102,23 +102,24 @@ export async function checkFileApproval(
       `${settled.status}${d?.reviewer ? ` by ${d.reviewer}` : ""}${d?.comment ? `: ${d.comment}` : ""}`,
     );
   }
-  const check = verifyApproval(settled);
-  if (!check.ok) return cancelled(`the approval cannot be used: ${check.detail}`);
-  const approved = asPendingOperation(check.args);
+  // What the reviewer approved (or edited) must still be an operation of the same kind.
+  const approved = asPendingOperation(settled.decision?.editedArgs ?? settled.args);
   if (!approved || approved.operation !== op.operation) {
     return cancelled("the approved arguments are not a file operation of the same kind");
   }
-  // One approval, one write: a replay of this step after a crash cannot write the file twice.
-  if (opts.gate.claimExecution) {
-    try {
-      await opts.gate.claimExecution(settled.id);
-    } catch (err) {
-      return cancelled(
-        `the approval was already used: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
+  // Bound to the approved args and claimed once: a replay of this step after a crash cannot write
+  // the file twice.
+  const run = await runApproved(opts.gate, settled, () =>
+    executeFileOperation(opts.sandbox, approved),
+  );
+  if (!run.ok) {
+    return cancelled(
+      run.reason === "already_executed"
+        ? `the approval was already used: ${run.detail}`
+        : `the approval cannot be used: ${run.detail}`,
+    );
   }
-  const execution = await executeFileOperation(opts.sandbox, approved);
+  const execution = run.value;
   const edited = settled.decision?.method === "edit" ? " (as edited by the reviewer)" : "";
   return {
     status: execution.success ? "executed" : "failed",

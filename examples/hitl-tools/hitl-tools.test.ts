@@ -168,6 +168,8 @@ function pick(e: Airlock): Gate {
     waitFor: (id, o) => e.waitFor(id, o),
     decide: (id, d) => e.decide(id, d),
     cancel: (id, o) => e.cancel(id, o),
+    getByKey: (k, o) => e.getByKey(k, o),
+    claimExecution: (id, o) => e.claimExecution(id, o),
     record: (ev) => e.record(ev),
   };
 }

@@ -140,6 +140,9 @@ describe("research-reflection (pattern 1)", () => {
       list: (filter) => engine.list(filter),
       decide: (id, d) => engine.decide(id, d),
       cancel: (id, o) => engine.cancel(id, o),
+      getByKey: (k, o) => engine.getByKey(k, o),
+      claimExecution: (id, o) => engine.claimExecution(id, o),
+      record: (e) => engine.record(e),
       waitFor: async (): Promise<ApprovalRequest> => {
         throw new Error("connection to the approval server lost");
       },

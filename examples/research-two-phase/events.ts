@@ -34,7 +34,7 @@ export function createEventStream(opts: {
       } as ResearchEvent; // input is one member of the union; the spread loses which one
       events.push(event);
       opts.onEvent?.(event);
-      if (opts.gate.record && !recordFailed) {
+      if (!recordFailed) {
         try {
           await opts.gate.record({
             type: "notified",

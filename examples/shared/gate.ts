@@ -1,14 +1,9 @@
 // What every example agent talks to: the Airlock API shared by the in-process engine and the HTTP
-// client, plus the engine's `record` when it is there (the client has none), for audit entries.
+// client (open, wait, decide, claim an approved execution once, record progress in the audit).
 import { randomUUID } from "node:crypto";
 import type { AirlockApi } from "../../src/engine/api.js";
-import type { Airlock } from "../../src/engine/engine.js";
 
-export type Gate = AirlockApi & {
-  record?: Airlock["record"];
-  /** Claims an approval for execution, once (the engine and the HTTP client both have it). */
-  claimExecution?: Airlock["claimExecution"];
-};
+export type Gate = AirlockApi;
 
 /** One line per visible step. */
 export type Log = (line: string) => void;

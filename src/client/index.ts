@@ -7,7 +7,7 @@ import { AirlockError, TimeoutError } from "../core/errors.js";
 import type { ApprovalRequest, AuditEvent, DecisionInput, RequestInput } from "../core/schemas.js";
 import type { ListFilter, Page } from "../core/store.js";
 import type { AirlockApi } from "../engine/api.js";
-import type { Airlock, CancelOptions, WaitOptions } from "../engine/engine.js";
+import type { CancelOptions, WaitOptions } from "../engine/engine.js";
 import { isRetryable, UnavailableError } from "./errors.js";
 import { createTransport } from "./http.js";
 
@@ -44,15 +44,12 @@ const POLL_MARGIN_MS = 10_000;
 const BACKOFF_MIN_MS = 100;
 const BACKOFF_MAX_MS = 5_000;
 
-/** The HTTP client: the engine's gate API, plus `record` for what an agent did without a human
- * (`auto_executed`) or its progress (`notified`); the server sets the actor from the token. */
-export type AirlockClient = AirlockApi & {
-  /** Claims an approved request for execution, once (POST /v1/requests/:id/execution). */
-  claimExecution: Airlock["claimExecution"];
-  /** Same shape as the engine's `record`; the server accepts the types `auto_executed` and
-   * `notified` (others get 400) and ignores `at` (it stamps its own time). */
-  record: Airlock["record"];
-};
+/** The HTTP client: the engine's gate API (`AirlockApi`). `claimExecution` is
+ * POST /v1/requests/:id/execution; `record` is POST /v1/audit, where the server accepts the types
+ * `auto_executed` and `notified` (others get 400), sets the actor from the token and ignores `at`
+ * (it stamps its own time). `getByKey` is GET /v1/requests?key=K (and `&requester=R` when given):
+ * `{ items: [request] }` when found, no items otherwise. */
+export type AirlockClient = AirlockApi;
 
 export function createClient(options: ClientOptions): AirlockClient {
   const pollSeconds = options.pollSeconds ?? DEFAULTS.pollSeconds;
@@ -112,6 +109,16 @@ export function createClient(options: ClientOptions): AirlockClient {
           subject: subject(id),
         }),
       );
+    },
+
+    async getByKey(key: string, opts: { requester?: string } = {}) {
+      const page = await retrying(() =>
+        http.call<Page<ApprovalRequest>>("GET", "/v1/requests", {
+          timeoutMs: requestTimeoutMs,
+          query: { key, requester: opts.requester },
+        }),
+      );
+      return page.items[0];
     },
 
     list(filter: ListFilter = {}) {

@@ -127,6 +127,8 @@ export interface Store {
    * request with `created: false`. */
   insertRequest(request: ApprovalRequest, events: AuditDraft[]): Promise<InsertResult>;
   getRequest(id: string): Promise<ApprovalRequest | undefined>;
+  /** The request `requester` created with idempotency key `key` (keys are scoped per requester). */
+  getRequestByKey(requester: string, key: string): Promise<ApprovalRequest | undefined>;
   listRequests(filter: ListFilter): Promise<Page<ApprovalRequest>>;
   /** The same listing as `listRequests`, as summaries read from columns (no document parsed). */
   listSummaries(filter: ListFilter): Promise<Page<RequestSummary>>;

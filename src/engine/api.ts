@@ -1,8 +1,18 @@
 import type { Airlock } from "./engine.js";
 
 /** What both the in-process engine and the HTTP client (`createClient`) offer, so code written
- * against an agent's gate runs the same locally and against a server. */
+ * against an agent's gate runs the same locally and against a server: open a gate, read it (by id or
+ * by idempotency key), wait, decide, cancel, claim the approved action for execution (once), and
+ * record what ran without a human. */
 export type AirlockApi = Pick<
   Airlock,
-  "request" | "get" | "list" | "waitFor" | "decide" | "cancel"
+  | "request"
+  | "get"
+  | "getByKey"
+  | "list"
+  | "waitFor"
+  | "decide"
+  | "cancel"
+  | "claimExecution"
+  | "record"
 >;

@@ -86,6 +86,9 @@ export interface EventsOptions {
 export interface Airlock {
   request(input: RequestInput): Promise<ApprovalRequest>;
   get(id: string): Promise<ApprovalRequest>;
+  /** The request created with idempotency key `key` by `options.requester` (keys are scoped per
+   * requester; @default "anonymous", the requester of a request that names none), or undefined. */
+  getByKey(key: string, options?: { requester?: string }): Promise<ApprovalRequest | undefined>;
   /** Requests matching `filter`, newest first unless `filter.order` says `oldest` or `deadline`. */
   list(filter?: ListFilter): Promise<Page<ApprovalRequest>>;
   /** The same listing as `list`, as summaries read from the store's columns: its cost does not depend
@@ -93,6 +96,10 @@ export interface Airlock {
   listSummaries(filter?: ListFilter): Promise<Page<RequestSummary>>;
   /** How many requests match `filter` (a COUNT; `cursor`, `limit` and `order` are ignored). */
   count(filter?: ListFilter): Promise<number>;
+  /** One requester's pending requests: how many, and their stored size in bytes (for quotas). */
+  pendingUsage(requester: string): Promise<{ count: number; bytes: number }>;
+  /** The audit chain's head (last event's seq and hash); undefined while the log is empty. */
+  auditHead(): Promise<{ seq: number; hash: string } | undefined>;
   waitFor(id: string, options?: WaitOptions): Promise<ApprovalRequest>;
   decide(id: string, decision: DecisionInput): Promise<ApprovalRequest>;
   cancel(id: string, options?: CancelOptions): Promise<ApprovalRequest>;
@@ -116,7 +123,6 @@ export interface Airlock {
   schemaFor(action: string): ZodType | undefined;
   /** Times out every request that is due now; the sweeper calls it by itself. */
   sweep(): Promise<number>;
-  readonly store: Store;
   readonly logger: Logger;
   /** Stops the sweeper, rejects pending waits with code `closed`, and closes the store. */
   close(): Promise<void>;
@@ -259,7 +265,6 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
   }
 
   const engine: Airlock = {
-    store,
     logger,
 
     async request(raw) {
@@ -304,6 +309,11 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
       return load(id);
     },
 
+    async getByKey(key, opts = {}) {
+      guard();
+      return store.getRequestByKey(normalizeIdentity(opts.requester ?? "anonymous"), key);
+    },
+
     async list(filter = {}) {
       guard();
       return store.listRequests(byIdentity(filter));
@@ -317,6 +327,16 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     async count(filter = {}) {
       guard();
       return store.countRequests(byIdentity(filter));
+    },
+
+    async pendingUsage(requester) {
+      guard();
+      return store.pendingUsage(normalizeIdentity(requester));
+    },
+
+    async auditHead() {
+      guard();
+      return store.auditHead();
     },
 
     async waitFor(id, opts = {}) {

@@ -98,6 +98,12 @@ export function memoryStore(): Store {
       const r = byId.get(id);
       return r ? copy(r) : undefined;
     },
+    async getRequestByKey(requester, key) {
+      guard();
+      const id = byKey.get(keyOf(requester, key));
+      const r = id === undefined ? undefined : byId.get(id);
+      return r ? copy(r) : undefined;
+    },
     async listRequests(filter) {
       guard();
       return page(filter, copy);

@@ -339,6 +339,11 @@ export function postgresStore(
       return row ? parseDoc(row) : undefined;
     },
 
+    async getRequestByKey(requester, key) {
+      const [row] = await read<DocRow>("getRequestByKey", sql.byKey, [requester, key]);
+      return row ? parseDoc(row) : undefined;
+    },
+
     async listRequests(filter) {
       const q = sql.list(filter, "id, doc");
       const rows = await read<DocRow & Positioned>("listRequests", q, q.values);

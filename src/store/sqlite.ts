@@ -319,6 +319,12 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
         return row ? parseDoc(row) : undefined;
       });
     },
+    async getRequestByKey(requester, key) {
+      return attempt("getRequestByKey", () => {
+        const row = stmt.byKey.get(requester, key);
+        return row ? parseDoc(row) : undefined;
+      });
+    },
     async listRequests(filter) {
       const q = listSql(filter, "id, doc");
       return attempt("listRequests", () => {

@@ -11,14 +11,10 @@ import { type ConfidenceContext, DEFAULT_THRESHOLDS } from "../policy/confidence
 /** Appends an audit event (the engine's `record`). */
 export type AuditRecorder = Airlock["record"];
 
-/** Where gated calls go: the engine, or anything with the same API (the HTTP client). When it also has
- * `record` (the engine does), auto-executed calls are audited through it. */
-export type HitlGate = AirlockApi & {
-  record?: AuditRecorder;
-  /** Claims an approval for execution, once (the engine and the HTTP client have it): with it, a
-   * tool never runs twice on one approval, even when resumed twice. */
-  claimExecution?: Airlock["claimExecution"];
-};
+/** Where gated calls go: the engine, or anything with the same API (the HTTP client). Auto-executed
+ * calls are audited through its `record`; approved calls are claimed with its `claimExecution`, so a
+ * tool never runs twice on one approval, even when resumed twice. */
+export type HitlGate = AirlockApi;
 
 export type ConfidenceScorer = (
   toolName: string,

@@ -3,11 +3,11 @@
 // runs only with arguments a human approved (checked with `verifyApproval` against the decision's
 // args hash) and never after a rejection, revision request, timeout or cancellation.
 import { redact } from "../audit/redact.js";
-import { verifyApproval } from "../core/binding.js";
-import { InvalidInputError, isAirlockError } from "../core/errors.js";
+import { InvalidInputError } from "../core/errors.js";
 import { hashArgs } from "../core/hash.js";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../core/limits.js";
 import type { ApprovalRequest, Decision, Level, RequestInput } from "../core/schemas.js";
+import { runApproved } from "../engine/run-approved.js";
 import {
   type ConfidenceContext,
   calculateConfidence,
@@ -142,33 +142,39 @@ export function hitlTool<A extends object, R>(
     return settle(request);
   }
 
-  /** The only place the wrapped function runs after a human: approved, and bound to its arguments. */
+  /** The only place the wrapped function runs after a human: approved, bound to its arguments, and
+   * claimed once (`runApproved`), so a second resume (or a replayed job) is refused. */
   async function settle(
     request: ApprovalRequest,
     context: HitlContext = metadataContext(request),
   ): Promise<R | HitlRejection> {
-    if (request.status !== "approved") return rejectionFor(cfg, request);
-    const check = verifyApproval(request);
-    if (!check.ok) return rejection(cfg, request, check.reason, check.detail);
-    const decision = request.decision;
-    const hitlCall: HitlCall = {
-      toolName: cfg.name,
-      context,
-      level: request.level,
-      confidence: request.confidence ?? 0,
-      approvalId: request.id,
-    };
-    if (decision) hitlCall.decision = decision;
-    // One approval, one execution: claim it first, so a second resume (or a replayed job) is refused.
-    if (cfg.airlock?.claimExecution) {
-      try {
-        await cfg.airlock.claimExecution(request.id, { by: context.requester ?? cfg.requester });
-      } catch (err) {
-        if (!isAirlockError(err, "conflict")) throw err;
-        return rejection(cfg, request, "already_executed", err.message);
-      }
+    const gate = requireGate(cfg);
+    const result = await runApproved(
+      gate,
+      request,
+      (args, claimed) => {
+        const hitlCall: HitlCall = {
+          toolName: cfg.name,
+          context,
+          level: claimed.level,
+          confidence: claimed.confidence ?? 0,
+          approvalId: claimed.id,
+        };
+        if (claimed.decision) hitlCall.decision = claimed.decision;
+        return fn(args as A, hitlCall);
+      },
+      { by: context.requester ?? cfg.requester },
+    );
+    if (result.ok) return result.value;
+    switch (result.reason) {
+      case "not_approved":
+      case "args_mismatch":
+      case "expired":
+      case "already_executed":
+        return rejection(cfg, result.request, result.reason, result.detail);
+      default:
+        return rejectionFor(cfg, result.request);
     }
-    return fn(check.args as A, hitlCall);
   }
 
   const wrapped = call as HitlTool<A, R, R | HitlPending | HitlRejection>;

@@ -112,7 +112,7 @@ describe("several processes on one SQLite file", () => {
     for (const id of pending) {
       await engine.decide(id, { outcome: "approved", reviewer: "alice", selected: ["item-2"] });
     }
-    expect(await engine.store.countPending()).toBe(0);
+    expect(await engine.count({ status: "pending" })).toBe(0);
     const v = await engine.verifyAudit();
     expect(v).toMatchObject({ ok: true, count: pending.length * 2 });
     await engine.close();

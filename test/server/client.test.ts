@@ -223,6 +223,36 @@ describe("createClient", () => {
   });
 });
 
+describe("createClient getByKey", () => {
+  // Against a recorded answer: GET /v1/requests?key=K answers { items: [request] } or no items.
+  function answering(items: unknown[]) {
+    const urls: string[] = [];
+    const f = (async (input: RequestInfo | URL) => {
+      urls.push(String(input));
+      return new Response(JSON.stringify({ items }), {
+        status: 200,
+        headers: { "content-type": "application/json" },
+      });
+    }) as typeof fetch;
+    return { fetch: f, urls };
+  }
+
+  it("asks GET /v1/requests?key= (and requester when given) and returns the item or undefined", async () => {
+    const found = answering([{ id: "req_1", key: "k 1", status: "pending" }]);
+    const c = createClient({ url: "http://127.0.0.1:1", token: "t", fetch: found.fetch });
+    expect(await c.getByKey("k 1", { requester: "bot" })).toMatchObject({ id: "req_1" });
+    const url = new URL(found.urls[0] ?? "");
+    expect(url.pathname).toBe("/v1/requests");
+    expect(url.searchParams.get("key")).toBe("k 1");
+    expect(url.searchParams.get("requester")).toBe("bot");
+
+    const none = answering([]);
+    const d = createClient({ url: "http://127.0.0.1:1", token: "t", fetch: none.fetch });
+    expect(await d.getByKey("missing")).toBeUndefined();
+    expect(new URL(none.urls[0] ?? "").searchParams.has("requester")).toBe(false);
+  });
+});
+
 /** A fetch that answers the first `failures` calls with a problem, then passes calls to the server. */
 function flaky(failures: { status: number; code: string; retryAfter?: string }[]): {
   fetch: typeof fetch;
