@@ -7,7 +7,13 @@ import { hashArgs } from "./hash.js";
 import { normalizeIdentity } from "./identity.js";
 import { newRequestId } from "./ids.js";
 import type { PolicyVerdict } from "./policy.js";
-import type { ApprovalRequest, AuditDraft, Item, ParsedRequestInput } from "./schemas.js";
+import {
+  type ApprovalRequest,
+  type AuditDraft,
+  type Item,
+  type ParsedRequestInput,
+  PRESENTATION_FIELDS,
+} from "./schemas.js";
 import { applyAutomatic } from "./state.js";
 
 export function newRequest(
@@ -50,6 +56,9 @@ export function newRequest(
   const confidence = verdict.confidence ?? input.confidence;
   if (confidence !== undefined) request.confidence = confidence;
   if (input.revisionOf !== undefined) request.revisionOf = input.revisionOf;
+  for (const field of PRESENTATION_FIELDS) {
+    if (input[field] !== undefined) Object.assign(request, { [field]: input[field] });
+  }
   if (input.timeoutMs !== undefined) request.deadline = now + input.timeoutMs;
 
   const created: AuditDraft = {

@@ -146,6 +146,90 @@ const boundedOnTimeout = z.preprocess((value, ctx) => {
   return value;
 }, onTimeoutSchema) as unknown as typeof onTimeoutSchema;
 
+// --- how a request is shown to reviewers, and what hitlTool keeps with it ------------------------
+// Typed fields instead of conventions hidden in `metadata` (which stays the caller's own). Every
+// channel may show them; none has to. Requests stored before these fields existed carry the same
+// facts under the old metadata keys: `presentationOf` (presentation.ts) reads both.
+
+const shortText = storable(z.string().trim().min(1).max(2000));
+
+/** Words for the decision buttons and the item list. A label may rename a button but never invert
+ * it: channels ignore an approve label that says "reject" (and the reverse). */
+export const labelsSchema = z
+  .object({
+    /** Shown with the approve button, e.g. "Sign". */
+    approve: shortText.optional(),
+    /** Shown with the reject button, e.g. "Keep unsigned". */
+    reject: shortText.optional(),
+    /** The heading of the item list, e.g. "Proposed additional research". */
+    items: shortText.optional(),
+    /** What one calls the items, plural, e.g. "queries". */
+    itemNoun: shortText.optional(),
+  })
+  .strict();
+export type Labels = z.infer<typeof labelsSchema>;
+
+/** A point a reviewer should weigh (pattern 1's reflection); `high` ones are shown first. */
+export const critiqueSchema = z
+  .object({
+    issue: storable(z.string().trim().min(1).max(2000)),
+    importance: z.enum(["high", "medium", "low"]).optional(),
+  })
+  .strict();
+export type Critique = z.infer<typeof critiqueSchema>;
+
+/** What the agent expects the approved work to cost. */
+export const estimateSchema = z
+  .object({
+    minutes: z.number().min(0).max(1e9).optional(),
+    /** In dollars. */
+    cost: z.number().min(0).max(1e12).optional(),
+  })
+  .strict();
+export type Estimate = z.infer<typeof estimateSchema>;
+
+/** The agent's progress so far, as label → value, e.g. `{ "Sub-questions analyzed": 3 }`. */
+export const progressSchema = z
+  .record(
+    storable(z.string().min(1).max(200)),
+    z.union([storable(z.string().max(2000)), z.number(), z.boolean()]),
+  )
+  .refine((p) => Object.keys(p).length <= 50, "progress may have at most 50 entries");
+export type Progress = z.infer<typeof progressSchema>;
+
+/** What `hitlTool` keeps with a request it opens: which tool, how it was configured, and the
+ * (redacted) context of the call, so `resume` finds the tool and its context again. */
+export const hitlInfoSchema = z
+  .object({
+    tool: name,
+    approvalType: shortText.optional(),
+    autoThreshold: z.number().min(0).max(100).optional(),
+    quickThreshold: z.number().min(0).max(100).optional(),
+    requiresReason: z.boolean().optional(),
+    descriptionTemplate: storable(z.string().max(20_000)).optional(),
+    context: inputJson.optional(),
+  })
+  .strict();
+export type HitlInfo = z.infer<typeof hitlInfoSchema>;
+
+/** The presentation fields, shared by the input and the stored request. */
+const presentationShape = {
+  labels: labelsSchema.optional(),
+  /** The main question being worked on (patterns 1 and 5). */
+  question: storable(z.string().trim().min(1).max(2000)).optional(),
+  /** The operator's original command (pattern 2). */
+  command: storable(z.string().trim().min(1).max(2000)).optional(),
+  progress: progressSchema.optional(),
+  critiques: z.array(critiqueSchema).max(100).optional(),
+  estimate: estimateSchema.optional(),
+  hitl: hitlInfoSchema.optional(),
+};
+
+/** The names of the presentation fields, copied from the input to the stored request as they are. */
+export const PRESENTATION_FIELDS = Object.keys(
+  presentationShape,
+) as (keyof typeof presentationShape)[];
+
 export const ALLOWED = ["approve", "reject", "revise", "select", "edit"] as const;
 export const allowedSchema = z.enum(ALLOWED);
 export type Allowed = z.infer<typeof allowedSchema>;
@@ -182,6 +266,8 @@ export const requestInputSchema = z
     revisionCommentRequired: z.boolean().default(false),
     revisionOf: storable(z.string().min(1).max(100)).optional(),
     correlationId: storable(z.string().min(1).max(200)).optional(),
+    ...presentationShape,
+    /** The caller's own data, kept and shown as is; Airlock reads nothing in it. */
     metadata: inputJson.default({}),
   })
   .strict();
@@ -252,6 +338,7 @@ export const approvalRequestSchema = z.object({
   revisionCommentRequired: z.boolean().optional(),
   revisionOf: z.string().optional(),
   correlationId: z.string(),
+  ...presentationShape,
   metadata: jsonRecord,
   status: statusSchema,
   /** Every decision recorded, including partial approvals towards a quorum. */

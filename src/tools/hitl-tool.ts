@@ -6,7 +6,8 @@ import { redact } from "../audit/redact.js";
 import { InvalidInputError } from "../core/errors.js";
 import { hashArgs } from "../core/hash.js";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../core/limits.js";
-import type { ApprovalRequest, Decision, Level, RequestInput } from "../core/schemas.js";
+import { presentationOf } from "../core/presentation.js";
+import type { ApprovalRequest, Decision, HitlInfo, Level, RequestInput } from "../core/schemas.js";
 import { runApproved } from "../engine/run-approved.js";
 import {
   type ConfidenceContext,
@@ -121,7 +122,7 @@ export function hitlTool<A extends object, R>(
   ): Promise<R | HitlPending | HitlRejection> {
     const gate = requireGate(cfg);
     let request = await gate.get(approvalId);
-    if (metadataTool(request) !== cfg.name || request.action !== cfg.action) {
+    if (requestTool(request) !== cfg.name || request.action !== cfg.action) {
       throw new InvalidInputError(
         `request ${approvalId} is not a call to the tool \`${cfg.name}\` (its action is \`${request.action}\`)`,
         "approvalId",
@@ -146,7 +147,7 @@ export function hitlTool<A extends object, R>(
    * claimed once (`runApproved`), so a second resume (or a replayed job) is refused. */
   async function settle(
     request: ApprovalRequest,
-    context: HitlContext = metadataContext(request),
+    context: HitlContext = requestContext(request),
   ): Promise<R | HitlRejection> {
     const gate = requireGate(cfg);
     const result = await runApproved(
@@ -268,10 +269,8 @@ function requestInput(
     requester: context.requester ?? cfg.requester,
     approvers: [...cfg.approvers],
     allowed: ["approve", "reject", "revise", "edit"],
-    metadata: {
-      hitl: { tool: cfg.name, ...publicConfig(cfg) },
-      context: redact(context),
-    },
+    hitl: hitlInfo(cfg, context),
+    labels: { approve: cfg.approveLabel, reject: cfg.rejectLabel },
   };
   if (cfg.timeoutMs !== undefined) input.timeoutMs = cfg.timeoutMs;
   // A tool that wants reasons gets them where the engine can enforce one: with a revision request.
@@ -389,14 +388,25 @@ function requireGate(cfg: ResolvedHitlConfig): HitlGate {
   return cfg.airlock;
 }
 
-function metadataTool(request: ApprovalRequest): unknown {
-  const hitl = request.metadata.hitl;
-  return hitl !== null && typeof hitl === "object"
-    ? (hitl as Record<string, unknown>).tool
-    : undefined;
+/** What the request keeps of the tool and the call (`hitl`), for `resume`. */
+function hitlInfo(cfg: ResolvedHitlConfig, context: HitlContext): HitlInfo {
+  const info: HitlInfo = {
+    tool: cfg.name,
+    approvalType: cfg.approvalType,
+    autoThreshold: cfg.autoThreshold,
+    quickThreshold: cfg.quickThreshold,
+    requiresReason: cfg.requiresReason,
+    context: redact(context),
+  };
+  if (cfg.descriptionTemplate !== undefined) info.descriptionTemplate = cfg.descriptionTemplate;
+  return info;
 }
 
-function metadataContext(request: ApprovalRequest): HitlContext {
-  const c = request.metadata.context;
-  return c !== null && typeof c === "object" && !Array.isArray(c) ? (c as HitlContext) : {};
+/** The tool a request was opened for (also on requests stored with the old metadata keys). */
+function requestTool(request: ApprovalRequest): string | undefined {
+  return presentationOf(request).hitl?.tool;
+}
+
+function requestContext(request: ApprovalRequest): HitlContext {
+  return (presentationOf(request).hitl?.context ?? {}) as HitlContext;
 }

@@ -70,6 +70,27 @@ describe("formatRequest: text (chat, email)", () => {
     );
   });
 
+  it("the typed presentation fields give the same message as the old metadata keys", async () => {
+    const typed = await make({
+      items: ["query1", "query2"],
+      timeoutMs: 3_600_000,
+      question: "Test query",
+      progress: {
+        "Sub-questions analyzed": 5,
+        "Average confidence": 0.75,
+        "Low confidence areas": 2,
+      },
+      critiques: [
+        { issue: "Missing data", importance: "high" },
+        { issue: "Minor gap", importance: "low" },
+      ],
+      labels: { items: "Proposed Additional Research", itemNoun: "queries" },
+      estimate: { minutes: 4, cost: 0.2 },
+    });
+    expect(typed.metadata).toEqual({});
+    expect(formatRequest(typed, "text")).toBe(formatRequest(await make(research), "text"));
+  });
+
   it("shows only high-priority critiques", async () => {
     const message = formatRequest(await make(research), "text");
     expect(message).toContain("Missing data");
