@@ -1,0 +1,193 @@
+// `airlockGate(airlock, input)`: an Airlock gate inside a LangGraph node. The request is created
+// idempotently with a key derived from the thread id, the task's checkpoint namespace and the call's
+// position in the node, so the node's re-run on resume (LangGraph re-executes an interrupted node from
+// its first line) finds the same request instead of opening a second gate or notifying twice. While
+// the request is pending, the thread parks with LangGraph's own `interrupt()`, carrying the request id.
+// After a resume, the decision is read again from Airlock and checked with `verifyApproval`: the
+// resume payload is only a wake-up, so a forged or replayed `Command` can never approve anything.
+import { getConfig, interrupt } from "@langchain/langgraph";
+import {
+  type AirlockApi,
+  type ApprovalRequest,
+  type Decision,
+  hashArgs,
+  type RequestInput,
+  type RunApprovedOptions,
+  type RunApprovedResult,
+  runApproved,
+  type Status,
+  verifyApproval,
+} from "../../index.js";
+
+/** What `airlockGate` needs of Airlock: the in-process engine or the HTTP client (`createClient`). */
+export type GateApi = Pick<
+  AirlockApi,
+  "request" | "get" | "getByKey" | "claimExecution" | "waitFor"
+>;
+
+/** A request as `airlock.request` takes it; `key` is derived from the graph unless given. */
+export type GateInput = RequestInput;
+
+/** Where a gate sits in a graph, stored on the request as `metadata.langgraph`. */
+export interface GateLocation {
+  threadId: string;
+  /** The task's checkpoint namespace (`node:taskId`, nested for subgraphs). */
+  checkpointNs: string;
+  /** The n-th `airlockGate` call of this task, from 0. */
+  position: number;
+}
+
+/** The value `interrupt()` parks the thread with; `task.interrupts[].value` shows it. */
+export interface GateInterruptValue {
+  airlock: {
+    requestId: string;
+    key: string;
+    action: string;
+    title: string;
+    status: "pending";
+    deadline?: number;
+  };
+}
+
+/** The resume value `resumeOnDecision` sends. It only wakes the gate up: the gate reads the decision
+ * from Airlock itself, so any value (or a forged one) is treated the same. */
+export interface GateResumeValue {
+  airlock: { requestId: string };
+}
+
+export interface GateResult {
+  /** Approved and usable: `verifyApproval` passed (the hash binds `args`, the approval is not expired). */
+  approved: boolean;
+  /** The request's terminal status, as read from Airlock after the last wake-up. */
+  status: Exclude<Status, "pending">;
+  request: ApprovalRequest;
+  decision?: Decision;
+  /** When approved: the args to run with (the reviewer's edited args when they edited). */
+  args?: Record<string, unknown>;
+  /** When not approved: why, in a sentence with the reviewer's comment (for the agent to read). */
+  reason?: string;
+  /** Runs `fn` once with the approved args (`runApproved`: verify, claim the execution, run). A second
+   * resume, a replay or another process gets `{ ok: false, reason: "already_executed" }`. */
+  run<T>(
+    fn: (args: Record<string, unknown>, request: ApprovalRequest) => T | Promise<T>,
+    options?: Pick<RunApprovedOptions, "by">,
+  ): Promise<RunApprovedResult<Awaited<T>>>;
+}
+
+const SCRATCHPAD = "__pregel_scratchpad";
+
+/** Gate positions per task execution. Keyed by LangGraph's per-task scratchpad object (shared by every
+ * runnable the task calls), reset when LangGraph retries the node (its `nodeAttempt` changes). */
+const positions = new WeakMap<object, { attempt: number; next: number }>();
+
+/** Where the current call sits: thread, task namespace and position. Throws outside a graph node. */
+export function gateLocation(): GateLocation {
+  let config: ReturnType<typeof getConfig>;
+  try {
+    config = getConfig();
+  } catch (err) {
+    throw new Error(
+      "airlockGate must be called inside a LangGraph node (no graph config is active here)",
+      { cause: err },
+    );
+  }
+  const conf = (config?.configurable ?? {}) as Record<string, unknown>;
+  const threadId = conf.thread_id;
+  if (typeof threadId !== "string" || threadId === "") {
+    throw new Error(
+      "airlockGate needs a checkpointer and a thread id: compile the graph with a checkpointer and invoke it with { configurable: { thread_id } }",
+    );
+  }
+  const checkpointNs = typeof conf.checkpoint_ns === "string" ? conf.checkpoint_ns : "";
+  const scratchpad = conf[SCRATCHPAD];
+  const attempt =
+    (config as { executionInfo?: { nodeAttempt?: number } }).executionInfo?.nodeAttempt ?? 1;
+  let position = 0;
+  if (scratchpad !== null && typeof scratchpad === "object") {
+    let seen = positions.get(scratchpad);
+    if (!seen || seen.attempt !== attempt) {
+      seen = { attempt, next: 0 };
+      positions.set(scratchpad, seen);
+    }
+    position = seen.next++;
+  }
+  return { threadId, checkpointNs, position };
+}
+
+/** The idempotency key of a gate at `location`: short and stable (a hash), whatever the lengths. */
+export function gateKey(location: GateLocation): string {
+  return `langgraph:${hashArgs({ ...location })}`;
+}
+
+/** Opens (or finds) the request for this place in the graph and returns its decision; parks the thread
+ * with `interrupt()` while it is pending. See the file's header. */
+export async function airlockGate(airlock: GateApi, input: GateInput): Promise<GateResult> {
+  // The position is taken before any await, so gates called in the same order get the same keys.
+  const location = gateLocation();
+  const key = input.key ?? gateKey(location);
+  const requester = input.requester;
+  let request =
+    (await airlock.getByKey(key, requester === undefined ? {} : { requester })) ??
+    (await airlock.request({
+      ...input,
+      key,
+      metadata: { ...(input.metadata ?? {}), langgraph: { ...location } },
+    }));
+  while (request.status === "pending") {
+    const value: GateInterruptValue = {
+      airlock: {
+        requestId: request.id,
+        key,
+        action: request.action,
+        title: request.title,
+        status: "pending",
+        ...(request.deadline !== undefined ? { deadline: request.deadline } : {}),
+      },
+    };
+    // Throws GraphInterrupt the first time; on resume returns the resume value, which is ignored:
+    // the decision comes from Airlock only. Still pending (an early or forged resume)? Park again.
+    interrupt(value);
+    request = await airlock.get(request.id);
+  }
+  return gateResult(airlock, request);
+}
+
+function gateResult(airlock: GateApi, request: ApprovalRequest): GateResult {
+  const status = request.status as Exclude<Status, "pending">;
+  const run: GateResult["run"] = (fn, options = {}) => runApproved(airlock, request, fn, options);
+  const base = {
+    status,
+    request,
+    run,
+    ...(request.decision ? { decision: request.decision } : {}),
+  };
+  const check = verifyApproval(request);
+  if (check.ok) return { ...base, approved: true, args: check.args };
+  return { ...base, approved: false, reason: notApprovedReason(request, check.detail) };
+}
+
+/** A sentence for the agent: what happened, who said so, and their words. */
+export function notApprovedReason(request: ApprovalRequest, fallback?: string): string {
+  const d = request.decision;
+  if (request.status === "approved") return fallback ?? `request ${request.id} cannot be used`;
+  const who = d?.reviewer && d.reviewer !== "system" ? ` by ${d.reviewer}` : "";
+  const words = d?.comment ? `: ${d.comment}` : "";
+  const what =
+    request.status === "timed_out"
+      ? "timed out"
+      : request.status === "revise"
+        ? "sent back for revision"
+        : request.status;
+  return `${request.title}: ${what}${who}${words}`;
+}
+
+/** Whether an interrupt's value is an Airlock gate's. */
+export function isGateInterrupt(value: unknown): value is GateInterruptValue {
+  if (value === null || typeof value !== "object") return false;
+  const a = (value as { airlock?: unknown }).airlock;
+  return (
+    a !== null &&
+    typeof a === "object" &&
+    typeof (a as { requestId?: unknown }).requestId === "string"
+  );
+}

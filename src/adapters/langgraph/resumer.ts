@@ -1,0 +1,335 @@
+// Resuming parked threads when their Airlock requests are decided or time out, in any channel and
+// from any process. `resumeThread` resumes one thread once; `resumeOnDecision` runs until stopped,
+// tails Airlock's events (or polls, over HTTP) and calls `resumeThread` for each thread whose gate
+// settled, after catching up with the decisions taken while no resumer ran.
+//
+// Exactly once: before invoking the graph, a resume takes a ticket from Airlock itself — a request
+// keyed by the thread, the checkpoint it is parked at and the interrupts it answers, created already
+// approved (`requireApproval: false`, action `langgraph.resume`) and then claimed with
+// `claimExecution`, Airlock's compare-and-set. Two resumers (or a resumer and `resumeThread` called by
+// hand) race for that claim and only the winner runs the rest of the graph. A raw
+// `graph.invoke(new Command({ resume }))` takes no ticket; it still cannot approve anything (the gate
+// re-reads the decision) nor run an approved tool twice (`gate.run` claims the execution).
+// The price: a resumer that dies after its claim and before LangGraph's next checkpoint leaves the
+// thread parked; `resumeThread(..., { force: true })` resumes it anyway.
+import { randomUUID } from "node:crypto";
+import { Command } from "@langchain/langgraph";
+import {
+  type Airlock,
+  type AirlockApi,
+  type ApprovalRequest,
+  hashArgs,
+  isAirlockError,
+  type Status,
+} from "../../index.js";
+import { type GateResumeValue, isGateInterrupt } from "./gate.js";
+import { airlockToHitlResponse, hitlKey, isHitlRequest } from "./hitl.js";
+
+/** What resuming needs of Airlock. `events` (the engine has it) wakes the resumer at once; without
+ * it (the HTTP client) the resumer polls. */
+export type ResumerApi = Pick<
+  AirlockApi,
+  "request" | "get" | "getByKey" | "list" | "claimExecution"
+> & {
+  events?: Airlock["events"];
+};
+
+/** What resuming needs of a compiled graph (`StateGraph.compile({ checkpointer })`, `createAgent`). */
+export interface ResumableGraph {
+  getState(config: { configurable: { thread_id: string } }): Promise<{
+    config: { configurable?: Record<string, unknown> };
+    tasks: ReadonlyArray<{ interrupts: ReadonlyArray<{ id?: string; value?: unknown }> }>;
+  }>;
+  invoke(input: unknown, config?: Record<string, unknown>): Promise<unknown>;
+}
+
+export interface ResumeThreadOptions {
+  graph: ResumableGraph;
+  airlock: ResumerApi;
+  threadId: string;
+  /** Recorded as who claimed the resume. @default a random resumer name */
+  by?: string;
+  /** Resume without taking the ticket (after a resumer died mid-resume). */
+  force?: boolean;
+  /** Extra run config for the resumed run (e.g. `recursionLimit`, `callbacks`). */
+  config?: Record<string, unknown>;
+  /** The requester `hitlToAirlock` opened this thread's HITL requests with (their keys are per
+   * requester). @default "anonymous" */
+  hitlRequester?: string;
+}
+
+export type ResumeThreadResult =
+  | { resumed: true; requestIds: string[]; output: unknown }
+  | {
+      resumed: false;
+      /** `not_parked`: no Airlock interrupt pending; `pending`: none of its requests is decided;
+       * `already_resumed`: another resumer took the ticket. */
+      reason: "not_parked" | "pending" | "already_resumed";
+      requestIds: string[];
+    };
+
+interface Ready {
+  interruptId: string;
+  value: unknown;
+  requests: ApprovalRequest[];
+}
+
+/** Resumes `threadId` once if one of its pending interrupts has a settled Airlock request. */
+export async function resumeThread(options: ResumeThreadOptions): Promise<ResumeThreadResult> {
+  const { graph, airlock, threadId } = options;
+  const state = await graph.getState({ configurable: { thread_id: threadId } });
+  const ready: Ready[] = [];
+  const seen: string[] = [];
+  for (const task of state.tasks) {
+    for (const intr of task.interrupts) {
+      if (intr.id === undefined) continue;
+      const found = await readyInterrupt(
+        airlock,
+        options.hitlRequester,
+        threadId,
+        intr.id,
+        intr.value,
+      );
+      if (!found) continue;
+      seen.push(...found.requests.map((r) => r.id));
+      if (found.requests.every((r) => r.status !== "pending")) ready.push(found);
+    }
+  }
+  if (seen.length === 0) return { resumed: false, reason: "not_parked", requestIds: [] };
+  if (ready.length === 0) return { resumed: false, reason: "pending", requestIds: seen };
+  const requestIds = ready.flatMap((r) => r.requests.map((q) => q.id));
+  if (!options.force) {
+    const first = ready[0]?.requests[0];
+    const checkpointId = state.config.configurable?.checkpoint_id;
+    const interrupts = ready.map((r) => r.interruptId).sort();
+    const ticket = await airlock.request({
+      key: `langgraph-resume:${hashArgs({ threadId, checkpointId: String(checkpointId ?? ""), interrupts })}`,
+      action: "langgraph.resume",
+      title: `Resume LangGraph thread ${threadId.slice(0, 100)}`,
+      args: { threadId, interrupts, requestIds },
+      requireApproval: false,
+      ...(first ? { requester: first.requester } : {}),
+      metadata: { langgraph: { kind: "resume", threadId } },
+    });
+    try {
+      await airlock.claimExecution(ticket.id, { by: options.by ?? defaultName() });
+    } catch (err) {
+      if (isAirlockError(err, "conflict")) {
+        return { resumed: false, reason: "already_resumed", requestIds };
+      }
+      throw err;
+    }
+  }
+  const resume = Object.fromEntries(ready.map((r) => [r.interruptId, r.value]));
+  const output = await graph.invoke(new Command({ resume }), {
+    ...options.config,
+    configurable: {
+      ...((options.config?.configurable as Record<string, unknown> | undefined) ?? {}),
+      thread_id: threadId,
+    },
+  });
+  return { resumed: true, requestIds, output };
+}
+
+async function readyInterrupt(
+  airlock: ResumerApi,
+  hitlRequester: string | undefined,
+  threadId: string,
+  interruptId: string,
+  value: unknown,
+): Promise<Ready | undefined> {
+  if (isGateInterrupt(value)) {
+    const request = await airlock.get(value.airlock.requestId);
+    const wake: GateResumeValue = { airlock: { requestId: request.id } };
+    return { interruptId, value: wake, requests: [request] };
+  }
+  if (isHitlRequest(value)) {
+    const requests: ApprovalRequest[] = [];
+    for (let i = 0; i < value.actionRequests.length; i++) {
+      const key = hitlKey(threadId, interruptId, i);
+      const r = await airlock.getByKey(
+        key,
+        hitlRequester === undefined ? {} : { requester: hitlRequester },
+      );
+      if (!r) return undefined; // not bridged to Airlock (yet): not ours to resume
+      requests.push(r);
+    }
+    if (requests.some((r) => r.status === "pending")) {
+      return { interruptId, value: undefined, requests };
+    }
+    return { interruptId, value: airlockToHitlResponse(requests, value), requests };
+  }
+  return undefined;
+}
+
+export interface ResumeOnDecisionOptions {
+  graph: ResumableGraph;
+  airlock: ResumerApi;
+  /** Who claims the resumes. @default a random resumer name */
+  by?: string;
+  signal?: AbortSignal;
+  /** Extra run config for every resumed run. */
+  config?: Record<string, unknown>;
+  /** How many settled requests the start-up catch-up reads (newest first). @default 1000 */
+  catchUpLimit?: number;
+  /** Poll interval when `airlock` has no `events` (the HTTP client). @default 1000 */
+  pollMs?: number;
+  /** Called after each resume this resumer ran. */
+  onResumed?: (threadId: string, result: Extract<ResumeThreadResult, { resumed: true }>) => void;
+  /** Called when a resume fails (the resumer goes on). @default ignore */
+  onError?: (err: unknown, threadId: string) => void;
+}
+
+export interface Resumer {
+  /** Stops listening and waits for resumes in flight. Safe to call twice. */
+  stop(): Promise<void>;
+  /** Resolves when the catch-up of decisions taken before the start is done. */
+  readonly ready: Promise<void>;
+}
+
+const SETTLED: Status[] = ["approved", "rejected", "revise", "timed_out", "cancelled"];
+
+/** Resumes every parked thread whose Airlock request settles, exactly once; see the file's header. */
+export function resumeOnDecision(options: ResumeOnDecisionOptions): Resumer {
+  const { airlock } = options;
+  const by = options.by ?? defaultName();
+  const stopper = new AbortController();
+  const onAbort = () => stopper.abort();
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  const chains = new Map<string, Promise<void>>();
+  const inFlight = new Set<Promise<void>>();
+
+  /** One resume at a time per thread in this process; others are chained behind it. */
+  function enqueue(threadId: string, hitlRequester?: string): void {
+    const previous = chains.get(threadId) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      if (stopper.signal.aborted) return;
+      try {
+        const result = await resumeThread({
+          graph: options.graph,
+          airlock,
+          threadId,
+          by,
+          ...(options.config ? { config: options.config } : {}),
+          ...(hitlRequester !== undefined ? { hitlRequester } : {}),
+        });
+        if (result.resumed) options.onResumed?.(threadId, result);
+      } catch (err) {
+        options.onError?.(err, threadId);
+      }
+    });
+    chains.set(threadId, next);
+    inFlight.add(next);
+    void next.finally(() => {
+      inFlight.delete(next);
+      if (chains.get(threadId) === next) chains.delete(threadId);
+    });
+  }
+
+  function consider(r: ApprovalRequest): void {
+    if (r.status === "pending") return;
+    const lg = r.metadata.langgraph as { threadId?: unknown; kind?: unknown } | undefined;
+    if (!lg || typeof lg.threadId !== "string" || lg.kind === "resume") return;
+    enqueue(lg.threadId, lg.kind === "hitl" ? r.requester : undefined);
+  }
+
+  async function catchUp(limit: number): Promise<void> {
+    let cursor: string | undefined;
+    let read = 0;
+    const threads = new Set<string>();
+    while (read < limit && !stopper.signal.aborted) {
+      const page = await airlock.list({
+        status: SETTLED,
+        order: "newest",
+        limit: Math.min(100, limit - read),
+        ...(cursor ? { cursor } : {}),
+      });
+      for (const r of page.items) {
+        const lg = r.metadata.langgraph as { threadId?: unknown } | undefined;
+        if (typeof lg?.threadId === "string" && threads.has(lg.threadId)) continue;
+        if (typeof lg?.threadId === "string") threads.add(lg.threadId);
+        consider(r);
+      }
+      read += page.items.length;
+      if (!page.nextCursor || page.items.length === 0) break;
+      cursor = page.nextCursor;
+    }
+  }
+
+  let tail: Promise<void> = Promise.resolve();
+  const events = airlock.events;
+  let ready: Promise<void>;
+  if (typeof events === "function") {
+    const stream = events
+      .call(airlock, {
+        types: ["decided", "timed_out", "cancelled"],
+        signal: stopper.signal,
+      })
+      [Symbol.asyncIterator]();
+    // The first read fixes the stream's start; the catch-up after it covers everything before.
+    const first = stream.next();
+    tail = (async () => {
+      let step = await first;
+      while (!step.done) {
+        const id = step.value.requestId;
+        if (id) {
+          try {
+            consider(await airlock.get(id));
+          } catch (err) {
+            options.onError?.(err, "");
+          }
+        }
+        step = await stream.next();
+      }
+    })().catch((err: unknown) => {
+      if (!stopper.signal.aborted) options.onError?.(err, "");
+    });
+    ready = catchUp(options.catchUpLimit ?? 1000).catch((err: unknown) =>
+      options.onError?.(err, ""),
+    );
+  } else {
+    ready = catchUp(options.catchUpLimit ?? 1000).catch((err: unknown) =>
+      options.onError?.(err, ""),
+    );
+    const pollMs = options.pollMs ?? 1000;
+    tail = (async () => {
+      await ready;
+      while (!stopper.signal.aborted) {
+        await sleep(pollMs, stopper.signal);
+        if (stopper.signal.aborted) break;
+        await catchUp(100).catch((err: unknown) => options.onError?.(err, ""));
+      }
+    })();
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    ready,
+    stop() {
+      stopping ??= (async () => {
+        stopper.abort();
+        options.signal?.removeEventListener("abort", onAbort);
+        await tail;
+        await ready;
+        await Promise.allSettled([...inFlight]);
+      })();
+      return stopping;
+    },
+  };
+}
+
+function defaultName(): string {
+  return `langgraph-resumer-${process.pid}-${randomUUID().slice(0, 8)}`;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
