@@ -1,0 +1,178 @@
+// How one tool call of an OpenAI Agents run becomes an Airlock request: its idempotency key (from the
+// call id, so a replay never opens a second gate), what the reviewer sees (tool name, args, a
+// preview), and what the adapter keeps in the request's metadata to resume the run from any process
+// (the turn's call ids and, on the turn's first gate, the serialized RunState).
+import type { RunToolApprovalItem } from "@openai/agents";
+import {
+  InvalidInputError,
+  type OnTimeout,
+  type RequestInput,
+  type Risk,
+  redact,
+} from "../../index.js";
+
+/** One tool call waiting for approval, as the adapter shows it. */
+export interface ToolCall {
+  tool: string;
+  callId: string;
+  /** The call's arguments, parsed; `{ input: <raw> }` when the model sent something that is not a
+   * JSON object. */
+  args: Record<string, unknown>;
+  agent: string;
+}
+
+/** How gates are opened; shared by `airlockNeedsApproval` and `approveInterruptions`, which must agree
+ * so that both describe a call the same way. */
+export interface GateOptions {
+  /** Who asks, recorded on every request; idempotency keys are scoped per requester.
+   * @default "openai-agents" */
+  requester?: string;
+  /** Groups or users allowed to decide. @default [] (anyone) */
+  approvers?: string[];
+  /** The gate's deadline, from when it opens. @default none */
+  timeoutMs?: number;
+  /** What a deadline decides. @default "reject" */
+  onTimeout?: OnTimeout;
+  risk?: Risk;
+  /** Prefix of the idempotency key; the call id follows. @default "openai-agents:" */
+  keyPrefix?: string;
+  /** The Airlock action of a call (what schemas and policies match). @default the tool's name */
+  action?: (tool: string) => string;
+  /** The title reviewers see. @default "Approve <tool>" */
+  title?: (call: ToolCall) => string;
+  /** What reviewers see as the preview (markdown). @default the args as a JSON block */
+  preview?: (call: ToolCall) => string;
+  /** Groups the gates of a run in Airlock. @default the key of the turn's first gate */
+  correlationId?: string;
+}
+
+/** What the adapter stores in `metadata.openaiAgents` of each request it opens. */
+export interface GateMetadata {
+  v: 1;
+  tool: string;
+  callId: string;
+  agent: string;
+  /** Every call id of the turn, in the order of the run's interruptions. */
+  turn: string[];
+  /** The serialized RunState (`state.toString()`): on the turn's first gate only. */
+  state?: string;
+  /** Whether the call is a function tool the adapter can run with edited args. */
+  editable: boolean;
+}
+
+export const DEFAULT_REQUESTER = "openai-agents";
+export const DEFAULT_KEY_PREFIX = "openai-agents:";
+
+export function keyFor(options: GateOptions, callId: string): string {
+  return `${options.keyPrefix ?? DEFAULT_KEY_PREFIX}${callId}`;
+}
+
+export function parseArgs(raw: string | undefined): Record<string, unknown> {
+  if (raw === undefined || raw.trim() === "") return {};
+  try {
+    const value: unknown = JSON.parse(raw);
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      return value as Record<string, unknown>;
+    }
+    return { input: value };
+  } catch {
+    return { input: raw };
+  }
+}
+
+/** The call behind an interruption; undefined for items without a call id. */
+export function callOf(item: RunToolApprovalItem): ToolCall & { editable: boolean } {
+  const raw = item.rawItem as { type: string; callId?: string; id?: string };
+  const callId = raw.callId ?? raw.id;
+  if (callId === undefined) {
+    throw new InvalidInputError(
+      `the interruption of \`${item.name ?? item.toolName ?? "a tool"}\` carries no call id, so no Airlock gate can be keyed to it`,
+      "interruptions",
+    );
+  }
+  const editable = raw.type === "function_call";
+  const args = editable ? parseArgs(item.arguments) : rawArgs(item.rawItem);
+  return {
+    tool: item.name ?? item.toolName ?? raw.type,
+    callId,
+    args,
+    agent: item.agent.name,
+    editable,
+  };
+}
+
+function rawArgs(raw: object): Record<string, unknown> {
+  const { type: _type, ...rest } = raw as Record<string, unknown>;
+  return rest;
+}
+
+/** The request that gates `call`. `meta` is left out when only the policy looks at the input. */
+export function gateInput(
+  options: GateOptions,
+  call: ToolCall,
+  meta?: Omit<GateMetadata, "v" | "tool" | "callId" | "agent">,
+  correlationId?: string,
+): RequestInput {
+  const shown = redact(call.args);
+  const json = JSON.stringify(shown, null, 2);
+  const input: RequestInput = {
+    key: keyFor(options, call.callId),
+    action: options.action ? options.action(call.tool) : call.tool,
+    title: clip(options.title ? options.title(call) : `Approve ${call.tool}`, 500),
+    summary: [
+      `**Agent:** ${call.agent}`,
+      `**Tool:** \`${call.tool}\` (call \`${call.callId}\`)`,
+      "",
+      "```json",
+      json,
+      "```",
+    ].join("\n"),
+    args: call.args,
+    preview: options.preview
+      ? options.preview(call)
+      : `\`${call.tool}\`\n\n\`\`\`json\n${json}\n\`\`\``,
+    requester: options.requester ?? DEFAULT_REQUESTER,
+    approvers: options.approvers ?? [],
+    allowed:
+      meta?.editable === false
+        ? ["approve", "reject", "revise"]
+        : ["approve", "reject", "revise", "edit"],
+  };
+  if (options.timeoutMs !== undefined) input.timeoutMs = options.timeoutMs;
+  if (options.onTimeout !== undefined) input.onTimeout = options.onTimeout;
+  if (options.risk !== undefined) input.risk = options.risk;
+  const correlation = options.correlationId ?? correlationId;
+  if (correlation !== undefined) input.correlationId = correlation;
+  if (meta) {
+    const metadata: GateMetadata = {
+      v: 1,
+      tool: call.tool,
+      callId: call.callId,
+      agent: call.agent,
+      ...meta,
+    };
+    input.metadata = { openaiAgents: metadata };
+  }
+  return input;
+}
+
+/** The adapter's metadata of a request, or undefined when another caller opened it. */
+export function gateMetadata(metadata: Record<string, unknown>): GateMetadata | undefined {
+  const m = metadata.openaiAgents as Partial<GateMetadata> | undefined;
+  if (
+    m === null ||
+    typeof m !== "object" ||
+    m.v !== 1 ||
+    typeof m.callId !== "string" ||
+    typeof m.tool !== "string" ||
+    !Array.isArray(m.turn)
+  ) {
+    return undefined;
+  }
+  return m as GateMetadata;
+}
+
+function clip(text: string, max: number): string {
+  const t = text.trim() || "Approve a tool call";
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+}
