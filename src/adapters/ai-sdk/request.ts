@@ -1,0 +1,126 @@
+// The Airlock request for one AI SDK tool call: its idempotency key (from the conversation id and the
+// tool call id, so a re-run of the same turn, a second server instance or a restarted process finds
+// the same gate instead of opening another) and what a reviewer sees (tool name, args, preview).
+import { createHash } from "node:crypto";
+import {
+  type AirlockApi,
+  type ApprovalRequest,
+  isAirlockError,
+  type RequestInput,
+} from "../../index.js";
+
+/** How one tool's calls are put to a person. Every field is optional. */
+export interface ToolGate<INPUT = unknown> {
+  /** The request's action, which policies and routes match on. @default the tool's name */
+  action?: string;
+  /** @default "Run tool `NAME`" */
+  title?: string | ((input: INPUT) => string);
+  /** What the reviewer sees (markdown). @default the args as a JSON block */
+  preview?: (input: INPUT) => string;
+  risk?: RequestInput["risk"];
+  /** Groups or users allowed to decide. @default anyone with the reviewer role */
+  approvers?: string[];
+  quorum?: number;
+  /** The gate's deadline. @default none */
+  timeoutMs?: number;
+  /** What the deadline decides: `reject` (default), `approve`, or an escalation. */
+  onTimeout?: RequestInput["onTimeout"];
+  /** Decisions a reviewer may take. @default approve, reject, revise, edit */
+  allowed?: RequestInput["allowed"];
+  /** A fixed level instead of the engine's policy (`auto` approves at once, recorded). */
+  level?: RequestInput["level"];
+  metadata?: Record<string, unknown>;
+}
+
+/** Keys are at most 200 characters; a longer conversation id is hashed into the key. */
+const MAX_KEY = 200;
+
+/** The idempotency key of the gate for one tool call of one conversation. */
+export function approvalKey(conversationId: string, toolCallId: string): string {
+  const key = `ai-sdk:${conversationId}:${toolCallId}`;
+  if (key.length <= MAX_KEY) return key;
+  const digest = createHash("sha256").update(`${conversationId}\u0000${toolCallId}`).digest("hex");
+  return `ai-sdk:${digest}`;
+}
+
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export interface GateContext {
+  airlock: AirlockApi;
+  conversationId: string;
+  requester: string;
+  gateFor(toolName: string): ToolGate | undefined;
+}
+
+/** The request input for a tool call. Deterministic, so two processes building it for the same call
+ * send the same content (a replay by key, never a clash). */
+export function requestInput(
+  ctx: GateContext,
+  call: { toolName: string; toolCallId: string; input: Record<string, unknown> },
+  gate: ToolGate,
+): RequestInput {
+  const { toolName, toolCallId, input } = call;
+  const title = typeof gate.title === "function" ? gate.title(input) : gate.title;
+  const out: RequestInput = {
+    key: approvalKey(ctx.conversationId, toolCallId),
+    action: gate.action ?? toolName,
+    title: title ?? `Run tool \`${toolName}\``,
+    summary: `The assistant of conversation \`${ctx.conversationId}\` wants to call the tool \`${toolName}\` with these arguments.`,
+    args: input,
+    preview: gate.preview ? gate.preview(input) : jsonBlock(input),
+    requester: ctx.requester,
+    allowed: gate.allowed ?? ["approve", "reject", "revise", "edit"],
+    metadata: {
+      ...gate.metadata,
+      source: "ai-sdk",
+      conversationId: ctx.conversationId,
+      toolCallId,
+      toolName,
+    },
+  };
+  if (ctx.conversationId.length <= MAX_KEY) out.correlationId = ctx.conversationId;
+  if (gate.risk !== undefined) out.risk = gate.risk;
+  if (gate.approvers !== undefined) out.approvers = gate.approvers;
+  if (gate.quorum !== undefined) out.quorum = gate.quorum;
+  if (gate.timeoutMs !== undefined) out.timeoutMs = gate.timeoutMs;
+  if (gate.onTimeout !== undefined) out.onTimeout = gate.onTimeout;
+  if (gate.level !== undefined) out.level = gate.level;
+  return out;
+}
+
+/** The gate of a tool call, read by key; undefined when it was never opened. */
+export function findGate(
+  ctx: GateContext,
+  toolCallId: string,
+): Promise<ApprovalRequest | undefined> {
+  return ctx.airlock.getByKey(approvalKey(ctx.conversationId, toolCallId), {
+    requester: ctx.requester,
+  });
+}
+
+/** The gate of a tool call, opened now when it does not exist yet. Two processes racing to open it
+ * get the same request: the key settles it. */
+export async function openGate(
+  ctx: GateContext,
+  call: { toolName: string; toolCallId: string; input: Record<string, unknown> },
+  gate: ToolGate,
+): Promise<ApprovalRequest> {
+  const existing = await findGate(ctx, call.toolCallId);
+  if (existing) return existing;
+  try {
+    return await ctx.airlock.request(requestInput(ctx, call, gate));
+  } catch (err) {
+    // Another process opened it with other content (another gate configuration) in between.
+    if (isAirlockError(err, "conflict")) {
+      const winner = await findGate(ctx, call.toolCallId);
+      if (winner) return winner;
+    }
+    throw err;
+  }
+}
+
+export function jsonBlock(value: unknown): string {
+  return `\`\`\`json\n${JSON.stringify(value, null, 2)}\n\`\`\``;
+}
