@@ -49,12 +49,19 @@ export function toolArgs(log: string): unknown[] {
 export function buildGraph(options: FixtureOptions) {
   const { airlock, log } = options;
   const call = options.call ?? { path: "notes.md", content: "# Notes\n" };
-  const model = fakeModel()
-    .respondWithTools([{ name: "write_file", args: call, id: "call-1" }])
-    .respond((messages: BaseMessage[]) => {
-      const last = messages[messages.length - 1];
-      return new AIMessage(`I read: ${String(last?.content)}`);
+  // Scripted by what it reads, not by how often it was called, so a second process continues the
+  // conversation where the first one parked it: a tool call first, then an answer to the tool result.
+  const model = fakeModel();
+  const reply = (messages: BaseMessage[]) => {
+    const last = messages[messages.length - 1];
+    if (last && ToolMessage.isInstance(last))
+      return new AIMessage(`I read: ${String(last.content)}`);
+    return new AIMessage({
+      content: "",
+      tool_calls: [{ name: "write_file", args: call, id: "call-1", type: "tool_call" }],
     });
+  };
+  for (let i = 0; i < 50; i++) model.respond(reply);
 
   const graph = new StateGraph(MessagesAnnotation)
     .addNode("agent", async (state) => {
