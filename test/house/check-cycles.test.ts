@@ -1,0 +1,95 @@
+// scripts/check-cycles.mjs, the dependency check of `npm run lint`, on small trees of its own: it
+// must fail on a cycle, on src/core reaching up, and on src/ importing examples/ or test/.
+import { execFile } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { tempDir } from "../helpers.js";
+
+const SCRIPT = fileURLToPath(new URL("../../scripts/check-cycles.mjs", import.meta.url));
+const run = promisify(execFile);
+
+let cleanup: (() => void) | undefined;
+afterEach(() => {
+  cleanup?.();
+  cleanup = undefined;
+});
+
+async function check(files: Record<string, string>): Promise<{ code: number; out: string }> {
+  const t = tempDir("airlock-cycles-");
+  cleanup = t.cleanup;
+  const tsconfig = JSON.stringify({
+    compilerOptions: { module: "NodeNext", moduleResolution: "NodeNext", strict: true },
+  });
+  for (const [path, text] of Object.entries({ "tsconfig.json": tsconfig, ...files })) {
+    mkdirSync(dirname(join(t.dir, path)), { recursive: true });
+    writeFileSync(join(t.dir, path), text);
+  }
+  try {
+    const { stdout, stderr } = await run(process.execPath, [SCRIPT, "--root", t.dir]);
+    return { code: 0, out: stdout + stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, out: e.stdout + e.stderr };
+  }
+}
+
+describe("dependency check", () => {
+  it("passes a tree without cycles whose core imports only core and packages", async () => {
+    const res = await check({
+      "src/core/a.ts":
+        'import { z } from "zod";\nimport { b } from "./b.js";\nexport const a = b + String(z);\n',
+      "src/core/b.ts": 'import { join } from "node:path";\nexport const b = join("x");\n',
+      "src/engine/e.ts": 'import { a } from "../core/a.js";\nexport const e = a;\n',
+    });
+    expect(res).toMatchObject({ code: 0 });
+    expect(res.out).toContain("no circular import");
+  });
+
+  it("fails on a circular import", async () => {
+    const res = await check({
+      "src/engine/a.ts": 'import { b } from "./b.js";\nexport const a = () => b;\n',
+      "src/engine/b.ts": 'import { a } from "./a.js";\nexport const b = () => a;\n',
+    });
+    expect(res.code).toBe(1);
+    expect(res.out).toMatch(/1 circular import/);
+    expect(res.out).toContain("src/engine/a.ts");
+  });
+
+  it("does not count a cycle made only of type imports", async () => {
+    const res = await check({
+      "src/engine/a.ts": 'import type { B } from "./b.js";\nexport type A = { b?: B };\n',
+      "src/engine/b.ts": 'import type { A } from "./a.js";\nexport type B = { a?: A };\n',
+    });
+    expect(res).toMatchObject({ code: 0 });
+  });
+
+  it("fails when src/core imports from a layer above, a type import included", async () => {
+    const res = await check({
+      "src/core/a.ts": 'import type { S } from "../store/s.js";\nexport type A = S;\n',
+      "src/store/s.ts": "export type S = string;\n",
+    });
+    expect(res.code).toBe(1);
+    expect(res.out).toContain("src/core/a.ts imports src/store/s.ts");
+  });
+
+  it("fails when src/ imports examples/ or test/", async () => {
+    const res = await check({
+      "src/tools/t.ts":
+        'import { h } from "../../test/h.js";\nimport { x } from "../../examples/x.js";\nexport const t = h + x;\n',
+      "test/h.ts": "export const h = 1;\n",
+      "examples/x.ts": "export const x = 2;\n",
+    });
+    expect(res.code).toBe(1);
+    expect(res.out).toContain("src/tools/t.ts imports test/h.ts");
+    expect(res.out).toContain("src/tools/t.ts imports examples/x.ts");
+  });
+
+  it("fails on an import of the project that does not resolve, whose edges it cannot see", async () => {
+    const res = await check({ "src/engine/a.ts": 'export { b } from "./gone.js";\n' });
+    expect(res.code).toBe(1);
+    expect(res.out).toContain('src/engine/a.ts imports "./gone.js", which does not resolve');
+  });
+});
