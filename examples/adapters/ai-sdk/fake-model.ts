@@ -27,16 +27,19 @@ export function scriptedModel(
   options: { idPrefix?: string } = {},
 ): MockLanguageModelV4 {
   const prefix = options.idPrefix ?? "call";
-  const reply = (prompt: Prompt) => {
+  type ToolCallPart = { type: "tool-call"; toolCallId: string; toolName: string; input: string };
+  const reply = (prompt: Prompt): { text: string } | { toolCalls: ToolCallPart[] } => {
     const last = prompt.at(-1);
     if (last?.role === "tool") return { text: describeResults(prompt) };
     const turn = prompt.filter((m) => m.role === "user").length - 1;
-    const toolCalls = calls(turn).map((c, i) => ({
-      type: "tool-call" as const,
-      toolCallId: `${prefix}-${turn}-${i}`,
-      toolName: c.toolName,
-      input: JSON.stringify(c.input),
-    }));
+    const toolCalls = calls(turn).map(
+      (c, i): ToolCallPart => ({
+        type: "tool-call",
+        toolCallId: `${prefix}-${turn}-${i}`,
+        toolName: c.toolName,
+        input: JSON.stringify(c.input),
+      }),
+    );
     return toolCalls.length ? { toolCalls } : { text: "Nothing to do." };
   };
   const doGenerate: DoGenerate = async ({ prompt }) => {

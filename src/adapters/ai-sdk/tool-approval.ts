@@ -11,7 +11,7 @@
 //   - `responses(messages)` / `applyDecisions(uiMessages)`: the server-side bridge that turns each
 //     `tool-approval-request` into an Airlock request and each Airlock decision into the matching
 //     `tool-approval-response` (see messages.ts and ui-messages.ts).
-import type { ModelMessage, ToolApprovalStatus, ToolSet, TypedToolCall } from "ai";
+import type { InferToolInput, ModelMessage, ToolApprovalStatus, ToolSet, TypedToolCall } from "ai";
 import { type AirlockApi, AirlockError, isAirlockError } from "../../index.js";
 import { answerFor } from "./answer.js";
 import { createRunner, type Runner } from "./execute.js";
@@ -37,19 +37,13 @@ export interface AirlockToolApprovalOptions<TOOLS extends ToolSet> {
   mode?: ApprovalMode;
   /** How each tool's calls are put to a person; `false` leaves a tool ungated. @default every tool
    * gated with the defaults of `ToolGate` */
-  gates?: { [K in keyof TOOLS]?: ToolGate<ToolInput<TOOLS[K]>> | false };
+  gates?: { [K in keyof TOOLS]?: ToolGate<InferToolInput<TOOLS[K]>> | false };
   /** Who asks, recorded on each request (keys are per requester). @default "ai-sdk" */
   requester?: string;
   /** In mode `block`, the longest one call waits (not the gate's deadline); past it the call falls
    * back to `defer`. @default no limit */
   waitTimeoutMs?: number;
 }
-
-type ToolInput<T> = T extends { inputSchema?: infer S }
-  ? S extends { _type: infer I }
-    ? I
-    : Record<string, unknown>
-  : Record<string, unknown>;
 
 /** The approval function: assignable to `toolApproval` of `generateText`, `streamText` and
  * `ToolLoopAgent` for the same tools. */
