@@ -1,6 +1,7 @@
 // Authentication (who is calling: a bearer token looked up by its SHA-256) and the coarse role
 // checks of each route. Object-level rules (which requests a caller may see) live in access.ts.
 import type { Context, MiddlewareHandler } from "hono";
+import { bearerAuth } from "hono/bearer-auth";
 import { normalizeIdentity } from "../core/identity.js";
 import type { Principal, ServerEnv } from "./env.js";
 import { HttpProblem } from "./problem.js";
@@ -15,7 +16,7 @@ export interface AuthOptions {
   failures: RateLimiter | undefined;
 }
 
-/** Sets `principal` from `Authorization: Bearer <token>`, or answers 401.
+/** Sets `principal` from `Authorization: Bearer <token>` (hono's bearer-auth), or answers 401.
  *
  * Only a token that is sent and refused counts as a failure of the caller's address, and a valid
  * token is always served, whatever its address did (behind a proxy every client shares one): the
@@ -23,43 +24,63 @@ export interface AuthOptions {
  * credential at all gets its 401 without counting. */
 export function authenticate(options: AuthOptions): MiddlewareHandler<ServerEnv> {
   const { tokens, failures } = options;
-  return async (c, next) => {
-    const secret = bearer(c.req.header("authorization"));
-    if (secret === undefined) {
-      throw new HttpProblem(
-        401,
-        "unauthorized",
-        "this route needs an API token: send `Authorization: Bearer <token>`",
-        { headers: CHALLENGE },
-      );
-    }
-    const hash = hashToken(secret);
-    const record = await tokens.findByHash(hash);
-    if (!record) {
-      if (failures) {
-        const state = failures.take(`addr:${clientAddress(c)}`);
-        if (!state.ok) throw tooManyFailures(state.retryAfterSeconds);
-      }
-      throw new HttpProblem(401, "unauthorized", "the API token is unknown or was revoked", {
-        headers: { "www-authenticate": 'Bearer realm="airlock", error="invalid_token"' },
-      });
-    }
-    const principal: Principal = {
-      tokenId: record.id,
-      name: normalizeIdentity(record.name),
-      roles: record.roles,
-      groups: record.groups.map(normalizeIdentity),
-    };
-    c.set("principal", principal);
-    c.set("tokenHash", hash);
-    await next();
+  // Thrown from bearer-auth's message hooks: answered as our problem+json by the error handler.
+  const refused = (detail: string, challenge: string): never => {
+    throw new HttpProblem(401, "unauthorized", detail, {
+      headers: { "www-authenticate": challenge },
+    });
   };
+  return bearerAuth<ServerEnv>({
+    realm: "airlock",
+    noAuthenticationHeader: {
+      message: () =>
+        refused(
+          "this route needs an API token: send `Authorization: Bearer <token>`",
+          CHALLENGE["www-authenticate"],
+        ),
+    },
+    // Another scheme (Basic) or a malformed value: the same 401 as a wrong token, not a 400.
+    invalidAuthenticationHeader: {
+      message: () =>
+        refused(
+          "send the API token as `Authorization: Bearer <token>`",
+          'Bearer realm="airlock", error="invalid_request"',
+        ),
+    },
+    invalidToken: {
+      message: () =>
+        refused(
+          "the API token is unknown or was revoked",
+          'Bearer realm="airlock", error="invalid_token"',
+        ),
+    },
+    verifyToken: async (secret, c) => {
+      const hash = hashToken(secret);
+      const record = await tokens.findByHash(hash);
+      if (!record) {
+        if (failures) {
+          const state = await failures.take(`addr:${clientAddress(c)}`);
+          if (!state.ok) throw tooManyFailures(state.retryAfterSeconds);
+        }
+        return false;
+      }
+      const principal: Principal = {
+        tokenId: record.id,
+        name: normalizeIdentity(record.name),
+        roles: record.roles,
+        groups: record.groups.map(normalizeIdentity),
+      };
+      c.set("principal", principal);
+      c.set("tokenHash", hash);
+      return true;
+    },
+  });
 }
 
 /** Answers 429 once a token has used up its rate. */
 export function limitRate(limiter: RateLimiter): MiddlewareHandler<ServerEnv> {
   return async (c, next) => {
-    const state = limiter.take(`token:${c.var.principal.tokenId}`);
+    const state = await limiter.take(`token:${c.var.principal.tokenId}`);
     c.header("ratelimit-limit", String(state.limit));
     c.header("ratelimit-remaining", String(state.remaining));
     if (!state.ok) {
@@ -94,12 +115,6 @@ export function requireRole(...roles: Role[]): MiddlewareHandler<ServerEnv> {
     }
     await next();
   };
-}
-
-function bearer(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1];
 }
 
 /** The peer's address; "unknown" when not served by @hono/node-server (e.g. `app.request()`). */

@@ -35,8 +35,8 @@ export interface RouteDeps {
   airlock: Airlock;
   logger: Logger;
   shutdown: AbortSignal;
-  /** The longest a long-poll may wait, in seconds. */
-  maxWaitSeconds: number;
+  /** The longest a long-poll may wait, in ms. */
+  maxWaitMs: number;
   /** How often an idle event stream sends a comment line to keep proxies from closing it. */
   heartbeatMs: number;
   /** Signals that end streams and long-polls once their token is revoked. */

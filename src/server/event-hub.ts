@@ -61,7 +61,7 @@ export function createEventHub(airlock: Airlock, logger: Logger): EventHub {
     const run = { stop, ready };
     void (async () => {
       try {
-        const head = (await airlock.store.auditHead())?.seq ?? 0;
+        const head = (await airlock.auditHead())?.seq ?? 0;
         published = Math.max(published, head);
         markReady();
         for await (const e of airlock.events({ after: head, signal: stop.signal })) {
@@ -136,7 +136,7 @@ export function createEventHub(airlock: Airlock, logger: Logger): EventHub {
       // The shared tail knows its start before we read: what it sends from then on is queued, what
       // came before is in the store when we read it.
       await sub.ready;
-      let pos = options.after ?? (await airlock.store.auditHead())?.seq ?? 0;
+      let pos = options.after ?? (await airlock.auditHead())?.seq ?? 0;
       while (!signal?.aborted) {
         if (mustRead) {
           mustRead = false;

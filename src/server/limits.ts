@@ -1,7 +1,6 @@
 // Bounds on what one agent can make the server hold: the size of each document of a request (args,
 // preview, summary; edited args of a decision), and a quota of pending requests and pending bytes
 // per requester, so no token can fill the inbox or the disk.
-import type { Store } from "../core/store.js";
 import { HttpProblem } from "./problem.js";
 
 export interface ServerLimits {
@@ -92,12 +91,12 @@ export interface PendingUsage {
  * as the store counts them (`pendingUsage`). A soft limit: requests created at the same moment may
  * pass it by a few. */
 export async function checkQuota(
-  store: Pick<Store, "pendingUsage">,
+  usage: { pendingUsage(requester: string): Promise<PendingUsage> },
   requester: string,
   bytes: number,
   limits: ServerLimits,
 ): Promise<void> {
-  const now: PendingUsage = await store.pendingUsage(requester);
+  const now: PendingUsage = await usage.pendingUsage(requester);
   if (now.count + 1 > limits.pendingPerRequester) {
     throw new HttpProblem(
       429,

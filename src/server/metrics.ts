@@ -8,11 +8,15 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { Logger } from "pino";
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { isAirlockError } from "../core/errors.js";
 import type { AuditEvent } from "../core/schemas.js";
 import type { Airlock } from "../engine/engine.js";
 import type { ServerEnv } from "./env.js";
+
+/** Creation times remembered for requests still undecided; past it the oldest are forgotten (their
+ * review is then not timed unless the decision event carries `createdAt`). */
+const MAX_REMEMBERED = 50_000;
 
 const COUNTED = new Set(["created", "decided", "timed_out", "cancelled", "escalated"]);
 
@@ -76,20 +80,28 @@ export function createServerMetrics(
     registers: [registry],
     async collect() {
       try {
-        this.set(await airlock.store.countPending());
+        this.set(await airlock.count({ status: "pending" }));
       } catch (err) {
         logger.warn({ err }, "could not count pending requests for /metrics");
       }
     },
   });
-  new Gauge({
-    name: "process_resident_memory_bytes",
-    help: "Resident memory size of this server process in bytes",
-    registers: [registry],
-    collect() {
-      this.set(process.memoryUsage.rss());
-    },
-  });
+  // prom-client's process and Node.js metrics (memory, CPU, event loop lag, handles), once per
+  // registry: a registry handed in that has them already keeps its own.
+  if (!registry.getSingleMetric("process_resident_memory_bytes")) {
+    collectDefaultMetrics({ register: registry });
+  }
+
+  // When each request was created, from the `created` events this tail has seen (or the decision
+  // event's own `createdAt`), so a review is timed without reading the request back.
+  const createdAt = new Map<string, number>();
+  const rememberCreated = (id: string, at: number) => {
+    if (createdAt.size >= MAX_REMEMBERED) {
+      const oldest = createdAt.keys().next().value;
+      if (oldest !== undefined) createdAt.delete(oldest);
+    }
+    createdAt.set(id, at);
+  };
 
   const stopper = new AbortController();
   void (async () => {
@@ -98,6 +110,7 @@ export function createServerMetrics(
         if (!COUNTED.has(e.type)) continue;
         if (e.type === "created") {
           created.inc();
+          if (e.requestId !== undefined) rememberCreated(e.requestId, e.at);
           continue;
         }
         if (e.type === "escalated") {
@@ -107,9 +120,12 @@ export function createServerMetrics(
         const outcome = String(e.data.outcome ?? e.type);
         const method = String(e.data.method ?? "unknown");
         decisions.inc({ outcome, method });
-        if (!AUTOMATIC.has(method) && e.requestId !== undefined) {
-          const r = await airlock.get(e.requestId).catch(() => undefined);
-          if (r) reviewDuration.observe({ outcome }, Math.max(0, e.at - r.createdAt) / 1000);
+        if (e.requestId === undefined) continue;
+        const since =
+          typeof e.data.createdAt === "number" ? e.data.createdAt : createdAt.get(e.requestId);
+        createdAt.delete(e.requestId);
+        if (!AUTOMATIC.has(method) && since !== undefined) {
+          reviewDuration.observe({ outcome }, Math.max(0, e.at - since) / 1000);
         }
       }
     } catch (err) {

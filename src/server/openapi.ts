@@ -1,36 +1,67 @@
-// GET /openapi.json: an OpenAPI 3.1 document generated from the zod schemas the routes validate
-// with (zod 4's JSON Schema output), so the document cannot drift from what the server accepts.
+// GET /openapi.json: an OpenAPI 3.1 document written from the route definitions themselves (each
+// route's `defineRoute`: path, roles, query, body, answers) and the zod schemas they validate with
+// (zod 4's JSON Schema output), so the document cannot drift from what the server serves.
 import { z } from "zod";
 import { approvalRequestSchema, auditEventSchema, onTimeoutSchema } from "../core/schemas.js";
 import { problemSchema } from "./problem.js";
+import { COMMON_PROBLEMS, defineRoute, type RouteSpec } from "./route.js";
+import { AUDIT_ROUTES } from "./routes/audit.js";
+import { eventsRoute } from "./routes/events.js";
+import { REQUEST_ROUTES } from "./routes/requests.js";
+import { TOKEN_ROUTES } from "./routes/tokens.js";
 import {
-  auditAppendBody,
   auditPage,
-  auditQuery,
-  cancelBody,
-  createRequestBody,
-  decisionBody,
-  eventsQuery,
   health,
-  listQuery,
   requestPage,
-  tokenCreateBody,
   tokenCreated,
   tokenList,
   verifyResult,
-  waitQuery,
 } from "./schemas.js";
 import { tokenRecordSchema } from "./tokens.js";
 
 type Json = Record<string, unknown>;
 
-const INPUTS: Record<string, z.ZodType> = {
-  RequestInput: createRequestBody,
-  DecisionInput: decisionBody,
-  CancelInput: cancelBody,
-  AuditInput: auditAppendBody,
-  TokenInput: tokenCreateBody,
-};
+export const healthRoute = defineRoute({
+  method: "get",
+  path: "/healthz",
+  summary:
+    "Health; needs no token, never touches the storage. `status` is `degraded` (still 200) while storage faults are answered with 503",
+  public: true,
+  responses: {
+    200: { description: "serving: `ok` or `degraded`", schema: "Health" },
+    503: { description: "shutting down", schema: "Health" },
+  },
+  problems: [],
+});
+
+export const openApiRoute = defineRoute({
+  method: "get",
+  path: "/openapi.json",
+  summary: "This document",
+  responses: { 200: { description: "OpenAPI 3.1", contentType: "application/json" } },
+  problems: [],
+});
+
+export const metricsRoute = defineRoute({
+  method: "get",
+  path: "/metrics",
+  summary: "Prometheus metrics (admin, or the server's metrics token)",
+  roles: ["admin"],
+  responses: { 200: { description: "Prometheus text format", contentType: "text/plain" } },
+  problems: [403],
+});
+
+/** Every API route, in the document's order. */
+export const API_ROUTES: readonly RouteSpec[] = [
+  healthRoute,
+  openApiRoute,
+  metricsRoute,
+  ...REQUEST_ROUTES,
+  eventsRoute,
+  ...AUDIT_ROUTES,
+  ...TOKEN_ROUTES,
+] as RouteSpec[];
+
 const OUTPUTS: Record<string, z.ZodType> = {
   ApprovalRequest: approvalRequestSchema,
   RequestPage: requestPage,
@@ -44,18 +75,6 @@ const OUTPUTS: Record<string, z.ZodType> = {
   Health: health,
 };
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (name: string) => ({ "application/json": { schema: ref(name) } });
-const problems = (...statuses: number[]): Json =>
-  Object.fromEntries(
-    statuses.map((s) => [
-      String(s),
-      {
-        description: PROBLEM_TEXT[s] ?? "error",
-        content: { "application/problem+json": { schema: ref("Problem") } },
-      },
-    ]),
-  );
 const PROBLEM_TEXT: Record<number, string> = {
   400: "malformed input, or JSON nested more than 64 levels deep in a field; `field` names it",
   401: "no token, or an unknown or revoked one (also a long-poll whose token was revoked while it waited)",
@@ -68,7 +87,14 @@ const PROBLEM_TEXT: Record<number, string> = {
   429: "`rate_limited` (the token's rate, or refused tokens from this address; see Retry-After), `quota_exceeded` (too many pending requests or bytes for this requester; `pending` and `pendingBytes` say how many) or `too_many_streams` (event streams open for this token)",
   503: "`store_unavailable` (the storage failed: disk full, read-only, locked, connection lost) or `unavailable` (shutting down); retry after Retry-After",
 };
-const COMMON = [401, 429, 503];
+
+/** The problem statuses `spec` may answer, the common ones included. */
+export function problemStatuses(spec: RouteSpec): number[] {
+  const all = spec.public ? [...spec.problems] : [...spec.problems, ...COMMON_PROBLEMS];
+  return [...new Set(all)].sort((a, b) => a - b);
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 function schemasFor(entries: Record<string, z.ZodType>, io: "input" | "output"): Json {
   const registry = z.registry<{ id: string }>();
@@ -98,7 +124,53 @@ function queryParameters(schema: z.ZodObject): Json[] {
   });
 }
 
-const idParam = { name: "id", in: "path", required: true, schema: { type: "string" } };
+function operation(spec: RouteSpec): Json {
+  const parameters: Json[] = [];
+  for (const m of spec.path.matchAll(/\{(\w+)\}/g)) {
+    parameters.push({ name: m[1], in: "path", required: true, schema: { type: "string" } });
+  }
+  for (const h of spec.headers ?? []) {
+    parameters.push({
+      name: h.name,
+      in: "header",
+      required: false,
+      description: h.description,
+      schema: { type: "string" },
+    });
+  }
+  if (spec.query) parameters.push(...queryParameters(spec.query));
+  const responses: Json = {};
+  for (const [status, r] of Object.entries(spec.responses)) {
+    const type = r.contentType ?? "application/json";
+    const content =
+      r.schema !== undefined
+        ? { [type]: { schema: ref(r.schema) } }
+        : r.contentType
+          ? { [type]: {} }
+          : undefined;
+    responses[status] = { description: r.description, ...(content ? { content } : {}) };
+  }
+  for (const s of problemStatuses(spec)) {
+    responses[String(s)] = {
+      description: PROBLEM_TEXT[s] ?? "error",
+      content: { "application/problem+json": { schema: ref("Problem") } },
+    };
+  }
+  return {
+    summary: spec.summary,
+    ...(spec.public ? { security: [] } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(spec.body
+      ? {
+          requestBody: {
+            required: spec.body.required,
+            content: { "application/json": { schema: ref(spec.body.component) } },
+          },
+        }
+      : {}),
+    responses,
+  };
+}
 
 let cached: Json | undefined;
 
@@ -108,6 +180,12 @@ export function openApiDocument(): Json {
 }
 
 function build(): Json {
+  const inputs: Record<string, z.ZodType> = {};
+  const paths: Record<string, Json> = {};
+  for (const spec of API_ROUTES) {
+    if (spec.body) inputs[spec.body.component] = spec.body.schema;
+    paths[spec.path] = { ...paths[spec.path], [spec.method]: operation(spec) };
+  }
   return {
     openapi: "3.1.0",
     info: {
@@ -118,198 +196,9 @@ function build(): Json {
     },
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
-      schemas: { ...schemasFor(OUTPUTS, "output"), ...schemasFor(INPUTS, "input") },
+      schemas: { ...schemasFor(OUTPUTS, "output"), ...schemasFor(inputs, "input") },
     },
     security: [{ bearer: [] }],
-    paths: {
-      "/healthz": {
-        get: {
-          summary:
-            "Health; needs no token, never touches the storage. `status` is `degraded` (still 200) while storage faults are answered with 503",
-          security: [],
-          responses: {
-            "200": { description: "serving: `ok` or `degraded`", content: json("Health") },
-            "503": { description: "shutting down", content: json("Health") },
-          },
-        },
-      },
-      "/openapi.json": {
-        get: {
-          summary: "This document",
-          responses: { "200": { description: "OpenAPI 3.1" }, ...problems(...COMMON) },
-        },
-      },
-      "/metrics": {
-        get: {
-          summary: "Prometheus metrics (admin, or the server's metrics token)",
-          responses: {
-            "200": { description: "Prometheus text format", content: { "text/plain": {} } },
-            ...problems(403, ...COMMON),
-          },
-        },
-      },
-      "/v1/requests": {
-        post: {
-          summary: "Open a gate (agent, admin). Idempotent by `key` or the Idempotency-Key header",
-          parameters: [
-            { name: "Idempotency-Key", in: "header", required: false, schema: { type: "string" } },
-          ],
-          requestBody: { required: true, content: json("RequestInput") },
-          responses: {
-            "201": {
-              description: "created, or the first request with this key",
-              content: json("ApprovalRequest"),
-            },
-            ...problems(400, 403, 409, 413, 415, 422, ...COMMON),
-          },
-        },
-        get: {
-          summary:
-            "List the requests the caller may see (newest first unless `order` says otherwise), at most 100 per page; with `view=summary` each item is a summary read from columns (no args, preview or items)",
-          parameters: queryParameters(listQuery),
-          responses: {
-            "200": { description: "a page", content: json("RequestPage") },
-            ...problems(400, 403, ...COMMON),
-          },
-        },
-      },
-      "/v1/requests/{id}": {
-        get: {
-          summary: "One request",
-          parameters: [idParam],
-          responses: {
-            "200": { description: "the request", content: json("ApprovalRequest") },
-            ...problems(404, ...COMMON),
-          },
-        },
-      },
-      "/v1/requests/{id}/wait": {
-        get: {
-          summary:
-            "Long-poll: answers when the request is decided or after `timeout` seconds (at most 60), with the request as it is then",
-          parameters: [idParam, ...queryParameters(waitQuery)],
-          responses: {
-            "200": {
-              description: "the request; still `pending` if the time ran out",
-              content: json("ApprovalRequest"),
-            },
-            ...problems(400, 404, ...COMMON),
-          },
-        },
-      },
-      "/v1/requests/{id}/decisions": {
-        post: {
-          summary:
-            "Decide (reviewer, admin). The reviewer is the token's principal; the channel is recorded as `api` (a body's `channel` is ignored)",
-          parameters: [idParam],
-          requestBody: { required: true, content: json("DecisionInput") },
-          responses: {
-            "200": {
-              description: "the request after the decision",
-              content: json("ApprovalRequest"),
-            },
-            ...problems(400, 403, 404, 409, 413, 415, 422, ...COMMON),
-          },
-        },
-      },
-      "/v1/requests/{id}/cancel": {
-        post: {
-          summary:
-            "Cancel (its requester, admin, or a reviewer who may decide it, who must give a `reason`)",
-          parameters: [idParam],
-          requestBody: { required: false, content: json("CancelInput") },
-          responses: {
-            "200": { description: "the cancelled request", content: json("ApprovalRequest") },
-            ...problems(400, 403, 404, 409, 422, ...COMMON),
-          },
-        },
-      },
-      "/v1/requests/{id}/execution": {
-        post: {
-          summary:
-            "Claim an approved request for execution, once (its requester, admin); a second claim is a 409",
-          parameters: [idParam],
-          responses: {
-            "200": {
-              description: "the request, with executedAt and executedBy",
-              content: json("ApprovalRequest"),
-            },
-            ...problems(403, 404, 409, ...COMMON),
-          },
-        },
-      },
-      "/v1/events": {
-        get: {
-          summary:
-            "Server-Sent Events of the audit log the caller may see; the SSE id is the event's seq, resume with Last-Event-ID. Ends when the token is revoked; a token may hold a few streams at once (8 by default, then 429 `too_many_streams`)",
-          parameters: [
-            { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" } },
-            ...queryParameters(eventsQuery),
-          ],
-          responses: {
-            "200": {
-              description: "an event stream; each `data` is an AuditEvent",
-              content: { "text/event-stream": { schema: ref("AuditEvent") } },
-            },
-            ...problems(400, 404, ...COMMON),
-          },
-        },
-      },
-      "/v1/audit": {
-        get: {
-          summary: "Audit events of one request, or (admins) of all",
-          parameters: queryParameters(auditQuery),
-          responses: {
-            "200": { description: "a page of events", content: json("AuditPage") },
-            ...problems(400, 403, 404, ...COMMON),
-          },
-        },
-        post: {
-          summary:
-            "Append an auto_executed or notified event (agent, admin); the actor is the token's principal",
-          requestBody: { required: true, content: json("AuditInput") },
-          responses: {
-            "201": { description: "the event as chained", content: json("AuditEvent") },
-            ...problems(400, 403, 404, 409, 413, 415, ...COMMON),
-          },
-        },
-      },
-      "/v1/audit/verify": {
-        get: {
-          summary: "Verify the hash chain (admin)",
-          responses: {
-            "200": { description: "the result", content: json("VerifyResult") },
-            ...problems(403, ...COMMON),
-          },
-        },
-      },
-      "/v1/tokens": {
-        get: {
-          summary: "List API tokens (admin); never their secrets",
-          responses: {
-            "200": { description: "the tokens", content: json("TokenList") },
-            ...problems(403, ...COMMON),
-          },
-        },
-        post: {
-          summary: "Create an API token (admin); its secret is in this answer only",
-          requestBody: { required: true, content: json("TokenInput") },
-          responses: {
-            "201": { description: "the token with its secret", content: json("TokenCreated") },
-            ...problems(400, 403, 413, 415, ...COMMON),
-          },
-        },
-      },
-      "/v1/tokens/{id}": {
-        delete: {
-          summary: "Revoke an API token (admin)",
-          parameters: [idParam],
-          responses: {
-            "200": { description: "the revoked token", content: json("TokenRecord") },
-            ...problems(403, 404, ...COMMON),
-          },
-        },
-      },
-    },
+    paths,
   };
 }

@@ -1,11 +1,26 @@
-// Per-client rate limiting: a token bucket per key (a token id, or a client address for failed
-// logins) holding up to `max` requests and refilling at `max` per `windowMs`. Kept in this process:
-// behind a load balancer each process limits on its own, so the effective limit is N times as high.
+// Per-client rate limiting with rate-limiter-flexible: up to `max` requests per key (a token id, or a
+// client address for failed logins) in each window of `windowMs`. On SQLite (one server) the counts
+// live in this process; give a PostgreSQL pool (`store`) and they live in the database, so several
+// servers behind a load balancer share one limit instead of each allowing `max`.
+import type { Pool } from "pg";
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterPostgres,
+  RateLimiterRes,
+} from "rate-limiter-flexible";
 
 export interface RateLimitOptions {
-  /** Requests a client may make in a burst, and per window on average. */
+  /** Requests a client may make per window. */
   max: number;
   windowMs: number;
+}
+
+/** Where counts are kept when several servers share a PostgreSQL database. */
+export interface RateLimitStore {
+  pool: Pool;
+  /** The schema of the table `airlock_rate_limits` (created when missing). @default "public" */
+  schema?: string;
 }
 
 export interface RateDecision {
@@ -17,24 +32,15 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
-  take(key: string): RateDecision;
+  take(key: string): Promise<RateDecision>;
   /** Looks without taking. */
-  peek(key: string): RateDecision;
+  peek(key: string): Promise<RateDecision>;
 }
 
-interface Bucket {
-  tokens: number;
-  at: number;
-}
+const TABLE = "airlock_rate_limits";
 
-/** Buckets untouched for this many windows are forgotten, bounding memory. */
-const FORGET_AFTER_WINDOWS = 2;
-const SWEEP_EVERY = 1000;
-
-export function createRateLimiter(
-  options: RateLimitOptions,
-  now: () => number = Date.now,
-): RateLimiter {
+/** Throws a TypeError naming the bad field, so a bad limit fails at start-up. */
+export function checkRateLimit(options: RateLimitOptions): void {
   const { max, windowMs } = options;
   if (!Number.isFinite(max) || max < 1) {
     throw new TypeError(`Expected \`rateLimit.max\` to be a number from 1 up, got \`${max}\``);
@@ -44,50 +50,65 @@ export function createRateLimiter(
       `Expected \`rateLimit.windowMs\` to be a number from 1 up, got \`${windowMs}\``,
     );
   }
-  const perMs = max / windowMs;
-  const buckets = new Map<string, Bucket>();
-  let calls = 0;
+}
 
-  function refill(key: string, t: number): Bucket {
-    const b = buckets.get(key);
-    if (!b) {
-      const fresh = { tokens: max, at: t };
-      buckets.set(key, fresh);
-      return fresh;
-    }
-    b.tokens = Math.min(max, b.tokens + (t - b.at) * perMs);
-    b.at = t;
-    return b;
+/** A limiter named `name` (keys of different limiters never mix in a shared table). With `store`,
+ * the counts are kept in PostgreSQL, with an in-process limiter standing in while it fails. */
+export function createRateLimiter(
+  options: RateLimitOptions,
+  name = "rate",
+  store?: RateLimitStore,
+): RateLimiter {
+  checkRateLimit(options);
+  const { max, windowMs } = options;
+  const shape = { points: max, duration: windowMs / 1000, keyPrefix: `airlock_${name}` };
+  const memory = new RateLimiterMemory(shape);
+  let limiter: RateLimiterAbstract = memory;
+  let ready: Promise<void> = Promise.resolve();
+  if (store) {
+    ready = new Promise<void>((resolve, reject) => {
+      limiter = new RateLimiterPostgres(
+        {
+          ...shape,
+          storeClient: store.pool,
+          tableName: TABLE,
+          ...(store.schema === undefined ? {} : { schemaName: store.schema }),
+          // A database that cannot answer must not stop the server: this process limits alone.
+          insuranceLimiter: memory,
+        },
+        (err?: Error) => (err ? reject(err) : resolve()),
+      );
+    });
+    // Until the table exists the in-process limiter answers; a failure to create it is not fatal.
+    ready = ready.catch(() => {
+      limiter = memory;
+    });
   }
 
-  function sweep(t: number) {
-    for (const [key, b] of buckets) {
-      if (t - b.at > FORGET_AFTER_WINDOWS * windowMs) buckets.delete(key);
-    }
-  }
-
-  function decision(b: Bucket, ok: boolean): RateDecision {
-    const missing = Math.max(0, 1 - b.tokens);
+  function decision(res: RateLimiterRes, ok: boolean): RateDecision {
     return {
       ok,
       limit: max,
-      remaining: Math.max(0, Math.floor(b.tokens)),
-      retryAfterSeconds: ok ? 0 : Math.max(1, Math.ceil(missing / perMs / 1000)),
+      remaining: Math.max(0, res.remainingPoints),
+      retryAfterSeconds: ok ? 0 : Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
     };
   }
 
   return {
-    take(key) {
-      const t = now();
-      if (++calls % SWEEP_EVERY === 0) sweep(t);
-      const b = refill(key, t);
-      if (b.tokens < 1) return decision(b, false);
-      b.tokens -= 1;
-      return decision(b, true);
+    async take(key) {
+      await ready;
+      try {
+        return decision(await limiter.consume(key), true);
+      } catch (err) {
+        if (err instanceof RateLimiterRes) return decision(err, false);
+        throw err;
+      }
     },
-    peek(key) {
-      const b = refill(key, now());
-      return decision(b, b.tokens >= 1);
+    async peek(key) {
+      await ready;
+      const res = await limiter.get(key);
+      if (!res) return { ok: true, limit: max, remaining: max, retryAfterSeconds: 0 };
+      return decision(res, res.consumedPoints < max);
     },
   };
 }
@@ -108,6 +129,6 @@ export function parseRateLimit(text: string): RateLimitOptions | false {
   const max = Number(m[1]);
   const windowMs = Number(m[2] || "1") * (UNIT_MS[m[3] as string] as number);
   // Validated like the server option.
-  createRateLimiter({ max, windowMs });
+  checkRateLimit({ max, windowMs });
   return { max, windowMs };
 }

@@ -49,6 +49,9 @@ export const listQuery = z.object({
   /** `summary`: each item is a summary read from columns (no args, preview or items), cheap
    * whatever is stored; `full` (the default): the whole requests. */
   view: z.enum(["full", "summary"]).optional(),
+  /** The request created with this idempotency key (by `requester`, by default the caller): a page
+   * of that one request, or an empty one. The other filters do not apply. */
+  key: z.string().trim().min(1).max(200).optional(),
 });
 
 export const waitQuery = z.object({

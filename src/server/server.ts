@@ -2,10 +2,11 @@
 // meets it (shutdown guard, metrics, authentication, rate limit, body limit), then the routes.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Hono, type MiddlewareHandler } from "hono";
+import { secureHeaders } from "hono/secure-headers";
 import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { Airlock } from "../engine/engine.js";
-import { authenticate, limitRate, requireRole } from "./auth.js";
+import { authenticate, limitRate } from "./auth.js";
 import { limitBody } from "./body.js";
 import { createCredentialWatch } from "./credentials.js";
 import type { RouteDeps, ServerEnv } from "./env.js";
@@ -14,15 +15,22 @@ import { type InboxOptions, inboxRoutes } from "./inbox/routes.js";
 import { createLifecycle, type Listening, type ListenOptions } from "./lifecycle.js";
 import { resolveLimits, type ServerLimits } from "./limits.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
-import { openApiDocument } from "./openapi.js";
+import { healthRoute, metricsRoute, openApiDocument, openApiRoute } from "./openapi.js";
 import { HttpProblem, onError, problem, problemResponse } from "./problem.js";
-import { createRateLimiter, type RateLimitOptions } from "./rate-limit.js";
+import {
+  checkRateLimit,
+  createRateLimiter,
+  type RateLimitOptions,
+  type RateLimitStore,
+} from "./rate-limit.js";
+import { mount } from "./route.js";
 import { auditRoutes } from "./routes/audit.js";
 import { eventRoutes } from "./routes/events.js";
 import { requestRoutes } from "./routes/requests.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { createStorageHealth } from "./storage-health.js";
 import type { TokenStore } from "./tokens.js";
+import type { PostgresTokenStore } from "./tokens-postgres.js";
 
 export interface ServerOptions {
   airlock: Airlock;
@@ -42,6 +50,10 @@ export interface ServerOptions {
    * token is always served, and a request without any token never counts.
    * @default { max: 30, windowMs: 60000 } */
   authFailureLimit?: RateLimitOptions | false;
+  /** Where the rate limits count: a PostgreSQL pool shared by every server on one database, so
+   * they hold across servers (a table `airlock_rate_limits`). @default the token store's pool when
+   * it is a PostgreSQL token store, else this process's memory */
+  rateLimitStore?: RateLimitStore;
   /** Size limits per field and pending quotas per requester; see `ServerLimits` for the defaults. */
   limits?: Partial<ServerLimits>;
   /** Event streams (`GET /v1/events`) one token may hold open at once; one more answers 429
@@ -56,8 +68,8 @@ export interface ServerOptions {
   /** A bearer secret that may read `GET /metrics` (a Prometheus scraper's), besides admin tokens.
    * @default none: admins only */
   metricsToken?: string;
-  /** The longest a long-poll waits, in seconds. @default 60 */
-  maxWaitSeconds?: number;
+  /** The longest a long-poll waits, in ms (a client asks for seconds: `?timeout=S`). @default 60000 */
+  maxWaitMs?: number;
   /** Comment lines on idle event streams, in ms. @default 15000 */
   heartbeatMs?: number;
   /** How long `close()` lets answers in flight finish before cutting connections. @default 10000 */
@@ -71,8 +83,12 @@ export interface ServerOptions {
 }
 
 type Resolved = Required<
-  Omit<ServerOptions, "registry" | "logger" | "limits" | "metricsToken" | "inbox">
+  Omit<
+    ServerOptions,
+    "registry" | "logger" | "limits" | "metricsToken" | "inbox" | "rateLimitStore"
+  >
 > & {
+  rateLimitStore: RateLimitStore | undefined;
   inbox: InboxOptions;
   logger: Logger;
   registry: Registry | undefined;
@@ -84,7 +100,7 @@ const DEFAULTS = {
   bodyLimitBytes: 1024 * 1024,
   rateLimit: { max: 600, windowMs: 60_000 },
   authFailureLimit: { max: 30, windowMs: 60_000 },
-  maxWaitSeconds: 60,
+  maxWaitMs: 60_000,
   heartbeatMs: 15_000,
   shutdownGraceMs: 10_000,
   maxStreamsPerToken: 8,
@@ -100,7 +116,7 @@ function resolve(options: ServerOptions): Resolved {
     bodyLimitBytes: options.bodyLimitBytes ?? DEFAULTS.bodyLimitBytes,
     rateLimit: options.rateLimit ?? DEFAULTS.rateLimit,
     authFailureLimit: options.authFailureLimit ?? DEFAULTS.authFailureLimit,
-    maxWaitSeconds: options.maxWaitSeconds ?? DEFAULTS.maxWaitSeconds,
+    maxWaitMs: options.maxWaitMs ?? DEFAULTS.maxWaitMs,
     heartbeatMs: options.heartbeatMs ?? DEFAULTS.heartbeatMs,
     shutdownGraceMs: options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs,
     limits: resolveLimits(options.limits),
@@ -110,6 +126,7 @@ function resolve(options: ServerOptions): Resolved {
     metricsToken: options.metricsToken,
     registry: options.registry,
     inbox: options.inbox ?? {},
+    rateLimitStore: options.rateLimitStore ?? postgresPoolOf(options.auth?.tokens),
   };
   positive("bodyLimitBytes", r.bodyLimitBytes);
   positive("maxStreamsPerToken", r.maxStreamsPerToken);
@@ -120,10 +137,10 @@ function resolve(options: ServerOptions): Resolved {
       `Expected \`metricsToken\` to be a secret of 16 characters or more, got ${r.metricsToken.length}`,
     );
   }
-  // Built now, so a bad limit fails at start-up with its name rather than on the first request.
-  if (r.rateLimit) createRateLimiter(r.rateLimit);
-  if (r.authFailureLimit) createRateLimiter(r.authFailureLimit);
-  positive("maxWaitSeconds", r.maxWaitSeconds);
+  // Checked now, so a bad limit fails at start-up with its name rather than on the first request.
+  if (r.rateLimit) checkRateLimit(r.rateLimit);
+  if (r.authFailureLimit) checkRateLimit(r.authFailureLimit);
+  positive("maxWaitMs", r.maxWaitMs);
   positive("heartbeatMs", r.heartbeatMs);
   if (!(r.shutdownGraceMs >= 0)) {
     throw new TypeError(
@@ -134,6 +151,13 @@ function resolve(options: ServerOptions): Resolved {
     throw new TypeError("Expected `auth.tokens`, a TokenStore (e.g. sqliteTokenStore(path))");
   }
   return r;
+}
+
+/** The pool of a PostgreSQL token store, where the rate limits can count across servers. */
+function postgresPoolOf(tokens: TokenStore | undefined): RateLimitStore | undefined {
+  if (tokens?.kind !== "postgres") return undefined;
+  const pg = tokens as Partial<PostgresTokenStore>;
+  return pg.pool ? { pool: pg.pool, ...(pg.schema ? { schema: pg.schema } : {}) } : undefined;
 }
 
 function positive(name: string, value: number) {
@@ -202,7 +226,7 @@ export function createServer(options: ServerOptions): AirlockServer {
     airlock,
     logger,
     shutdown: lifecycle.shutdown,
-    maxWaitSeconds: o.maxWaitSeconds,
+    maxWaitMs: o.maxWaitMs,
     heartbeatMs: o.heartbeatMs,
     credentials,
     events,
@@ -216,6 +240,9 @@ export function createServer(options: ServerOptions): AirlockServer {
     problemResponse(problem(404, "route_not_found", "no such route; see /openapi.json")),
   );
 
+  // nosniff, frame and referrer rules, HSTS... on every answer, errors included; a header a route set
+  // itself (the inbox's stricter Referrer-Policy) is kept.
+  app.use("*", secureHeaders({ xFrameOptions: "DENY", overwrite: false }));
   app.use("*", async (c, next) => {
     if (lifecycle.closing && c.req.path !== "/healthz") {
       c.header("connection", "close");
@@ -230,7 +257,7 @@ export function createServer(options: ServerOptions): AirlockServer {
   // Answers from memory, never from the store (a locked or full database must not stall it).
   // `degraded` is a 200: the server still answers reads and tells writers when to retry; taking
   // every instance out of a load balancer over a shared database fault would only make it worse.
-  app.get("/healthz", (c) => {
+  mount(app, "", healthRoute, async (c) => {
     const s = storage.state();
     const closing = lifecycle.closing;
     const status = closing ? "shutting_down" : s.ok ? "ok" : "degraded";
@@ -267,10 +294,13 @@ export function createServer(options: ServerOptions): AirlockServer {
     "*",
     authenticate({
       tokens: o.auth.tokens,
-      failures: o.authFailureLimit ? createRateLimiter(o.authFailureLimit) : undefined,
+      failures: o.authFailureLimit
+        ? createRateLimiter(o.authFailureLimit, "auth_failures", o.rateLimitStore)
+        : undefined,
     }),
   );
-  if (o.rateLimit) app.use("*", limitRate(createRateLimiter(o.rateLimit)));
+  if (o.rateLimit)
+    app.use("*", limitRate(createRateLimiter(o.rateLimit, "rate", o.rateLimitStore)));
   app.use("*", limitBody(o.bodyLimitBytes));
   app.use("/v1/*", async (c, next) => {
     // Answers carry requests and their args: never kept by a browser or a shared cache.
@@ -284,9 +314,9 @@ export function createServer(options: ServerOptions): AirlockServer {
   app.route("/v1/events", eventRoutes(deps));
   app.route("/v1/audit", auditRoutes(deps));
   app.route("/v1/tokens", tokenRoutes(deps, o.auth.tokens));
-  app.get("/openapi.json", (c) => c.json(openApiDocument()));
+  mount(app, "", openApiRoute, async (c) => c.json(openApiDocument()));
   // Global counts and per-route statistics: for operators (admins, or the metrics token) only.
-  app.get("/metrics", requireRole("admin"), () => metricsResponse(metrics));
+  mount(app, "", metricsRoute, () => metricsResponse(metrics));
 
   return {
     app,

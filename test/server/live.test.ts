@@ -57,7 +57,7 @@ describe("GET /v1/requests/:id/wait (long-poll)", () => {
   });
 
   it("answers at once for a decided request, and caps the timeout at the server's limit", async () => {
-    const s = await start({ maxWaitSeconds: 0.5 });
+    const s = await start({ maxWaitMs: 500 });
     const id = await pending(s);
     const started = Date.now();
     const capped = await s.call(s.tokens.agent, "GET", `/v1/requests/${id}/wait?timeout=60`);

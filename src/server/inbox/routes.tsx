@@ -4,10 +4,11 @@
 
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { csrf } from "hono/csrf";
 import { streamSSE } from "hono/streaming";
 import type { Logger } from "pino";
 import type { ZodType } from "zod";
@@ -110,8 +111,11 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     ...(deps.maxSessions === undefined ? {} : { max: deps.maxSessions }),
     secure: secureCookie,
   });
-  const loginFailures = createRateLimiter({ max: 20, windowMs: 60_000 });
-  const signIns = createRateLimiter(deps.signInLimit ?? { max: 20, windowMs: 60_000 });
+  const loginFailures = createRateLimiter({ max: 20, windowMs: 60_000 }, "inbox_login_failures");
+  const signIns = createRateLimiter(
+    deps.signInLimit ?? { max: 20, windowMs: 60_000 },
+    "inbox_sign_ins",
+  );
   const viewedWindowMs = deps.viewedWindowMs ?? 10 * 60_000;
   const app = new Hono();
 
@@ -142,7 +146,36 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     maxSize: deps.bodyLimitBytes,
     onError: (c) => c.text("form too large", 413, PAGE_HEADERS),
   });
-  for (const path of ["/login", "/logout", "/requests/:id/decide"]) app.post(path, formLimit);
+  // A browser's form post must come from this site (hono's csrf: Origin or Sec-Fetch-Site), besides
+  // carrying the form's CSRF token. Clients that send neither header (curl) rely on the token alone.
+  // The host is compared, not the scheme: behind a TLS proxy this server sees http.
+  const sameSite = csrf({
+    origin: (origin, c) => {
+      try {
+        return new URL(origin).host === c.req.header("host");
+      } catch {
+        return false;
+      }
+    },
+  });
+  const originCheck: MiddlewareHandler = async (c, next) => {
+    if (c.req.header("origin") === undefined && c.req.header("sec-fetch-site") === undefined) {
+      return next();
+    }
+    let passed = false;
+    try {
+      await sameSite(c, async () => {
+        passed = true;
+      });
+    } catch {
+      // refused below
+    }
+    if (!passed) return csrfRefused(c);
+    await next();
+  };
+  for (const path of ["/login", "/logout", "/requests/:id/decide"]) {
+    app.post(path, formLimit, originCheck);
+  }
 
   type PageExtra = Omit<Parameters<typeof Layout>[0], "title" | "children">;
   function page(c: Context, title: string, body: unknown, status = 200, extra?: PageExtra) {
@@ -168,15 +201,11 @@ export function inboxRoutes(deps: InboxDeps): Hono {
         }
         return c.text("sign in first", 401, PAGE_HEADERS);
       }
-      if (kind === "form") {
-        const length = Number(c.req.header("content-length") ?? "0");
-        if (length > deps.bodyLimitBytes) return c.text("form too large", 413, PAGE_HEADERS);
-      }
       return handler(c, u);
     };
   }
 
-  const position = async () => (await airlock.store.auditHead())?.seq ?? 0;
+  const position = async () => (await airlock.auditHead())?.seq ?? 0;
   const summaries = async (f: ListFilter): Promise<RequestSummary[]> =>
     (await airlock.listSummaries(f)).items;
   const count = (f: ListFilter): Promise<number> => airlock.count(f);
@@ -207,7 +236,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     // guesses over fresh "addresses", or lock everybody out by failing under the shared default.
     const env = c.env as { incoming?: IncomingMessage } | undefined;
     const address = env?.incoming?.socket?.remoteAddress ?? "local";
-    if (!loginFailures.peek(address).ok) {
+    if (!(await loginFailures.peek(address)).ok) {
       return loginPage(c, { error: "Too many failed attempts; wait a minute." }, 429);
     }
     const form = await c.req.parseBody();
@@ -223,13 +252,13 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     const hash = token ? hashToken(token) : "";
     const record = token ? await deps.tokens.findByHash(hash) : undefined;
     if (!record || !(record.roles.includes("reviewer") || record.roles.includes("admin"))) {
-      loginFailures.take(address);
+      await loginFailures.take(address);
       const why = record
         ? "This token cannot sign in to the inbox: it needs the reviewer or admin role."
         : "Unknown or revoked token.";
       return loginPage(c, { error: why, next }, 401);
     }
-    if (!signIns.take(hash).ok) {
+    if (!(await signIns.take(hash)).ok) {
       return loginPage(
         c,
         { error: "Too many sign-ins with this token; wait a minute.", next },

@@ -3,21 +3,51 @@
 import { Hono } from "hono";
 import { ConflictError } from "../../core/errors.js";
 import { loadVisible } from "../access.js";
-import { requireRole } from "../auth.js";
-import { parse, queryObject, readJson } from "../body.js";
 import { hasRole, type RouteDeps, type ServerEnv } from "../env.js";
 import { HttpProblem } from "../problem.js";
+import { defineRoute, mount } from "../route.js";
 import { auditAppendBody, auditQuery } from "../schemas.js";
 
 const DEFAULT_LIMIT = 1000;
+const PREFIX = "/v1/audit";
+
+export const readAuditRoute = defineRoute({
+  method: "get",
+  path: PREFIX,
+  summary: "Audit events of one request, or (admins) of all",
+  query: auditQuery,
+  responses: { 200: { description: "a page of events", schema: "AuditPage" } },
+  problems: [400, 403, 404],
+});
+
+export const appendAuditRoute = defineRoute({
+  method: "post",
+  path: PREFIX,
+  summary:
+    "Append an auto_executed or notified event (agent, admin); the actor is the token's principal",
+  roles: ["agent", "admin"],
+  body: { schema: auditAppendBody, component: "AuditInput", required: true },
+  responses: { 201: { description: "the event as chained", schema: "AuditEvent" } },
+  problems: [400, 403, 404, 409, 413, 415],
+});
+
+export const verifyAuditRoute = defineRoute({
+  method: "get",
+  path: `${PREFIX}/verify`,
+  summary: "Verify the hash chain (admin)",
+  roles: ["admin"],
+  responses: { 200: { description: "the result", schema: "VerifyResult" } },
+  problems: [403],
+});
+
+export const AUDIT_ROUTES = [readAuditRoute, appendAuditRoute, verifyAuditRoute];
 
 export function auditRoutes(deps: RouteDeps): Hono<ServerEnv> {
   const { airlock } = deps;
   const app = new Hono<ServerEnv>();
 
-  app.get("/", async (c) => {
+  mount(app, PREFIX, readAuditRoute, async (c, { query: q }) => {
     const p = c.var.principal;
-    const q = parse(auditQuery, queryObject(c), "query");
     if (!hasRole(p, "admin")) {
       if (q.requestId === undefined) {
         throw new HttpProblem(
@@ -38,9 +68,8 @@ export function auditRoutes(deps: RouteDeps): Hono<ServerEnv> {
     return c.json(items.length === limit && last ? { items, nextAfter: last.seq } : { items });
   });
 
-  app.post("/", requireRole("agent", "admin"), async (c) => {
+  mount(app, PREFIX, appendAuditRoute, async (c, { body: data }) => {
     const p = c.var.principal;
-    const { data } = await readJson(c, auditAppendBody);
     if (data.requestId !== undefined) {
       const request = await loadVisible(airlock, p, data.requestId);
       // "Executed without a human" belongs to an approved request only: reporting it on a rejected,
@@ -64,7 +93,7 @@ export function auditRoutes(deps: RouteDeps): Hono<ServerEnv> {
     return c.json(event, 201);
   });
 
-  app.get("/verify", requireRole("admin"), async (c) => c.json(await airlock.verifyAudit()));
+  mount(app, PREFIX, verifyAuditRoute, async (c) => c.json(await airlock.verifyAudit()));
 
   return app;
 }

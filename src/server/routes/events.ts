@@ -6,10 +6,28 @@ import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import { isAirlockError } from "../../core/errors.js";
 import type { EventType } from "../../core/schemas.js";
 import { eventVisibility, loadVisible } from "../access.js";
-import { parse, queryObject } from "../body.js";
 import type { RouteDeps, ServerEnv } from "../env.js";
 import { HttpProblem } from "../problem.js";
+import { defineRoute, mount } from "../route.js";
 import { eventsQuery } from "../schemas.js";
+
+export const eventsRoute = defineRoute({
+  method: "get",
+  path: "/v1/events",
+  summary:
+    "Server-Sent Events of the audit log the caller may see; the SSE id is the event's seq, resume with Last-Event-ID. Ends when the token is revoked; a token may hold a few streams at once (8 by default, then 429 `too_many_streams`)",
+  headers: [{ name: "Last-Event-ID", description: "resume after this event id" }],
+  query: eventsQuery,
+  lists: ["types"],
+  responses: {
+    200: {
+      description: "an event stream; each `data` is an AuditEvent",
+      contentType: "text/event-stream",
+      schema: "AuditEvent",
+    },
+  },
+  problems: [400, 404],
+});
 
 /** How long a client waits before reconnecting after the stream drops (the SSE `retry` field). */
 const RETRY_MS = 1000;
@@ -20,9 +38,8 @@ export function eventRoutes(deps: RouteDeps): Hono<ServerEnv> {
   /** Open streams per token id, for `maxStreamsPerToken`. */
   const streamsByToken = new Map<string, number>();
 
-  app.get("/", async (c) => {
+  mount(app, "/v1/events", eventsRoute, async (c, { query: q }) => {
     const p = c.var.principal;
-    const q = parse(eventsQuery, queryObject(c, ["types"]), "query");
     const lastEventId = c.req.header("last-event-id");
     let after = q.after;
     if (lastEventId !== undefined && lastEventId.trim() !== "") {
@@ -48,7 +65,7 @@ export function eventRoutes(deps: RouteDeps): Hono<ServerEnv> {
     }
     // "From now on" is fixed here, before the answer starts, so nothing written after this request
     // arrived can fall between the client connecting and the stream starting.
-    const start = after ?? (await airlock.store.auditHead())?.seq ?? 0;
+    const start = after ?? (await airlock.auditHead())?.seq ?? 0;
     const visible = eventVisibility(airlock, p, deps.events.facts);
     // Counted from here: nothing below can fail before the stream's own `finally` runs.
     streamsByToken.set(p.tokenId, open + 1);

@@ -1,15 +1,14 @@
 // /v1/requests: create (idempotent by key), list, read, long-poll wait, decide, cancel.
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { ConflictError, isAirlockError } from "../../core/errors.js";
 import { sameIdentity } from "../../core/identity.js";
 import type { ApprovalRequest, OnTimeout } from "../../core/schemas.js";
 import type { ListFilter } from "../../core/store.js";
 import { assertMayCancel, canSee, decidingGroups, loadVisible, scopeList } from "../access.js";
-import { requireRole } from "../auth.js";
-import { parse, queryObject, readJson } from "../body.js";
 import { hasRole, type Principal, type RouteDeps, type ServerEnv } from "../env.js";
 import { checkDocumentSizes, checkEditedArgsSize, checkQuota, jsonBytes } from "../limits.js";
 import { HttpProblem } from "../problem.js";
+import { defineRoute, mount } from "../route.js";
 import { cancelBody, createRequestBody, decisionBody, listQuery, waitQuery } from "../schemas.js";
 
 /** Seconds a long-poll waits when the caller names no timeout. */
@@ -17,13 +16,105 @@ const DEFAULT_WAIT_SECONDS = 30;
 /** The most requests one page of `GET /v1/requests` holds (a larger `limit` is lowered to it). */
 export const MAX_LIST_LIMIT = 100;
 
+const PREFIX = "/v1/requests";
+const idParam = "{id}";
+
+export const createRequestRoute = defineRoute({
+  method: "post",
+  path: PREFIX,
+  summary: "Open a gate (agent, admin). Idempotent by `key` or the Idempotency-Key header",
+  roles: ["agent", "admin"],
+  headers: [{ name: "Idempotency-Key", description: "the same as the body's `key`" }],
+  body: { schema: createRequestBody, component: "RequestInput", required: true },
+  responses: {
+    201: { description: "created, or the first request with this key", schema: "ApprovalRequest" },
+  },
+  problems: [400, 403, 409, 413, 415, 422],
+});
+
+export const listRequestsRoute = defineRoute({
+  method: "get",
+  path: PREFIX,
+  summary:
+    "List the requests the caller may see (newest first unless `order` says otherwise), at most 100 per page; with `view=summary` each item is a summary read from columns (no args, preview or items); with `key`, the one request created with that idempotency key (by `requester`, by default the caller), or none",
+  query: listQuery,
+  lists: ["status", "approver"],
+  responses: { 200: { description: "a page", schema: "RequestPage" } },
+  problems: [400, 403],
+});
+
+export const getRequestRoute = defineRoute({
+  method: "get",
+  path: `${PREFIX}/${idParam}`,
+  summary: "One request",
+  responses: { 200: { description: "the request", schema: "ApprovalRequest" } },
+  problems: [404],
+});
+
+export const waitRequestRoute = defineRoute({
+  method: "get",
+  path: `${PREFIX}/${idParam}/wait`,
+  summary:
+    "Long-poll: answers when the request is decided or after `timeout` seconds (at most 60), with the request as it is then",
+  query: waitQuery,
+  responses: {
+    200: {
+      description: "the request; still `pending` if the time ran out",
+      schema: "ApprovalRequest",
+    },
+  },
+  problems: [400, 404],
+});
+
+export const decideRoute = defineRoute({
+  method: "post",
+  path: `${PREFIX}/${idParam}/decisions`,
+  summary:
+    "Decide (reviewer, admin). The reviewer is the token's principal; the channel is recorded as `api` (a body's `channel` is ignored)",
+  roles: ["reviewer", "admin"],
+  body: { schema: decisionBody, component: "DecisionInput", required: true },
+  responses: { 200: { description: "the request after the decision", schema: "ApprovalRequest" } },
+  problems: [400, 403, 404, 409, 413, 415, 422],
+});
+
+export const executionRoute = defineRoute({
+  method: "post",
+  path: `${PREFIX}/${idParam}/execution`,
+  summary:
+    "Claim an approved request for execution, once (its requester, admin); a second claim is a 409",
+  responses: {
+    200: { description: "the request, with executedAt and executedBy", schema: "ApprovalRequest" },
+  },
+  problems: [403, 404, 409],
+});
+
+export const cancelRoute = defineRoute({
+  method: "post",
+  path: `${PREFIX}/${idParam}/cancel`,
+  summary:
+    "Cancel (its requester, admin, or a reviewer who may decide it, who must give a `reason`)",
+  body: { schema: cancelBody, component: "CancelInput", required: false },
+  responses: { 200: { description: "the cancelled request", schema: "ApprovalRequest" } },
+  problems: [400, 403, 404, 409, 413, 415, 422],
+});
+
+export const REQUEST_ROUTES = [
+  createRequestRoute,
+  listRequestsRoute,
+  getRequestRoute,
+  waitRequestRoute,
+  decideRoute,
+  executionRoute,
+  cancelRoute,
+];
+
 export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
   const { airlock } = deps;
   const app = new Hono<ServerEnv>();
+  const id = (c: Context<ServerEnv>) => c.req.param("id") ?? "";
 
-  app.post("/", requireRole("agent", "admin"), async (c) => {
+  mount(app, PREFIX, createRequestRoute, async (c, { body: data, raw }) => {
     const p = c.var.principal;
-    const { data, raw } = await readJson(c, createRequestBody);
     if ("requester" in raw) assertSelf(p, data.requester, "requester");
     // An agent may not wave its own request through: skipping the human is for admins (and for the
     // server's policy, which decides levels itself).
@@ -46,7 +137,7 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     }
     const key = idempotencyKey(data.key, c.req.header("idempotency-key"));
     checkDocumentSizes(data, deps.limits);
-    await checkQuota(airlock.store, p.name, jsonBytes(raw), deps.limits);
+    await checkQuota(airlock, p.name, jsonBytes(raw), deps.limits);
     const input = { ...data, requester: p.name, ...(key === undefined ? {} : { key }) };
     let created: ApprovalRequest;
     try {
@@ -68,8 +159,14 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     return c.json(created, 201);
   });
 
-  app.get("/", async (c) => {
-    const q = parse(listQuery, queryObject(c, ["status", "approver"]), "query");
+  mount(app, PREFIX, listRequestsRoute, async (c, { query: q }) => {
+    const p = c.var.principal;
+    if (q.key !== undefined) {
+      // Keys are scoped per requester: the caller's own, or (for those who may see them) another's.
+      const requester = q.requester ?? p.name;
+      const found = await airlock.getByKey(q.key, { requester });
+      return c.json({ items: found && canSee(p, found) ? [found] : [] });
+    }
     const filter: ListFilter = {};
     if (q.status !== undefined) filter.status = q.status;
     if (q.action !== undefined) filter.action = q.action;
@@ -79,7 +176,7 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     // Bounded work per page whatever is stored: at most MAX_LIST_LIMIT full requests.
     filter.limit = Math.min(q.limit ?? 50, MAX_LIST_LIMIT);
     if (q.order !== undefined) filter.order = q.order;
-    const scoped = scopeList(c.var.principal, filter);
+    const scoped = scopeList(p, filter);
     if (!scoped) return c.json({ items: [] });
     // Summaries are read from the store's columns: no stored document is parsed.
     return c.json(
@@ -87,17 +184,21 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     );
   });
 
-  app.get("/:id", async (c) => {
-    return c.json(await loadVisible(airlock, c.var.principal, c.req.param("id")));
-  });
+  mount(app, PREFIX, getRequestRoute, async (c) =>
+    c.json(await loadVisible(airlock, c.var.principal, id(c))),
+  );
 
-  app.get("/:id/wait", async (c) => {
+  mount(app, PREFIX, waitRequestRoute, async (c, { query: q }) => {
     const p = c.var.principal;
-    const id = c.req.param("id");
-    const q = parse(waitQuery, queryObject(c), "query");
-    const seconds = Math.min(q.timeout ?? DEFAULT_WAIT_SECONDS, deps.maxWaitSeconds);
-    const first = await loadVisible(airlock, p, id);
-    if (first.status !== "pending" || seconds === 0 || deps.shutdown.aborted) return c.json(first);
+    const requestId = id(c);
+    const timeoutMs = Math.min(
+      Math.round((q.timeout ?? DEFAULT_WAIT_SECONDS) * 1000),
+      deps.maxWaitMs,
+    );
+    const first = await loadVisible(airlock, p, requestId);
+    if (first.status !== "pending" || timeoutMs === 0 || deps.shutdown.aborted) {
+      return c.json(first);
+    }
     // Ends when the client hangs up, the server shuts down or the token is revoked. (Not
     // AbortSignal.any: the shutdown signal lives as long as the server, and listeners are removed
     // here once the wait is over.)
@@ -108,15 +209,14 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     deps.shutdown.addEventListener("abort", abort, { once: true });
     credential.signal.addEventListener("abort", abort, { once: true });
     try {
-      const timeoutMs = Math.round(seconds * 1000);
-      const settled = await airlock.waitFor(id, { timeoutMs, signal: stop.signal });
+      const settled = await airlock.waitFor(requestId, { timeoutMs, signal: stop.signal });
       await assertStillValid(deps, c.var.tokenHash);
       return c.json(settled);
     } catch (err) {
       await assertStillValid(deps, c.var.tokenHash);
       // Out of time, or the server is shutting down: answer with the request as it is now.
       if (isAirlockError(err, "timeout") || isAirlockError(err, "aborted")) {
-        return c.json(await loadVisible(airlock, p, id));
+        return c.json(await loadVisible(airlock, p, requestId));
       }
       throw err;
     } finally {
@@ -127,10 +227,8 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     }
   });
 
-  app.post("/:id/decisions", requireRole("reviewer", "admin"), async (c) => {
+  mount(app, PREFIX, decideRoute, async (c, { body: data }) => {
     const p = c.var.principal;
-    const id = c.req.param("id");
-    const { data } = await readJson(c, decisionBody);
     assertSelf(p, data.reviewer, "reviewer");
     const foreign = data.groups.filter((g) => !p.groups.some((mine) => sameIdentity(mine, g)));
     if (foreign.length) {
@@ -142,10 +240,10 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
       );
     }
     if (data.editedArgs !== undefined) checkEditedArgsSize(data.editedArgs, deps.limits);
-    const current = await loadVisible(airlock, p, id);
+    const current = await loadVisible(airlock, p, id(c));
     // The channel is how the decision arrived, set here: a body's `channel` is ignored, so no
     // reviewer can record a decision as made by e-mail, Slack or the engine itself.
-    const decided = await airlock.decide(id, {
+    const decided = await airlock.decide(current.id, {
       ...data,
       channel: "api",
       reviewer: p.name,
@@ -156,31 +254,28 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
 
   // Claims an approved request for execution, once: whoever may cancel it (its requester, an admin)
   // may claim it. A second claim is a 409 naming the first.
-  app.post("/:id/execution", async (c) => {
+  mount(app, PREFIX, executionRoute, async (c) => {
     const p = c.var.principal;
-    const id = c.req.param("id");
-    const request = await loadVisible(airlock, p, id);
+    const request = await loadVisible(airlock, p, id(c));
     if (!hasRole(p, "admin") && !sameIdentity(request.requester, p.name)) {
       throw new HttpProblem(
         403,
         "forbidden",
-        `${p.name} did not create ${id} and may not execute it`,
+        `${p.name} did not create ${request.id} and may not execute it`,
       );
     }
-    return c.json(await airlock.claimExecution(id, { by: p.name }));
+    return c.json(await airlock.claimExecution(request.id, { by: p.name }));
   });
 
-  app.post("/:id/cancel", async (c) => {
+  mount(app, PREFIX, cancelRoute, async (c, { body: data }) => {
     const p = c.var.principal;
-    const id = c.req.param("id");
-    const { data } = await readJson(c, cancelBody, { optional: true });
     assertSelf(p, data.by, "by");
-    const request = await loadVisible(airlock, p, id);
+    const request = await loadVisible(airlock, p, id(c));
     assertMayCancel(p, request, data.reason);
     // A reviewer (neither the requester nor an admin) cancels as one who may decide it: the engine
     // checks that again and requires the reason.
     const asReviewer = !hasRole(p, "admin") && !sameIdentity(request.requester, p.name);
-    const cancelled = await airlock.cancel(id, {
+    const cancelled = await airlock.cancel(request.id, {
       by: p.name,
       channel: "api",
       ...(data.reason === undefined ? {} : { reason: data.reason }),
