@@ -16,7 +16,6 @@ import { type AuditSettings, auditSettings } from "./audit-settings.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
 import { type DemoAgents, loadDemo } from "./demo.js";
 import { positiveInt } from "./parse.js";
-import { loadPostgresStore, loadPostgresTokenStore } from "./postgres.js";
 
 export interface ServeOptions {
   db?: string;
@@ -290,11 +289,12 @@ async function openPostgres(
   schema: string | undefined,
   audit: AuditSettings & { onError: (err: Error) => void },
 ): Promise<{ store: Store; tokens: TokenStore }> {
-  const postgresStore = await loadPostgresStore();
-  const openTokens = await loadPostgresTokenStore();
+  // Imported only when asked for, so the commands on SQLite never load the PostgreSQL driver.
+  const { postgresStore } = await import("../store/postgres.js");
+  const { postgresTokenStore } = await import("../server/tokens-postgres.js");
   const store = postgresStore(url, { ...audit, ...(schema === undefined ? {} : { schema }) });
   // The token store borrows the request store's pool, which closing the request store ends.
-  return { store, tokens: openTokens(store.pool, { schema: store.schema }) };
+  return { store, tokens: postgresTokenStore(store.pool, { schema: store.schema }) };
 }
 
 /** SIGTERM and SIGINT, caught from the moment this is called. `stop(serving)` resolves once the

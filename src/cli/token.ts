@@ -18,7 +18,6 @@ import { sqliteTokenStore } from "../server/tokens-sqlite.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
 import { printJson, table } from "./output.js";
 import { collect } from "./parse.js";
-import { loadPostgresTokenStore } from "./postgres.js";
 
 /** What the token commands need, whether the tokens are local or on a server. */
 export interface TokenBackend {
@@ -127,8 +126,12 @@ export async function localBackend(
 ): Promise<TokenBackend> {
   const url = postgres ?? env.AIRLOCK_DATABASE_URL ?? env.AIRLOCK_POSTGRES;
   const schema = env.AIRLOCK_POSTGRES_SCHEMA;
+  // PostgreSQL is imported only when asked for, so the SQLite path never loads its driver.
   const store = url
-    ? (await loadPostgresTokenStore())(url, schema === undefined ? {} : { schema })
+    ? (await import("../server/tokens-postgres.js")).postgresTokenStore(
+        url,
+        schema === undefined ? {} : { schema },
+      )
     : sqliteTokenStore(resolveDbPath(globals, env));
   return {
     create: (input) => createToken(store, input),
