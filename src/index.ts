@@ -23,6 +23,7 @@ export type { Clock } from "./core/clock.js";
 export {
   AirlockError,
   ConflictError,
+  ERROR_CODES,
   type ErrorCode,
   ForbiddenError,
   InvalidInputError,
@@ -35,18 +36,24 @@ export { normalizeIdentity, sameIdentity } from "./core/identity.js";
 export { jsonDepthExceeds, MAX_ESCALATION_DEPTH, MAX_JSON_DEPTH } from "./core/limits.js";
 export type { Metrics, MetricsBucket } from "./core/metrics.js";
 export type { Policy, PolicyContext, PolicyVerdict } from "./core/policy.js";
+export { presentationOf, type RequestPresentation } from "./core/presentation.js";
 export type {
   ApprovalRequest,
   AuditEvent,
   Channel,
+  Critique,
   Decision,
   DecisionInput,
+  Estimate,
   EventType,
+  HitlInfo,
   Item,
+  Labels,
   Level,
   Method,
   OnTimeout,
   Outcome,
+  Progress,
   RecordInput,
   RequestInput,
   Risk,

@@ -1,6 +1,7 @@
 // One HTTP call to the Airlock server: bearer token, JSON in and out, problem details mapped back to
 // the engine's errors, network failures and the caller's abort told apart.
 import { AirlockError } from "../core/errors.js";
+import { invalidOption } from "../core/validate.js";
 import {
   type CallSubject,
   errorFromProblem,
@@ -31,7 +32,7 @@ export function createTransport(options: {
 }): Transport {
   const baseUrl = normalizeBase(options.url);
   if (!options.token || typeof options.token !== "string") {
-    throw new TypeError("Expected `token` to be the API token (a non-empty string)");
+    throw invalidOption("token", "the API token (a non-empty string)", options.token);
   }
   const authorization = `Bearer ${options.token}`;
 
@@ -146,12 +147,10 @@ function normalizeBase(url: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    throw new TypeError(
-      `Expected \`url\` to be the server's address, like http://127.0.0.1:7420, got \`${url}\``,
-    );
+    throw invalidOption("url", "the server's address, like http://127.0.0.1:7420", url);
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new TypeError(`Expected \`url\` to use http or https, got \`${parsed.protocol}\``);
+    throw invalidOption("url", "an http or https address", url);
   }
   return parsed.href.replace(/\/+$/, "");
 }

@@ -6,6 +6,11 @@
 import { AirlockError, TimeoutError } from "../core/errors.js";
 import type { ApprovalRequest, AuditEvent, DecisionInput, RequestInput } from "../core/schemas.js";
 import type { ListFilter, Page } from "../core/store.js";
+import {
+  expectNonNegativeInt,
+  expectNonNegativeNumber,
+  expectPositiveNumber,
+} from "../core/validate.js";
 import type { AirlockApi } from "../engine/api.js";
 import type { CancelOptions, WaitOptions } from "../engine/engine.js";
 import { isRetryable, UnavailableError } from "./errors.js";
@@ -18,9 +23,9 @@ export interface ClientOptions {
   token: string;
   /** @default globalThis.fetch */
   fetch?: typeof fetch;
-  /** The longest single long-poll, in seconds (the server caps it at its own limit, 60 by default).
-   * @default 55 */
-  pollSeconds?: number;
+  /** The longest single long-poll, in ms (the server caps it at its own limit, 60 s by default).
+   * @default 55000 */
+  pollMs?: number;
   /** Gives up on a call other than waitFor after this long. @default 30000 */
   requestTimeoutMs?: number;
   /** Times a safe call is tried again when the server is unreachable, answers 503 (storage fault,
@@ -34,7 +39,7 @@ export interface ClientOptions {
 }
 
 const DEFAULTS = {
-  pollSeconds: 55,
+  pollMs: 55_000,
   requestTimeoutMs: 30_000,
   retries: 3,
   maxRetryDelayMs: 10_000,
@@ -52,21 +57,16 @@ const BACKOFF_MAX_MS = 5_000;
 export type AirlockClient = AirlockApi;
 
 export function createClient(options: ClientOptions): AirlockClient {
-  const pollSeconds = options.pollSeconds ?? DEFAULTS.pollSeconds;
-  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
-  const retries = options.retries ?? DEFAULTS.retries;
-  const maxRetryDelayMs = options.maxRetryDelayMs ?? DEFAULTS.maxRetryDelayMs;
-  if (!(pollSeconds > 0)) {
-    throw new TypeError(`Expected \`pollSeconds\` to be a number above 0, got \`${pollSeconds}\``);
-  }
-  if (!Number.isInteger(retries) || retries < 0) {
-    throw new TypeError(`Expected \`retries\` to be a whole number from 0 up, got \`${retries}\``);
-  }
-  if (!(maxRetryDelayMs >= 0)) {
-    throw new TypeError(
-      `Expected \`maxRetryDelayMs\` to be a number from 0 up, got \`${maxRetryDelayMs}\``,
-    );
-  }
+  const pollMs = expectPositiveNumber("pollMs", options.pollMs ?? DEFAULTS.pollMs);
+  const requestTimeoutMs = expectPositiveNumber(
+    "requestTimeoutMs",
+    options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
+  );
+  const retries = expectNonNegativeInt("retries", options.retries ?? DEFAULTS.retries);
+  const maxRetryDelayMs = expectNonNegativeNumber(
+    "maxRetryDelayMs",
+    options.maxRetryDelayMs ?? DEFAULTS.maxRetryDelayMs,
+  );
   /** Runs a safe call, trying again (bounded) while the server says it cannot answer now. */
   async function retrying<T>(call: () => Promise<T>): Promise<T> {
     let backoff = BACKOFF_MIN_MS;
@@ -148,7 +148,8 @@ export function createClient(options: ClientOptions): AirlockClient {
         if (remaining <= 0) {
           throw new TimeoutError(`waited ${timeoutMs} ms for ${id}; it is still pending`);
         }
-        const seconds = Math.min(pollSeconds, remaining / 1000);
+        // Seconds only on the wire: the server's `timeout` query parameter.
+        const seconds = Math.min(pollMs, remaining) / 1000;
         try {
           const r = await http.call<ApprovalRequest>("GET", path(id, "/wait"), {
             query: { timeout: seconds.toFixed(3) },

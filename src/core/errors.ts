@@ -2,15 +2,19 @@
 // guard), never by message text or `instanceof`, which breaks across duplicated package copies.
 import type { ApprovalRequest, Decision } from "./schemas.js";
 
-export type ErrorCode =
-  | "not_found"
-  | "conflict"
-  | "forbidden"
-  | "invalid_input"
-  | "timeout"
-  | "aborted"
-  | "closed"
-  | "store_unavailable";
+/** Every code an AirlockError can carry: the one list, the type derives from it. */
+export const ERROR_CODES = [
+  "not_found",
+  "conflict",
+  "forbidden",
+  "invalid_input",
+  "timeout",
+  "aborted",
+  "closed",
+  "store_unavailable",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
 
 export class AirlockError extends Error {
   readonly code: ErrorCode;
@@ -67,16 +71,6 @@ export class TimeoutError extends AirlockError {
 export function isAirlockError(value: unknown, code?: ErrorCode): value is AirlockError {
   if (typeof value !== "object" || value === null) return false;
   const c = (value as { code?: unknown }).code;
-  const known: readonly string[] = [
-    "not_found",
-    "conflict",
-    "forbidden",
-    "invalid_input",
-    "timeout",
-    "aborted",
-    "closed",
-    "store_unavailable",
-  ];
-  if (typeof c !== "string" || !known.includes(c)) return false;
+  if (typeof c !== "string" || !KNOWN_CODES.has(c)) return false;
   return code === undefined || c === code;
 }

@@ -3,6 +3,7 @@
 
 import type { Policy, PolicyVerdict } from "../core/policy.js";
 import type { Level, ParsedRequestInput } from "../core/schemas.js";
+import { expectNonNegativeNumber } from "../core/validate.js";
 
 export type RulePredicate = (input: ParsedRequestInput) => boolean;
 
@@ -31,11 +32,7 @@ export interface SmallFileWritesOptions {
 
 /** True when the request is a file write whose size is known and at most `maxBytes`. */
 export function isSmallFileWrite(options: SmallFileWritesOptions): RulePredicate {
-  if (!Number.isFinite(options.maxBytes) || options.maxBytes < 0) {
-    throw new TypeError(
-      `Expected \`maxBytes\` to be a number from 0 and up, got \`${String(options.maxBytes)}\` (${typeof options.maxBytes})`,
-    );
-  }
+  expectNonNegativeNumber("maxBytes", options.maxBytes);
   const actions = new Set(options.actions ?? FILE_WRITE_ACTIONS);
   return (input) => {
     if (!actions.has(input.action)) return false;

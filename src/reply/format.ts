@@ -4,6 +4,7 @@
 // - `markdown`: the same with markdown emphasis, for chat apps and the web;
 // - `cli`: the operator's plan-review box of pattern 2.
 import type { ApprovalRequest } from "../core/schemas.js";
+import { invalidOption } from "../core/validate.js";
 import { countOf, type MessageDetails, messageDetails } from "./details.js";
 
 export type MessageStyle = "text" | "markdown" | "cli";
@@ -34,9 +35,7 @@ export function formatRequest(
     case "text":
       return terminalSafe(formatMessage(request, options, false), { multiline: true });
     default:
-      throw new TypeError(
-        `Expected \`style\` to be one of "text", "markdown", "cli", got \`${String(style)}\` (${typeof style})`,
-      );
+      throw invalidOption("style", 'one of "text", "markdown", "cli"', style);
   }
 }
 

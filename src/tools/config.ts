@@ -4,6 +4,7 @@
 
 import { InvalidInputError } from "../core/errors.js";
 import { RISKS, type Risk } from "../core/schemas.js";
+import { invalidOption } from "../core/validate.js";
 import type { AirlockApi } from "../engine/api.js";
 import type { Airlock } from "../engine/engine.js";
 import { type ConfidenceContext, DEFAULT_THRESHOLDS } from "../policy/confidence.js";
@@ -134,7 +135,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set<keyof HitlConfig>([
 /** Validates `config` and fills in the defaults. Throws InvalidInputError naming the option. */
 export function resolveHitlConfig(config: HitlConfig, fnName: string): ResolvedHitlConfig {
   if (config === null || typeof config !== "object") {
-    throw invalid("config", "an object", config);
+    throw invalidOption("config", "an object", config);
   }
   for (const key of Object.keys(config)) {
     if (!KNOWN_OPTIONS.has(key)) {
@@ -146,7 +147,11 @@ export function resolveHitlConfig(config: HitlConfig, fnName: string): ResolvedH
   }
   const name = config.name ?? (fnName || undefined);
   if (typeof name !== "string" || name.trim() === "") {
-    throw invalid("name", "a non-empty string (the function is anonymous, so name the tool)", name);
+    throw invalidOption(
+      "name",
+      "a non-empty string (the function is anonymous, so name the tool)",
+      name,
+    );
   }
   // A default yields to an explicit threshold (`{ autoThreshold: 50 }` means quick from 50 too);
   // only two explicit thresholds can contradict each other.
@@ -162,11 +167,11 @@ export function resolveHitlConfig(config: HitlConfig, fnName: string): ResolvedH
   }
   const riskLevel = config.riskLevel ?? HITL_DEFAULTS.riskLevel;
   if (!RISKS.includes(riskLevel)) {
-    throw invalid("riskLevel", `one of ${RISKS.map((r) => `"${r}"`).join(", ")}`, riskLevel);
+    throw invalidOption("riskLevel", `one of ${RISKS.map((r) => `"${r}"`).join(", ")}`, riskLevel);
   }
   const airlock = config.airlock;
   if (airlock !== undefined && !isGate(airlock)) {
-    throw invalid(
+    throw invalidOption(
       "airlock",
       "an Airlock engine or client (with request, get and waitFor)",
       airlock,
@@ -174,26 +179,30 @@ export function resolveHitlConfig(config: HitlConfig, fnName: string): ResolvedH
   }
   const blocking = bool(config, "blocking", HITL_DEFAULTS.blocking);
   if (blocking && airlock === undefined) {
-    throw invalid("airlock", "an Airlock engine or client when `blocking` is true", airlock);
+    throw invalidOption("airlock", "an Airlock engine or client when `blocking` is true", airlock);
   }
   const record = config.record ?? airlock?.record?.bind(airlock);
   if (record !== undefined && typeof record !== "function") {
-    throw invalid("record", "a function (the engine's `record`)", record);
+    throw invalidOption("record", "a function (the engine's `record`)", record);
   }
   if (config.confidence !== undefined && typeof config.confidence !== "function") {
-    throw invalid("confidence", "a function returning a score from 0 to 100", config.confidence);
+    throw invalidOption(
+      "confidence",
+      "a function returning a score from 0 to 100",
+      config.confidence,
+    );
   }
   const timeoutMs = config.timeoutMs;
   if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0)) {
-    throw invalid("timeoutMs", "an integer from 1 and up", timeoutMs);
+    throw invalidOption("timeoutMs", "an integer from 1 and up", timeoutMs);
   }
   const approvers = config.approvers ?? [];
   if (!Array.isArray(approvers) || approvers.some((a) => typeof a !== "string" || a === "")) {
-    throw invalid("approvers", "an array of non-empty strings", approvers);
+    throw invalidOption("approvers", "an array of non-empty strings", approvers);
   }
   const descriptionTemplate = config.descriptionTemplate;
   if (descriptionTemplate !== undefined && typeof descriptionTemplate !== "string") {
-    throw invalid("descriptionTemplate", "a string", descriptionTemplate);
+    throw invalidOption("descriptionTemplate", "a string", descriptionTemplate);
   }
   return Object.freeze({
     name,
@@ -233,14 +242,14 @@ export function publicConfig(c: ResolvedHitlConfig): PublicHitlConfig {
 function threshold(config: HitlConfig, key: "autoThreshold" | "quickThreshold"): number {
   const v = config[key] ?? HITL_DEFAULTS[key];
   if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || v > 100) {
-    throw invalid(key, "a number from 0 to 100", v);
+    throw invalidOption(key, "a number from 0 to 100", v);
   }
   return v;
 }
 
 function bool(config: HitlConfig, key: "blocking" | "requiresReason", fallback: boolean): boolean {
   const v = config[key] ?? fallback;
-  if (typeof v !== "boolean") throw invalid(key, "a boolean", v);
+  if (typeof v !== "boolean") throw invalidOption(key, "a boolean", v);
   return v;
 }
 
@@ -250,7 +259,7 @@ function text(
   fallback: string,
 ): string {
   const v = config[key] ?? fallback;
-  if (typeof v !== "string" || v.trim() === "") throw invalid(key, "a non-empty string", v);
+  if (typeof v !== "string" || v.trim() === "") throw invalidOption(key, "a non-empty string", v);
   return v;
 }
 
@@ -262,29 +271,4 @@ function isGate(value: unknown): value is HitlGate {
     typeof g.get === "function" &&
     typeof g.waitFor === "function"
   );
-}
-
-/** p-queue style: Expected `option` to be <what>, got `<value>` (<type>). */
-function invalid(option: string, expected: string, got: unknown): InvalidInputError {
-  return new InvalidInputError(
-    `Expected \`${option}\` to be ${expected}, got \`${show(got)}\` (${typeOf(got)})`,
-    option,
-  );
-}
-
-function show(v: unknown): string {
-  if (typeof v === "string") return v;
-  if (typeof v === "function") return "function";
-  if (typeof v !== "object" || v === null) return String(v);
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
-}
-
-function typeOf(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "array";
-  return typeof v;
 }

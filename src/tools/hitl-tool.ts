@@ -8,6 +8,7 @@ import { hashArgs } from "../core/hash.js";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../core/limits.js";
 import { presentationOf } from "../core/presentation.js";
 import type { ApprovalRequest, Decision, HitlInfo, Level, RequestInput } from "../core/schemas.js";
+import { invalidOption } from "../core/validate.js";
 import { runApproved } from "../engine/run-approved.js";
 import {
   type ConfidenceContext,
@@ -80,10 +81,7 @@ export function hitlTool<A extends object, R>(
   config: HitlConfig = {},
 ): HitlTool<A, R, R | HitlPending | HitlRejection> {
   if (typeof fn !== "function") {
-    throw new InvalidInputError(
-      `Expected \`fn\` to be a function, got \`${String(fn)}\` (${typeof fn})`,
-      "fn",
-    );
+    throw invalidOption("fn", "a function", fn);
   }
   const cfg = resolveHitlConfig(config, fn.name);
 
@@ -235,10 +233,7 @@ function splitArgs<A extends object>(
   }
   const { _hitlContext, ...args } = callArgs as Record<string, unknown>;
   if (_hitlContext !== undefined && (_hitlContext === null || typeof _hitlContext !== "object")) {
-    throw new InvalidInputError(
-      `Expected \`_hitlContext\` to be an object, got \`${String(_hitlContext)}\``,
-      "_hitlContext",
-    );
+    throw invalidOption("_hitlContext", "an object", _hitlContext);
   }
   return { args, context: (_hitlContext ?? {}) as HitlContext };
 }

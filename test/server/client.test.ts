@@ -125,7 +125,7 @@ describe("createClient", () => {
 
   it("waitFor times out on its own timeoutMs, across several long-polls", async () => {
     const s = await start();
-    const agent = createClient({ url: s.url, token: s.tokens.agent, pollSeconds: 0.2 });
+    const agent = createClient({ url: s.url, token: s.tokens.agent, pollMs: 200 });
     const r = await agent.request({ title: "Slow" });
     const started = Date.now();
     const err = await rejection(agent.waitFor(r.id, { timeoutMs: 700 }));
@@ -136,7 +136,7 @@ describe("createClient", () => {
 
   it("waitFor keeps polling until the decision arrives", async () => {
     const s = await start();
-    const agent = createClient({ url: s.url, token: s.tokens.agent, pollSeconds: 0.15 });
+    const agent = createClient({ url: s.url, token: s.tokens.agent, pollMs: 150 });
     const r = await agent.request({ title: "Later", approvers: ["ops"] });
     const waiting = agent.waitFor(r.id, { timeoutMs: 10_000 });
     await new Promise((resolve) => setTimeout(resolve, 600));
@@ -161,7 +161,7 @@ describe("createClient", () => {
 
   it("waitFor rides out a server restart and resumes on the new server", async () => {
     const s = await start();
-    const agent = createClient({ url: s.url, token: s.tokens.agent, pollSeconds: 0.3 });
+    const agent = createClient({ url: s.url, token: s.tokens.agent, pollMs: 300 });
     const r = await agent.request({ title: "Survive a restart", approvers: ["ops"] });
     const waiting = agent.waitFor(r.id, { timeoutMs: 15_000 });
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -219,6 +219,28 @@ describe("createClient", () => {
       expect(Date.now() - started).toBeLessThan(3000);
     } finally {
       silent.close();
+    }
+  });
+});
+
+describe("createClient options", () => {
+  it("a bad option throws InvalidInputError naming it, p-queue style; durations are ms", () => {
+    const base = { url: "http://127.0.0.1:1", token: "t" };
+    for (const [options, message] of [
+      [{ pollMs: 0 }, "Expected `pollMs` to be a number above 0, got `0` (number)"],
+      [{ retries: 1.5 }, "Expected `retries` to be a whole number from 0 up, got `1.5` (number)"],
+      [{ maxRetryDelayMs: -1 }, "Expected `maxRetryDelayMs` to be a number from 0 and up"],
+      [{ url: "ftp://x" }, "Expected `url` to be an http or https address, got `ftp://x` (string)"],
+      [{ token: "" }, "Expected `token` to be the API token (a non-empty string)"],
+    ] as const) {
+      let thrown: unknown;
+      try {
+        createClient({ ...base, ...options });
+      } catch (err) {
+        thrown = err;
+      }
+      expect(isAirlockError(thrown, "invalid_input")).toBe(true);
+      expect((thrown as Error).message).toContain(message);
     }
   });
 });
