@@ -1,4 +1,6 @@
-// The engine's log lines for settled gates, named as operators search for them.
+// The engine's log lines for settled gates, named as operators search for them (pattern 2). The same
+// fact has the same field name on every line: `correlation_id`, `request_id`, `outcome`, `reviewer`
+// (who decided or cancelled), and `review_duration_ms` (from creation to the decision or timeout).
 import type { Logger } from "pino";
 import type { ApprovalRequest } from "../core/schemas.js";
 
@@ -9,7 +11,7 @@ export function logDecision(logger: Logger, r: ApprovalRequest): void {
   const base = { correlation_id: r.correlationId, request_id: r.id, action: r.action };
   if (d.method === "timeout") {
     logger.warn(
-      { ...base, outcome: d.outcome, timeout_ms: r.updatedAt - r.createdAt },
+      { ...base, outcome: d.outcome, review_duration_ms: d.decidedAt - r.createdAt },
       "Human review timeout",
     );
     return;

@@ -421,7 +421,13 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
         ),
       );
       logger.info(
-        { correlation_id: stored.correlationId, request_id: id, by: stored.decision?.reviewer },
+        {
+          correlation_id: stored.correlationId,
+          request_id: id,
+          outcome: "cancelled",
+          reviewer: stored.decision?.reviewer,
+          review_duration_ms: (stored.decision?.decidedAt ?? stored.updatedAt) - stored.createdAt,
+        },
         "Approval cancelled",
       );
       return stored;
