@@ -1,8 +1,11 @@
 // Resuming a parked run, in this process or any other: read the turn's gates from Airlock, rebuild the
 // RunState stored with the first one, turn each decision into the SDK's own `approve` / `reject`, and
-// run on. Exactly once: every approved call is claimed (`runApproved`: verify → claim → run) before
-// the run goes on, in the order of the turn, so of two resumers only the one that claims the turn's
-// first approved call continues; the other gets `already_resumed` and runs nothing.
+// run on. Exactly once, twice over: a resume first takes the turn's ticket (a request created already
+// approved and claimed with `claimExecution`, Airlock's compare-and-set), so of two resumers only one
+// goes on, even when nothing in the turn was approved; and every approved call is claimed on its own
+// (`runApproved`: verify → claim → run), so a forced resume never runs a call twice either. The price
+// of at-most-once: a resumer that dies after its claims and before the SDK ran the tools leaves the
+// turn claimed; `force: true` resumes it, and the calls it had claimed are told to the model as not run.
 //
 // Edited args, which the SDK refuses (an approval applies to the call as the model made it): the
 // adapter runs the tool itself with the reviewer's args (bound by their hash and claimed, like any
@@ -25,6 +28,7 @@ import {
   canonicalJson,
   hashArgs,
   InvalidInputError,
+  isAirlockError,
   runApproved,
 } from "../../index.js";
 import { callOf, type GateMetadata, gateMetadata } from "./gate.js";
@@ -33,14 +37,20 @@ import { openGates, type ParkOptions, parkInterruptions } from "./park.js";
 // biome-ignore lint/suspicious/noExplicitAny: the SDK's own bound for agents of any context and output
 type AnyAgent = Agent<any, any>;
 
+/** Prefix of the idempotency key of a turn's resume ticket; the id of the turn's first gate follows. */
+export const RESUME_KEY_PREFIX = "openai-agents-resume:";
+
 export interface ResumeOptions<TContext, TAgent extends AnyAgent> extends ParkOptions {
   /** Wait while a gate of the turn is pending instead of returning `pending`. @default false */
   wait?: boolean;
   signal?: AbortSignal;
   /** Passed to `runner.run` when the run goes on (context, maxTurns, signal, ...). */
   runOptions?: NonStreamRunOptions<TContext, TAgent>;
-  /** Who executes, recorded with each claim. @default each request's requester */
+  /** Who resumes, recorded with each claim. @default each request's requester */
   by?: string;
+  /** Resume without taking the turn's ticket, for a turn whose resumer died after taking it. Each
+   * approved call is still claimed on its own, so nothing that ran runs again. @default false */
+  force?: boolean;
 }
 
 export type ResumeOutcome<TContext, TAgent extends AnyAgent> =
@@ -86,15 +96,25 @@ export async function resumeRun<TContext, TAgent extends AnyAgent>(
       "requestIds",
     );
   }
-  const state = await RunState.fromString<TContext, TAgent>(agent, serialized);
-  const items = new Map<string, RunToolApprovalItem>();
-  for (const item of state.getInterruptions()) items.set(callOf(item).callId, item);
-
-  let requests = await completeTurn(airlock, found, meta.turn, items, serialized, {
-    ...options,
-    requester: known.requester,
-    keyPrefix: prefix,
-  });
+  const restore = async () => {
+    const restored = await RunState.fromString<TContext, TAgent>(agent, serialized);
+    const byCall = new Map<string, RunToolApprovalItem>();
+    for (const item of restored.getInterruptions()) byCall.set(callOf(item).callId, item);
+    return { state: restored, items: byCall };
+  };
+  let run: Awaited<ReturnType<typeof restore>> | undefined;
+  let requests: ApprovalRequest[];
+  if (found.every((r) => r !== undefined)) {
+    requests = found as ApprovalRequest[];
+  } else {
+    // The parking process died half-way: open the gates it did not get to.
+    run = await restore();
+    requests = await completeTurn(airlock, meta.turn, run.items, serialized, {
+      ...options,
+      requester: known.requester,
+      keyPrefix: prefix,
+    });
+  }
   for (const id of ids) {
     if (!requests.some((r) => r.id === id)) {
       throw new InvalidInputError(
@@ -110,8 +130,14 @@ export async function resumeRun<TContext, TAgent extends AnyAgent>(
       requests.map((r) => (r.status === "pending" ? airlock.waitFor(r.id, wait) : r)),
     );
   }
+  const holderRequest = requests[0] as ApprovalRequest;
+  if (!options.force) {
+    const taken = await takeTicket(airlock, holderRequest, requests, options.by);
+    if (!taken.ok) return { status: "already_resumed", requests, detail: taken.detail };
+  }
+  run ??= await restore();
+  const { state, items } = run;
 
-  let claimed = false;
   for (const [i, request] of requests.entries()) {
     const callId = meta.turn[i] as string;
     const item = items.get(callId);
@@ -148,18 +174,14 @@ export async function resumeRun<TContext, TAgent extends AnyAgent>(
       options.by === undefined ? {} : { by: options.by },
     );
     if (!outcome.ok) {
-      if (outcome.reason === "already_executed" && !claimed) {
-        return { status: "already_resumed", requests, detail: outcome.detail };
-      }
       state.reject(item, {
         message:
           outcome.reason === "already_executed"
-            ? `This ${call.tool} call was already executed elsewhere; it was not run again.`
+            ? `This ${call.tool} call was already claimed for execution by an earlier resume, so it was not run again; it may or may not have completed.`
             : `The approval cannot be used (${outcome.detail}); the ${call.tool} call was not executed. Do not retry the same call.`,
       });
       continue;
     }
-    claimed = true;
     if (tool && editedArgs) {
       const reviewer = request.decision?.reviewer ?? "the reviewer";
       state.reject(item, {
@@ -212,15 +234,41 @@ export async function approveInterruptions<TContext, TAgent extends AnyAgent>(
 }
 
 /** The requests of the turn, in its order, opening the gates a parking process did not get to. */
+/** The turn's resume ticket: a request keyed by the turn's first gate, created already approved
+ * (`requireApproval: false`, action `openai-agents.resume`) and claimed with `claimExecution`, the
+ * compare-and-set that lets exactly one resumer go on, even for a turn in which nothing was approved. */
+async function takeTicket(
+  airlock: AirlockApi,
+  holder: ApprovalRequest,
+  requests: ApprovalRequest[],
+  by: string | undefined,
+): Promise<{ ok: true } | { ok: false; detail: string }> {
+  const ticket = await airlock.request({
+    key: `${RESUME_KEY_PREFIX}${holder.id}`,
+    action: "openai-agents.resume",
+    title: `Resume the OpenAI Agents run gated by ${holder.id}`,
+    args: { requestIds: requests.map((r) => r.id) },
+    requester: holder.requester,
+    correlationId: holder.correlationId,
+    requireApproval: false,
+    metadata: { openaiAgentsResume: { gate: holder.id } },
+  });
+  try {
+    await airlock.claimExecution(ticket.id, by === undefined ? {} : { by });
+    return { ok: true };
+  } catch (err) {
+    if (!isAirlockError(err, "conflict")) throw err;
+    return { ok: false, detail: err.message };
+  }
+}
+
 async function completeTurn(
   airlock: AirlockApi,
-  found: Array<ApprovalRequest | undefined>,
   turn: string[],
   items: Map<string, RunToolApprovalItem>,
   serialized: string,
   options: ParkOptions,
 ): Promise<ApprovalRequest[]> {
-  if (found.every((r) => r !== undefined)) return found as ApprovalRequest[];
   const calls = turn.map((callId) => {
     const item = items.get(callId);
     if (!item) {

@@ -194,6 +194,40 @@ describe("airlock/openai-agents", () => {
     expect(sent).toHaveLength(1);
   });
 
+  it("double resume of a turn where nothing was approved: the run goes on once (the turn's ticket)", async () => {
+    const { airlock, agent, runner, sent, model, first } = await setup();
+    const id = (await parkInterruptions(airlock, first)).requests[0]?.id as string;
+    await airlock.decide(id, { outcome: "rejected", reviewer: "bob", comment: "no" });
+    expect(model.requests).toBe(1);
+    const outs = await Promise.all([
+      resumeRun(airlock, runner, agent, id),
+      resumeRun(airlock, runner, agent, id),
+    ]);
+    expect(outs.map((o) => o.status).sort()).toEqual(["already_resumed", "resumed"]);
+    // One continuation: the model was asked once more, not twice.
+    expect(model.requests).toBe(2);
+    expect(sent).toEqual([]);
+    const ticket = await airlock.getByKey(`openai-agents-resume:${id}`, {
+      requester: "openai-agents",
+    });
+    expect(ticket?.action).toBe("openai-agents.resume");
+    expect(ticket?.executedAt).toBeTypeOf("number");
+  });
+
+  it("force resumes a turn whose ticket was taken, and still never runs a claimed call again", async () => {
+    const { airlock, agent, runner, sent, first } = await setup();
+    const id = (await parkInterruptions(airlock, first)).requests[0]?.id as string;
+    await airlock.decide(id, { outcome: "approved", reviewer: "alice" });
+    expect((await resumeRun(airlock, runner, agent, id)).status).toBe("resumed");
+    expect((await resumeRun(airlock, runner, agent, id)).status).toBe("already_resumed");
+    const forced = await resumeRun(airlock, runner, agent, id, { force: true });
+    if (forced.status !== "resumed") throw new Error(forced.status);
+    expect(sent).toHaveLength(1);
+    expect(forced.result.finalOutput).toContain(
+      "already claimed for execution by an earlier resume",
+    );
+  });
+
   it("waits until every gate of the turn is decided, then applies each decision", async () => {
     const { airlock, agent, runner, sent, first } = await setup([
       { to: "a@elsewhere.org", body: "one" },
