@@ -21,7 +21,14 @@ export {
 export {
   type ApproveOptions,
   approveInterruptions,
+  RESUME_KEY_PREFIX,
   type ResumeOptions,
   type ResumeOutcome,
   resumeRun,
 } from "./openai-agents/resume.js";
+export {
+  type ResumeOnDecisionOptions,
+  type Resumer,
+  type ResumerApi,
+  resumeOnDecision,
+} from "./openai-agents/resumer.js";

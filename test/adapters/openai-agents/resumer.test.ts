@@ -1,0 +1,121 @@
+import { Agent, Runner, tool } from "@openai/agents";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { FakeModel } from "../../../examples/adapters/openai-agents/fake-model.js";
+import {
+  airlockNeedsApproval,
+  parkInterruptions,
+  type Resumer,
+  type ResumerApi,
+  resumeOnDecision,
+} from "../../../src/adapters/openai-agents.js";
+import { type Airlock, createAirlock, memoryStore } from "../../../src/index.js";
+
+const open: Airlock[] = [];
+const resumers: Resumer[] = [];
+afterEach(async () => {
+  for (const r of resumers.splice(0)) await r.stop();
+  for (const a of open.splice(0)) await a.close();
+});
+
+async function parked() {
+  const airlock = await createAirlock({ store: memoryStore() });
+  open.push(airlock);
+  const sent: string[] = [];
+  const sendEmail = tool({
+    name: "send_email",
+    description: "Send an email",
+    parameters: z.object({ to: z.string(), body: z.string() }),
+    needsApproval: airlockNeedsApproval(airlock, { tool: "send_email" }),
+    execute: async ({ to }) => {
+      sent.push(to);
+      return `sent to ${to}`;
+    },
+  });
+  const model = new FakeModel({
+    tool: "send_email",
+    calls: [{ to: "partner@elsewhere.org", body: "Contract attached." }],
+  });
+  const agent = new Agent({
+    name: "mailer",
+    instructions: "Send mail.",
+    tools: [sendEmail],
+    model,
+  });
+  const runner = new Runner({ tracingDisabled: true });
+  const first = await runner.run(agent, "Send the contract.");
+  const id = (await parkInterruptions(airlock, first)).requests[0]?.id as string;
+  return { airlock, agent, runner, sent, id };
+}
+
+/** Resolves with each final output handed to `onResult`, in order. */
+function collector() {
+  const outputs: unknown[] = [];
+  let wake: (() => void) | undefined;
+  return {
+    outputs,
+    onResult: (result: { finalOutput?: unknown }) => {
+      outputs.push(result.finalOutput);
+      wake?.();
+    },
+    async until(n: number) {
+      while (outputs.length < n) await new Promise<void>((r) => (wake = r));
+    },
+  };
+}
+
+describe("resumeOnDecision (airlock/openai-agents)", () => {
+  it("resumes a parked run when its gate is decided, once, with two resumers", async () => {
+    const { airlock, agent, runner, sent, id } = await parked();
+    const c = collector();
+    for (let i = 0; i < 2; i++) {
+      const r = resumeOnDecision({ airlock, runner, agent, onResult: c.onResult });
+      resumers.push(r);
+      await r.ready;
+    }
+    expect(sent).toEqual([]);
+    await airlock.decide(id, { outcome: "approved", reviewer: "alice", channel: "web" });
+    await c.until(1);
+    for (const r of resumers.splice(0)) await r.stop();
+    expect(c.outputs).toEqual(["Done. sent to partner@elsewhere.org"]);
+    expect(sent).toEqual(["partner@elsewhere.org"]);
+  });
+
+  it("catches up on a decision taken while no resumer ran; polls without events", async () => {
+    const { airlock, agent, runner, sent, id } = await parked();
+    await airlock.decide(id, { outcome: "rejected", reviewer: "bob", comment: "later" });
+    const c = collector();
+    const r = resumeOnDecision({ airlock, runner, agent, onResult: c.onResult });
+    resumers.push(r);
+    await c.until(1);
+    expect(c.outputs[0]).toContain('"later"');
+    expect(sent).toEqual([]);
+
+    // Over a client without `events`: found by polling.
+    const second = await parked();
+    const polling: ResumerApi = {
+      request: (i) => second.airlock.request(i),
+      get: (i) => second.airlock.get(i),
+      getByKey: (k, o) => second.airlock.getByKey(k, o),
+      list: (f) => second.airlock.list(f),
+      waitFor: (i, o) => second.airlock.waitFor(i, o),
+      decide: (i, d) => second.airlock.decide(i, d),
+      cancel: (i, o) => second.airlock.cancel(i, o),
+      claimExecution: (i, o) => second.airlock.claimExecution(i, o),
+      record: (e) => second.airlock.record(e),
+    };
+    const c2 = collector();
+    const r2 = resumeOnDecision({
+      airlock: polling,
+      runner: second.runner,
+      agent: second.agent,
+      pollMs: 20,
+      onResult: c2.onResult,
+    });
+    resumers.push(r2);
+    await r2.ready;
+    await second.airlock.decide(second.id, { outcome: "approved", reviewer: "alice" });
+    await c2.until(1);
+    expect(second.sent).toEqual(["partner@elsewhere.org"]);
+  });
+});
