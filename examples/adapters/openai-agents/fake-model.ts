@@ -1,14 +1,16 @@
 // An offline stand-in for a language model, implementing the SDK's `Model` interface: no network, no
 // API key. It is stateless, so a run parked in one process resumes in another: when the last input
-// is a tool result it answers with a final message quoting every result of that turn; otherwise it
-// calls the tool with the arguments it was given, under fresh call ids.
+// is a tool result of its last round it answers with a final message quoting every result of that
+// turn; otherwise it calls the tool with the arguments it was given, under fresh call ids.
 import { randomUUID } from "node:crypto";
 import { type Model, type ModelRequest, type ModelResponse, Usage } from "@openai/agents";
 
 export interface FakeModelOptions {
   tool: string;
-  /** One entry per call the model makes in its first turn. */
+  /** One entry per call the model makes in each turn that calls the tool. */
   calls: Array<Record<string, unknown>>;
+  /** How many turns call the tool before the final message. @default 1 */
+  rounds?: number;
 }
 
 export class FakeModel implements Model {
@@ -24,7 +26,9 @@ export class FakeModel implements Model {
     this.requests++;
     const input = Array.isArray(request.input) ? request.input : [];
     const last = input[input.length - 1] as { type?: string } | undefined;
-    if (last?.type === "function_call_result") {
+    const made = input.filter((i) => (i as { type?: string }).type === "function_call").length;
+    const rounds = this.#options.rounds ?? 1;
+    if (last?.type === "function_call_result" && made >= rounds * this.#options.calls.length) {
       const outputs: string[] = [];
       for (let i = input.length - 1; i >= 0; i--) {
         const item = input[i] as { type?: string; output?: unknown };

@@ -263,6 +263,46 @@ describe("airlock/openai-agents", () => {
     expect(sent).toHaveLength(1);
   });
 
+  it("approveInterruptions gates every turn that interrupts, until the run ends", async () => {
+    const airlock = await createAirlock({ store: memoryStore() });
+    open.push(airlock);
+    let runs = 0;
+    const sendEmail = tool({
+      name: "send_email",
+      description: "Send an email",
+      parameters: z.object({ to: z.string(), body: z.string() }),
+      needsApproval: airlockNeedsApproval(airlock, { tool: "send_email" }),
+      execute: async ({ to }) => {
+        runs++;
+        return `sent to ${to}`;
+      },
+    });
+    const model = new FakeModel({
+      tool: "send_email",
+      calls: [{ to: "a@elsewhere.org", body: "one" }],
+      rounds: 2,
+    });
+    const agent = new Agent({ name: "mailer", instructions: "", tools: [sendEmail], model });
+    const runner = new Runner({ tracingDisabled: true });
+    const first = await runner.run(agent, "Send it twice.");
+    const stop = new AbortController();
+    const decided: string[] = [];
+    const reviewer = (async () => {
+      for await (const e of airlock.events({ types: ["created"], after: 0, signal: stop.signal })) {
+        const r = await airlock.get(e.requestId as string);
+        if (r.status !== "pending") continue;
+        decided.push(r.id);
+        await airlock.decide(r.id, { outcome: "approved", reviewer: "alice" });
+      }
+    })();
+    const result = await approveInterruptions(airlock, runner, agent, first);
+    stop.abort();
+    await reviewer;
+    expect(decided).toHaveLength(2);
+    expect(runs).toBe(2);
+    expect(result.finalOutput).toBe("Done. sent to a@elsewhere.org");
+  });
+
   it("the policy auto-approves without interrupting, recorded in the audit; other calls ask", async () => {
     const policy = when((input) => String(input.args.to).endsWith("@example.com"), {
       level: "auto",
