@@ -1,6 +1,7 @@
 // Bounds on what one agent can make the server hold: the size of each document of a request (args,
 // preview, summary; edited args of a decision), and a quota of pending requests and pending bytes
 // per requester, so no token can fill the inbox or the disk.
+import { expectPositiveInt } from "../core/validate.js";
 import { HttpProblem } from "./problem.js";
 
 export interface ServerLimits {
@@ -30,11 +31,7 @@ export const DEFAULT_LIMITS = {
 export function resolveLimits(given: Partial<ServerLimits> | undefined): ServerLimits {
   const r: ServerLimits = { ...DEFAULT_LIMITS, ...definedOnly(given ?? {}) };
   for (const [name, value] of Object.entries(r)) {
-    if (!Number.isSafeInteger(value) || value < 1) {
-      throw new TypeError(
-        `Expected \`limits.${name}\` to be a whole number from 1 up, got \`${String(value)}\``,
-      );
-    }
+    expectPositiveInt(`limits.${name}`, value);
   }
   return r;
 }

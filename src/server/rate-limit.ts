@@ -9,6 +9,7 @@ import {
   RateLimiterPostgres,
   RateLimiterRes,
 } from "rate-limiter-flexible";
+import { expectPositiveInt, invalidOption } from "../core/validate.js";
 
 export interface RateLimitOptions {
   /** Requests a client may make per window. */
@@ -39,16 +40,11 @@ export interface RateLimiter {
 
 const TABLE = "airlock_rate_limits";
 
-/** Throws a TypeError naming the bad field, so a bad limit fails at start-up. */
+/** Throws an InvalidInputError naming the bad field, so a bad limit fails at start-up. */
 export function checkRateLimit(options: RateLimitOptions): void {
-  const { max, windowMs } = options;
-  if (!Number.isFinite(max) || max < 1) {
-    throw new TypeError(`Expected \`rateLimit.max\` to be a number from 1 up, got \`${max}\``);
-  }
-  if (!Number.isFinite(windowMs) || windowMs < 1) {
-    throw new TypeError(
-      `Expected \`rateLimit.windowMs\` to be a number from 1 up, got \`${windowMs}\``,
-    );
+  expectPositiveInt("rateLimit.max", options.max);
+  if (!(typeof options.windowMs === "number" && options.windowMs >= 1)) {
+    throw invalidOption("rateLimit.windowMs", "a number of ms from 1 up", options.windowMs);
   }
 }
 
@@ -122,9 +118,7 @@ export function parseRateLimit(text: string): RateLimitOptions | false {
   if (t === "off" || t === "false" || t === "none") return false;
   const m = /^(\d+)\s*\/\s*(\d*)\s*(ms|s|min|m|h)$/.exec(t);
   if (!m) {
-    throw new TypeError(
-      `Expected a rate limit like \`600/60s\`, \`600/min\` or \`off\`, got \`${text}\``,
-    );
+    throw invalidOption("rateLimit", "a rate limit like `600/60s`, `600/min` or `off`", text);
   }
   const max = Number(m[1]);
   const windowMs = Number(m[2] || "1") * (UNIT_MS[m[3] as string] as number);

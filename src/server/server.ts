@@ -5,6 +5,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
+import { expectNonNegativeNumber, expectPositiveNumber, invalidOption } from "../core/validate.js";
 import type { Airlock } from "../engine/engine.js";
 import { authenticate, limitRate } from "./auth.js";
 import { limitBody } from "./body.js";
@@ -133,8 +134,10 @@ function resolve(options: ServerOptions): Resolved {
   positive("credentialCheckMs", r.credentialCheckMs);
   positive("storageQuietMs", r.storageQuietMs);
   if (r.metricsToken !== undefined && r.metricsToken.length < 16) {
-    throw new TypeError(
-      `Expected \`metricsToken\` to be a secret of 16 characters or more, got ${r.metricsToken.length}`,
+    throw invalidOption(
+      "metricsToken",
+      "a secret of 16 characters or more",
+      `${r.metricsToken.length} characters`,
     );
   }
   // Checked now, so a bad limit fails at start-up with its name rather than on the first request.
@@ -142,13 +145,9 @@ function resolve(options: ServerOptions): Resolved {
   if (r.authFailureLimit) checkRateLimit(r.authFailureLimit);
   positive("maxWaitMs", r.maxWaitMs);
   positive("heartbeatMs", r.heartbeatMs);
-  if (!(r.shutdownGraceMs >= 0)) {
-    throw new TypeError(
-      `Expected \`shutdownGraceMs\` to be 0 or more, got \`${r.shutdownGraceMs}\``,
-    );
-  }
+  expectNonNegativeNumber("shutdownGraceMs", r.shutdownGraceMs);
   if (!options.auth?.tokens) {
-    throw new TypeError("Expected `auth.tokens`, a TokenStore (e.g. sqliteTokenStore(path))");
+    throw invalidOption("auth.tokens", "a TokenStore (e.g. sqliteTokenStore(path))", undefined);
   }
   return r;
 }
@@ -160,11 +159,7 @@ function postgresPoolOf(tokens: TokenStore | undefined): RateLimitStore | undefi
   return pg.pool ? { pool: pg.pool, ...(pg.schema ? { schema: pg.schema } : {}) } : undefined;
 }
 
-function positive(name: string, value: number) {
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new TypeError(`Expected \`${name}\` to be a number above 0, got \`${value}\``);
-  }
-}
+const positive = expectPositiveNumber;
 
 export interface AirlockServer {
   /** The Hono app, for `app.request()` in tests or mounting in another server. */
