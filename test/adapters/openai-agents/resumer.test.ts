@@ -18,7 +18,7 @@ afterEach(async () => {
   for (const a of open.splice(0)) await a.close();
 });
 
-async function parked() {
+async function parked(rounds = 1) {
   const airlock = await createAirlock({ store: memoryStore() });
   open.push(airlock);
   const sent: string[] = [];
@@ -35,6 +35,7 @@ async function parked() {
   const model = new FakeModel({
     tool: "send_email",
     calls: [{ to: "partner@elsewhere.org", body: "Contract attached." }],
+    rounds,
   });
   const agent = new Agent({
     name: "mailer",
@@ -117,5 +118,28 @@ describe("resumeOnDecision (airlock/openai-agents)", () => {
     await second.airlock.decide(second.id, { outcome: "approved", reviewer: "alice" });
     await c2.until(1);
     expect(second.sent).toEqual(["partner@elsewhere.org"]);
+  });
+
+  it("parks a resumed run that interrupts again, and resumes it when that gate is decided", async () => {
+    const { airlock, agent, runner, sent, id } = await parked(2);
+    const c = collector();
+    const again: string[] = [];
+    const r = resumeOnDecision({
+      airlock,
+      runner,
+      agent,
+      onResult: c.onResult,
+      onParked: (requests) => {
+        again.push(...requests.map((q) => q.id));
+        void airlock.decide(requests[0]?.id as string, { outcome: "approved", reviewer: "bob" });
+      },
+    });
+    resumers.push(r);
+    await r.ready;
+    await airlock.decide(id, { outcome: "approved", reviewer: "alice" });
+    await c.until(1);
+    expect(again).toHaveLength(1);
+    expect(again[0]).not.toBe(id);
+    expect(sent).toEqual(["partner@elsewhere.org", "partner@elsewhere.org"]);
   });
 });
