@@ -255,7 +255,7 @@ describe("airlockToolApproval, mode defer", () => {
     const s = setup();
     const { first, request } = await park(s);
     const part = first.content.find((p) => p.type === "tool-approval-request");
-    if (!part || part.type !== "tool-approval-request") throw new Error("no approval request");
+    if (part?.type !== "tool-approval-request") throw new Error("no approval request");
     s.messages.push({
       role: "tool",
       content: [{ type: "tool-approval-response", approvalId: part.approvalId, approved: true }],
