@@ -83,6 +83,33 @@ describe("airlock/openai-agents", () => {
     expect(await airlock.count({ status: "pending" })).toBe(2);
   });
 
+  it("a turn whose parking died half-way is completed by the resumer, which opens the missing gate", async () => {
+    const { airlock, agent, runner, sent, first } = await setup([
+      { to: "a@elsewhere.org", body: "one" },
+      { to: "b@elsewhere.org", body: "two" },
+    ]);
+    let calls = 0;
+    const dying = {
+      request: async (input: Parameters<Airlock["request"]>[0]) => {
+        if (++calls === 2) throw new Error("killed while parking");
+        return airlock.request(input);
+      },
+    };
+    await expect(parkInterruptions(dying, first)).rejects.toThrow("killed while parking");
+    const [only] = (await airlock.list({})).items;
+    expect(only?.status).toBe("pending");
+    await airlock.decide(only?.id as string, { outcome: "approved", reviewer: "alice" });
+    const out = await resumeRun(airlock, runner, agent, only?.id as string);
+    expect(out.status).toBe("pending");
+    expect(out.requests).toHaveLength(2);
+    const second = out.requests[1];
+    expect(second?.args).toEqual({ to: "b@elsewhere.org", body: "two" });
+    await airlock.decide(second?.id as string, { outcome: "approved", reviewer: "alice" });
+    const done = await resumeRun(airlock, runner, agent, second?.id as string);
+    expect(done.status).toBe("resumed");
+    expect(sent.map((m) => m.to)).toEqual(["a@elsewhere.org", "b@elsewhere.org"]);
+  });
+
   it("approve: the run resumes and the tool runs once with the approved args", async () => {
     const { airlock, agent, runner, sent, first } = await setup();
     const { requests } = await parkInterruptions(airlock, first);
