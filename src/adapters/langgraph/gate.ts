@@ -9,8 +9,10 @@ import { getConfig, interrupt } from "@langchain/langgraph";
 import {
   type AirlockApi,
   type ApprovalRequest,
+  ConflictError,
   type Decision,
   hashArgs,
+  isAirlockError,
   type RequestInput,
   type RunApprovedOptions,
   type RunApprovedResult,
@@ -75,6 +77,8 @@ export interface GateResult {
 }
 
 const SCRATCHPAD = "__pregel_scratchpad";
+/** Set by LangGraph on a run that resumes a thread (a hint only: a miss costs one more request). */
+const RESUMING = "__pregel_resuming";
 
 /** Gate positions per task execution. Keyed by LangGraph's per-task scratchpad object (shared by every
  * runnable the task calls), reset when LangGraph retries the node (its `nodeAttempt` changes). */
@@ -125,14 +129,11 @@ export async function airlockGate(airlock: GateApi, input: GateInput): Promise<G
   // The position is taken before any await, so gates called in the same order get the same keys.
   const location = gateLocation();
   const key = input.key ?? gateKey(location);
-  const requester = input.requester;
-  let request =
-    (await airlock.getByKey(key, requester === undefined ? {} : { requester })) ??
-    (await airlock.request({
-      ...input,
-      key,
-      metadata: { ...(input.metadata ?? {}), langgraph: { ...location } },
-    }));
+  let request = await openOrFind(airlock, {
+    ...input,
+    key,
+    metadata: { ...(input.metadata ?? {}), langgraph: { ...location } },
+  });
   while (request.status === "pending") {
     const value: GateInterruptValue = {
       airlock: {
@@ -150,6 +151,36 @@ export async function airlockGate(airlock: GateApi, input: GateInput): Promise<G
     request = await airlock.get(request.id);
   }
   return gateResult(airlock, request);
+}
+
+/** The request at this key: on a resume (LangGraph re-runs the node) it exists, so it is read; on a
+ * first run it is created, idempotently. Either way a same-key request made with other content (code
+ * before the gate that is not deterministic) is the one that counts: it is what the reviewer saw. */
+async function openOrFind(
+  airlock: GateApi,
+  input: GateInput & { key: string },
+): Promise<ApprovalRequest> {
+  const requester = input.requester;
+  if (isResuming()) {
+    const found = await airlock.getByKey(input.key, requester === undefined ? {} : { requester });
+    if (found) return found;
+  }
+  try {
+    return await airlock.request(input);
+  } catch (err) {
+    if (isAirlockError(err, "conflict") && err instanceof ConflictError && err.request) {
+      return err.request;
+    }
+    throw err;
+  }
+}
+
+function isResuming(): boolean {
+  try {
+    return getConfig()?.configurable?.[RESUMING] === true;
+  } catch {
+    return false;
+  }
 }
 
 function gateResult(airlock: GateApi, request: ApprovalRequest): GateResult {

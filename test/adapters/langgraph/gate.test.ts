@@ -3,9 +3,17 @@
 // resumes (the tool runs once, the rest of the graph once), and how often the code before the gate
 // ran (LangGraph re-runs the gated node once per resume; Airlock adds no run of its own).
 import { join } from "node:path";
-import { Command, MemorySaver } from "@langchain/langgraph";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
+  Command,
+  END,
+  MemorySaver,
+  MessagesAnnotation,
+  START,
+  StateGraph,
+} from "@langchain/langgraph";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import {
+  airlockGate,
   isGateInterrupt,
   resumeOnDecision,
   resumeThread,
@@ -206,5 +214,36 @@ describe("airlockGate", () => {
     expect(count(log, "after_gate")).toBe(1);
     expect(count(log, "model")).toBe(2);
     expect(count(log, "tool")).toBe(1);
+  });
+
+  it("a gate whose args change between runs of the node keeps its first request", async () => {
+    let run = 0;
+    const requests = vi.spyOn(airlock, "request");
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode("work", async () => {
+        run++;
+        const gate = await airlockGate(airlock, {
+          title: "Send the report",
+          args: { run }, // differs on the re-run: the reviewer decided the first
+          requester: "agent",
+        });
+        const ran = await gate.run((args) => JSON.stringify(args));
+        return { messages: [{ role: "ai", content: ran.ok ? ran.value : ran.reason }] };
+      })
+      .addEdge(START, "work")
+      .addEdge("work", END)
+      .compile({ checkpointer: new MemorySaver() });
+    const out = (await graph.invoke({ messages: [] }, threadConfig("t10"))) as {
+      __interrupt__?: Array<{ value: unknown }>;
+    };
+    const value = out.__interrupt__?.[0]?.value;
+    if (!isGateInterrupt(value)) throw new Error("not parked");
+    await airlock.decide(value.airlock.requestId, { outcome: "approved", reviewer: "alice" });
+    await resumeThread({ graph, airlock, threadId: "t10" });
+    expect(run).toBe(2);
+    expect(lastMessage(await graph.getState(threadConfig("t10")))).toBe('{"run":1}');
+    expect((await airlock.list({ action: "generic" })).items).toHaveLength(1);
+    // On the resume the gate reads its request by key; it does not try to create it again.
+    expect(requests.mock.calls.filter(([r]) => r.action === undefined)).toHaveLength(1);
   });
 });
