@@ -50,6 +50,7 @@ export interface AirlockToolApprovalOptions<TOOLS extends ToolSet> {
 export type AirlockApprovalFunction<TOOLS extends ToolSet> = (options: {
   toolCall: TypedToolCall<TOOLS>;
   messages: ModelMessage[];
+  toolsContext?: unknown;
 }) => Promise<ToolApprovalStatus>;
 
 export interface AirlockToolApproval<TOOLS extends ToolSet> {
@@ -98,7 +99,11 @@ export function airlockToolApproval<TOOLS extends ToolSet>(
   };
   const runner = createRunner(airlock, tools, requester);
 
-  const toolApproval: AirlockApprovalFunction<TOOLS> = async ({ toolCall, messages }) => {
+  const toolApproval: AirlockApprovalFunction<TOOLS> = async ({
+    toolCall,
+    messages,
+    toolsContext,
+  }) => {
     const { toolName, toolCallId, input } = toolCall;
     const gate = ctx.gateFor(toolName);
     if (!gate) return "not-applicable";
@@ -152,11 +157,9 @@ export function airlockToolApproval<TOOLS extends ToolSet>(
         return waiting(request.id);
       }
     }
-    const answer = await answerFor(runner, toolName, request, {
-      toolCallId,
-      messages,
-      context: undefined,
-    });
+    // An edited call runs here (see answer.ts), with the tool's own context.
+    const context = isJsonObject(toolsContext) ? toolsContext[toolName] : undefined;
+    const answer = await answerFor(runner, toolName, request, { toolCallId, messages, context });
     return { type: answer.approved ? "approved" : "denied", reason: answer.reason };
   };
 

@@ -1,6 +1,6 @@
 // airlock/ai-sdk against the real `ai` 7 package with the SDK's mock language model (offline): a
 // conversation kept as model messages (`generateText`), in both modes.
-import { generateText, type ModelMessage, stepCountIs, tool } from "ai";
+import { generateText, type ModelMessage, stepCountIs, streamText, ToolLoopAgent, tool } from "ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { scriptedModel } from "../../../examples/adapters/ai-sdk/fake-model.js";
@@ -394,6 +394,49 @@ describe("airlockToolApproval, mode block", () => {
     expect(request.status).toBe("pending");
     await airlock.decide(request.id, { outcome: "approved", reviewer: "alice" });
     await resume(s);
+    expect(runs).toEqual([{ to: "bob", amount: 120 }]);
+  });
+});
+
+describe("airlockToolApproval with ToolLoopAgent and streamText", () => {
+  it("is ToolLoopAgent's toolApproval: park, decide, continue", async () => {
+    const gate = airlockToolApproval({ airlock, conversationId: "conv-agent", tools: payTools() });
+    const agent = new ToolLoopAgent({
+      model: scriptedModel(() => [PAY], { idPrefix: "agent" }),
+      tools: gate.tools,
+      toolApproval: gate.toolApproval,
+    });
+    const messages: ModelMessage[] = [{ role: "user", content: "pay bob" }];
+    messages.push(...(await agent.generate({ messages })).response.messages);
+    const { pending } = await gate.responses(messages);
+    const request = pending[0];
+    if (!request) throw new Error("nothing pending");
+    await airlock.decide(request.id, { outcome: "approved", reviewer: "alice" });
+    const { message } = await gate.responses(messages);
+    if (!message) throw new Error("not answered");
+    messages.push(message);
+    const done = await agent.generate({ messages });
+    expect(done.text).toBe('pay returned {"paid":120,"to":"bob"}');
+    expect(runs).toHaveLength(1);
+  });
+
+  it("streamText in mode block waits for the decision while the stream is open", async () => {
+    const gate = airlockToolApproval({
+      airlock,
+      conversationId: "conv-stream",
+      tools: payTools(),
+      mode: "block",
+    });
+    const result = streamText({
+      model: scriptedModel(() => [PAY], { idPrefix: "stream" }),
+      tools: gate.tools,
+      toolApproval: gate.toolApproval,
+      stopWhen: stepCountIs(3),
+      prompt: "pay bob",
+    });
+    const request = await waitForPending();
+    await airlock.decide(request.id, { outcome: "approved", reviewer: "alice" });
+    expect(await result.text).toBe('pay returned {"paid":120,"to":"bob"}');
     expect(runs).toEqual([{ to: "bob", amount: 120 }]);
   });
 });
