@@ -1,7 +1,8 @@
 // Airlock's cost inside a LangGraph graph: one node gated by `airlockGate` (park → approve in process →
-// `resumeThread` → the tool runs once through `gate.run`), next to the same graph with a bare
-// `interrupt()` resumed by `Command({ resume })`, on the same checkpointer (MemorySaver), measured in
-// the same run. Airlock here is the embedded SQLite store in a temp folder. Issue 14's target: the gated
+// `Command({ resume })` → the tool runs once through `gate.run`), next to the same graph with a bare
+// `interrupt()` resumed the same way, on the same checkpointer (MemorySaver), measured in the same
+// run, interleaved. `langgraph.resumer_roundtrips_per_s` resumes with `resumeThread` instead (it reads
+// the thread's state to find the interrupt and claims a resume ticket: two more writes). Airlock here is the embedded SQLite store in a temp folder. Issue 14's target: the gated
 // round trip costs at most 25 % more than the framework's own.
 import { join } from "node:path";
 import {
@@ -64,13 +65,23 @@ export async function benchLangGraph(): Promise<Figure[]> {
     const bare = bareGraph();
     let thread = 0;
 
+    /** Park, approve in process, resume the way the bare graph is resumed (`Command`), run once. */
     const gateRound = async () => {
       const config = { configurable: { thread_id: `g${thread++}` } };
-      const out = (await gated.invoke({}, config)) as {
-        __interrupt__?: Array<{ value: { airlock: { requestId: string } } }>;
+      const id = await parkGated(config);
+      await airlock.decide(id, { outcome: "approved", reviewer: "alice" });
+      const done = (await gated.invoke(
+        new Command({ resume: { airlock: { requestId: id } } }),
+        config,
+      )) as {
+        done?: number;
       };
-      const id = out.__interrupt__?.[0]?.value.airlock.requestId;
-      if (!id) throw new Error("bench: the gated graph did not park");
+      if (done.done !== 1) throw new Error("bench: the gated graph did not run the tool");
+    };
+    /** The same, resumed by `resumeThread`: finds the parked interrupt and claims a resume ticket. */
+    const resumerRound = async () => {
+      const config = { configurable: { thread_id: `r${thread++}` } };
+      const id = await parkGated(config);
       await airlock.decide(id, { outcome: "approved", reviewer: "alice" });
       const resumed = await resumeThread({
         graph: gated,
@@ -78,8 +89,16 @@ export async function benchLangGraph(): Promise<Figure[]> {
         threadId: config.configurable.thread_id,
       });
       if (!resumed.resumed || (resumed.output as { done?: number }).done !== 1) {
-        throw new Error("bench: the gated graph did not run the tool after the approval");
+        throw new Error("bench: resumeThread did not run the tool after the approval");
       }
+    };
+    const parkGated = async (config: { configurable: { thread_id: string } }) => {
+      const out = (await gated.invoke({}, config)) as {
+        __interrupt__?: Array<{ value: { airlock: { requestId: string } } }>;
+      };
+      const id = out.__interrupt__?.[0]?.value.airlock.requestId;
+      if (!id) throw new Error("bench: the gated graph did not park");
+      return id;
     };
     const bareRound = async () => {
       const config = { configurable: { thread_id: `b${thread++}` } };
@@ -91,32 +110,35 @@ export async function benchLangGraph(): Promise<Figure[]> {
       if (done.done !== 1) throw new Error("bench: the bare graph did not finish");
     };
 
-    await bounded(WARM_UP, 2_000, async () => {
+    await bounded(WARM_UP, 3_000, async () => {
       await bareRound();
       await gateRound();
+      await resumerRound();
     });
-    // Interleaved halves, so drift of the machine weighs on both the same.
-    let gateN = 0;
-    let gateMs = 0;
-    let bareN = 0;
-    let bareMs = 0;
-    for (let half = 0; half < 2; half++) {
-      const b = await bounded(ROUNDS / 2, MAX_MS / 2, bareRound);
-      bareN += b.n;
-      bareMs += b.ms;
-      const g = await bounded(ROUNDS / 2, MAX_MS / 2, gateRound);
-      gateN += g.n;
-      gateMs += g.ms;
+    // Interleaved quarters, so drift of the machine weighs on each the same.
+    const totals = { bare: { n: 0, ms: 0 }, gate: { n: 0, ms: 0 }, resumer: { n: 0, ms: 0 } };
+    for (let quarter = 0; quarter < 4; quarter++) {
+      for (const [name, round] of [
+        ["bare", bareRound],
+        ["gate", gateRound],
+        ["resumer", resumerRound],
+      ] as const) {
+        const r = await bounded(ROUNDS / 4, MAX_MS / 4, round);
+        totals[name].n += r.n;
+        totals[name].ms += r.ms;
+      }
     }
-    const gatePerS = (gateN / gateMs) * 1000;
-    const barePerS = (bareN / bareMs) * 1000;
+    const perS = (t: { n: number; ms: number }) => (t.n / t.ms) * 1000;
+    const barePerS = perS(totals.bare);
+    const gatePerS = perS(totals.gate);
     return [
       { name: "langgraph.gate_roundtrips_per_s", value: gatePerS, unit: "1/s" },
       { name: "langgraph.interrupt_roundtrips_per_s", value: barePerS, unit: "1/s" },
+      { name: "langgraph.gate_overhead_pct", value: (barePerS / gatePerS - 1) * 100, unit: "%" },
       {
-        name: "langgraph.gate_overhead_pct",
-        value: (barePerS / gatePerS - 1) * 100,
-        unit: "%",
+        name: "langgraph.resumer_roundtrips_per_s",
+        value: perS(totals.resumer),
+        unit: "1/s",
       },
     ];
   } finally {
