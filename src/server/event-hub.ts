@@ -4,6 +4,7 @@
 // memory; a stream reads the store itself only for its replay (`after`, Last-Event-ID), and again
 // when it fell too far behind or the shared tail restarted. The slim facts a visibility check needs
 // (requester, approvers) are read once per request for all streams.
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { isAirlockError } from "../core/errors.js";
 import type { ApprovalRequest, AuditEvent } from "../core/schemas.js";
@@ -81,7 +82,11 @@ export function createEventHub(airlock: Airlock, logger: Logger): EventHub {
           return;
         }
         logger.warn({ err }, "the shared event tail failed; restarting it");
-        await new Promise((r) => setTimeout(r, RESTART_MS).unref());
+        // Abortable: stopping the hub during the pause ends it at once.
+        const paused = await sleep(RESTART_MS, true, { ref: false, signal: stop.signal }).catch(
+          () => false,
+        );
+        if (!paused) return;
         if (running === run) running = undefined;
         if (!stopped && subscribers.size > 0) {
           running = start();

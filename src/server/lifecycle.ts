@@ -1,9 +1,11 @@
 // Listening and graceful shutdown. `close()` stops accepting connections, tells long-polls and
 // event streams to finish (long-polls answer with the request as it is then), lets answers in
 // flight complete, and after a grace period cuts whatever is left. Safe to call twice.
+
 import { setMaxListeners } from "node:events";
 import type { Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
 import type { Logger } from "pino";
 
@@ -130,8 +132,4 @@ function trackConnections(server: Server): ConnectionTracker {
       for (const [socket, inFlight] of active) if (inFlight === 0) socket.destroy();
     },
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -10,7 +10,8 @@ import { matchedRoutes } from "hono/route";
 import type { Logger } from "pino";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { isAirlockError } from "../core/errors.js";
-import type { AuditEvent } from "../core/schemas.js";
+import type { AuditEvent, Method } from "../core/schemas.js";
+import { AUTOMATIC_METHODS } from "../core/state.js";
 import type { Airlock } from "../engine/engine.js";
 import type { ServerEnv } from "./env.js";
 
@@ -19,9 +20,6 @@ import type { ServerEnv } from "./env.js";
 const MAX_REMEMBERED = 50_000;
 
 const COUNTED = new Set(["created", "decided", "timed_out", "cancelled", "escalated"]);
-
-/** Decision methods that involve no person; they are counted but not timed as reviews. */
-const AUTOMATIC = new Set(["auto", "no_items", "timeout", "escalated", "error", "cancel"]);
 
 export interface ServerMetrics {
   registry: Registry;
@@ -124,7 +122,7 @@ export function createServerMetrics(
         const since =
           typeof e.data.createdAt === "number" ? e.data.createdAt : createdAt.get(e.requestId);
         createdAt.delete(e.requestId);
-        if (!AUTOMATIC.has(method) && since !== undefined) {
+        if (!AUTOMATIC_METHODS.has(method as Method) && since !== undefined) {
           reviewDuration.observe({ outcome }, Math.max(0, e.at - since) / 1000);
         }
       }

@@ -16,8 +16,15 @@ import { z } from "zod";
 import { isAirlockError } from "../../core/errors.js";
 import { sameIdentity } from "../../core/identity.js";
 import { computeMetrics } from "../../core/metrics.js";
-import type { ApprovalRequest, AuditEvent, DecisionInput, Status } from "../../core/schemas.js";
-import { mayDecide } from "../../core/state.js";
+import { presentationOf } from "../../core/presentation.js";
+import {
+  type ApprovalRequest,
+  type AuditEvent,
+  type DecisionInput,
+  type Status,
+  statusSchema,
+} from "../../core/schemas.js";
+import { canDecide, isPending, isTerminal } from "../../core/state.js";
 import type { ListFilter, OutcomeRow, RequestSummary } from "../../core/store.js";
 import type { Airlock } from "../../engine/engine.js";
 import { canSee, decidingGroups, eventVisibility, scopeList } from "../access.js";
@@ -346,17 +353,21 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       throw err;
     }
   }
+  /** Whether the reviewer may decide `r`, by the state machine's rule (`canDecide`: pending, not
+   * their own, among the approvers), and if not, why, in words. */
   function decidability(p: Principal, r: ApprovalRequest): { canDecide: boolean; whyNot?: string } {
     if (!hasRole(p, "reviewer") && !hasRole(p, "admin")) {
       return { canDecide: false, whyNot: "Your token may read this request but not decide it." };
     }
-    if (sameIdentity(r.requester, p.name)) {
-      return {
-        canDecide: false,
-        whyNot: "You requested this yourself: somebody else has to decide it.",
-      };
-    }
-    if (!mayDecide(r, p.name, decidingGroups(p, r))) {
+    const groups = decidingGroups(p, r);
+    if (!canDecide(r, p.name, groups)) {
+      if (!isPending(r)) return { canDecide: false, whyNot: `This request is ${r.status}.` };
+      if (sameIdentity(r.requester, p.name)) {
+        return {
+          canDecide: false,
+          whyNot: "You requested this yourself: somebody else has to decide it.",
+        };
+      }
       return {
         canDecide: false,
         whyNot: `Only ${r.approvers.join(", ")} may decide this request.`,
@@ -384,7 +395,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     p: Principal,
     r: ApprovalRequest,
   ): Promise<ApprovalRequest | undefined> {
-    if (r.status !== "revise") return undefined;
+    if (r.status !== "revise") return undefined; // only a revision has a successor
     const recent = await summaries({ requester: r.requester, order: "newest", limit: 200 });
     const next = recent.find((s) => s.revisionOf === r.id);
     return next ? visible(p, next.id) : undefined;
@@ -463,7 +474,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       const trail = await airlock.audit({ requestId: r.id, limit: 500 });
       // A page view is audited once per reviewer and request within `viewedWindowMs`, so reloads
       // and revisits do not fill the trail.
-      if (r.status === "pending") {
+      if (isPending(r)) {
         const since = Date.now() - viewedWindowMs;
         const seen = trail.some(
           (e) => e.type === "viewed" && e.at >= since && sameIdentity(e.actor, u.principal.name),
@@ -514,7 +525,8 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       try {
         if ("cancel" in built) {
           const who = decidability(u.principal, r);
-          if (!who.canDecide) {
+          // A request no longer pending goes to the engine, which names who settled it (409).
+          if (!who.canDecide && isPending(r)) {
             return renderRequest(c, u, r, 403, {
               error: { form: "cancel", message: who.whyNot ?? "You may not cancel this request." },
             });
@@ -540,7 +552,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       } catch (err) {
         if (!isAirlockError(err)) throw err;
         const fresh = (await visible(u.principal, r.id)) ?? r;
-        if (err.code === "conflict" && fresh.status !== "pending") {
+        if (err.code === "conflict" && !isPending(fresh)) {
           const d = fresh.decision;
           const notice = d
             ? `${d.reviewer} decided this request first (${fresh.status}); your decision was not recorded.`
@@ -561,7 +573,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
   );
 
   // Review metrics over the requests this reviewer may see (all of them for an admin).
-  const TERMINAL: Status[] = ["approved", "rejected", "revise", "timed_out", "cancelled"];
+  const TERMINAL: Status[] = statusSchema.options.filter(isTerminal);
   const DASHBOARD_PAGES = 20;
   async function visibleMetrics(p: Principal, sinceMs: number) {
     if (hasRole(p, "admin")) return airlock.metrics({ sinceMs });
@@ -726,7 +738,7 @@ function decisionFromForm(form: FormValues, r: ApprovalRequest): Built {
   const withComment = comment ? { comment } : {};
   const items = selectable(r) ? ticked(form).filter((id) => r.items.some((i) => i.id === id)) : [];
   const confirmed = str(form.confirmed) === "yes";
-  const noun = typeof r.metadata.itemNoun === "string" ? r.metadata.itemNoun : "items";
+  const noun = presentationOf(r).labels.itemNoun ?? "items";
   const ask = (message: string, choices: Confirmation["choices"]): Built => ({
     confirm: { message, choices, comment: comment ?? "", selected: items },
   });

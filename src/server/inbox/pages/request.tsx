@@ -4,7 +4,9 @@
 // history and the audit trail.
 import { raw } from "hono/html";
 import type { FC } from "hono/jsx";
+import { presentationOf } from "../../../core/presentation.js";
 import type { ApprovalRequest, AuditEvent } from "../../../core/schemas.js";
+import { isPending } from "../../../core/state.js";
 import { changes, type DiffLine, looksLikeDiff, parseDiff } from "../diff.js";
 import { bounded, MAX_SHOWN_CHARS, renderMarkdownOnce } from "../markdown.js";
 import { Badge, Countdown } from "./queue.js";
@@ -53,19 +55,13 @@ const APPROVING = /\b(approve|approved|accept|allow|confirm|yes|ok|okay|proceed|
 const REFUSING =
   /\b(reject|rejected|decline|deny|denied|refuse|cancel|abort|stop|block|no|don'?t|do not|never)\b/i;
 
-/** A label an agent asked for (`metadata.approveLabel`/`rejectLabel`, or its hitl config). It may
- * rename a button but not invert it: one that names the opposite verb is ignored. */
-export function customLabel(
-  r: ApprovalRequest,
-  key: "approveLabel" | "rejectLabel",
-): string | undefined {
-  const pick = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim().slice(0, 60) : "");
-  const hitl = r.metadata.hitl;
-  const own =
-    pick(r.metadata[key]) ||
-    (hitl && typeof hitl === "object" ? pick((hitl as Record<string, unknown>)[key]) : "");
+/** A label an agent asked for (`labels.approve`/`reject`, or on requests stored before those, the
+ * metadata keys; see presentationOf). It may rename a button but not invert it: one that names the
+ * opposite verb is ignored. */
+export function customLabel(r: ApprovalRequest, key: "approve" | "reject"): string | undefined {
+  const own = presentationOf(r).labels[key]?.trim().slice(0, 60);
   if (!own) return undefined;
-  const opposite = key === "approveLabel" ? REFUSING : APPROVING;
+  const opposite = key === "approve" ? REFUSING : APPROVING;
   return opposite.test(own) ? undefined : own;
 }
 
@@ -82,8 +78,7 @@ const DESTRUCTIVE =
  * that destroys or commits to something (delete, drop, sign, pay, …). */
 export function needsConfirmation(r: ApprovalRequest): boolean {
   if (r.risk === "high" || r.risk === "critical") return true;
-  const hitl = r.metadata.hitl as Record<string, unknown> | undefined;
-  const tool = typeof hitl?.tool === "string" ? hitl.tool : "";
+  const tool = presentationOf(r).hitl?.tool ?? "";
   return DESTRUCTIVE.test(r.action) || DESTRUCTIVE.test(tool);
 }
 
@@ -206,17 +201,13 @@ const Changes: FC<{ before: string; after: string; names: [string, string]; what
 
 // --- what the request asks --------------------------------------------------------------------------
 
-const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
-const str = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : undefined);
-
-/** Figures agents put in metadata for the reviewer: the main question (patterns 1 and 5) and
- * estimates of time and cost. */
+/** What the agent gave the reviewer to weigh: the main question (patterns 1 and 5), its progress
+ * so far and its estimates of time and cost. */
 const Context: FC<{ request: ApprovalRequest }> = ({ request: r }) => {
-  const m = r.metadata;
-  const question = str(m.mainQuery);
-  const minutes = num(m.estimatedMinutes);
-  const cost = num(m.estimatedCost);
-  if (!question && minutes === undefined && cost === undefined) return null;
+  const { question, progress, estimate } = presentationOf(r);
+  const { minutes, cost } = estimate;
+  const figures = Object.entries(progress);
+  if (!question && !figures.length && minutes === undefined && cost === undefined) return null;
   return (
     <dl class="context">
       {question ? (
@@ -225,6 +216,12 @@ const Context: FC<{ request: ApprovalRequest }> = ({ request: r }) => {
           <dd>{question}</dd>
         </>
       ) : null}
+      {figures.map(([label, value]) => (
+        <>
+          <dt>{label}</dt>
+          <dd>{String(value)}</dd>
+        </>
+      ))}
       {minutes !== undefined || cost !== undefined ? (
         <>
           <dt>Estimate</dt>
@@ -242,11 +239,17 @@ const Context: FC<{ request: ApprovalRequest }> = ({ request: r }) => {
   );
 };
 
-/** Critiques of a research run (pattern 1's `metadata.research.critiques`) that the summary does
- * not already list (it lists the high-priority ones). */
+/** The critiques (pattern 1's reflection; on older requests `metadata.research.critiques`) that the
+ * summary does not already list (it lists the high-priority ones). */
 const OtherCritiques: FC<{ request: ApprovalRequest }> = ({ request: r }) => {
+  const typed = presentationOf(r).critiques;
   const research = r.metadata.research as { critiques?: unknown } | undefined;
-  const critiques = (Array.isArray(research?.critiques) ? research.critiques : [])
+  const stored = typed.length
+    ? typed
+    : Array.isArray(research?.critiques)
+      ? research.critiques
+      : [];
+  const critiques = stored
     .map((c) => c as { issue?: unknown; importance?: unknown })
     .filter((c) => typeof c.issue === "string" && !(r.summary ?? "").includes(c.issue))
     .slice(0, 20);
@@ -271,7 +274,7 @@ const Strip: FC<{ request: ApprovalRequest }> = ({ request: r }) => (
   <p class="strip">
     {r.risk ? <span class={`badge risk-${r.risk}`}>{r.risk} risk</span> : null}
     <span class={`status-${r.status}`}>{statusWords(r.status)}</span>
-    {r.status === "pending" ? <Countdown deadline={r.deadline} /> : null}
+    {isPending(r) ? <Countdown deadline={r.deadline} /> : null}
     <span class="muted">
       {r.action} · from {r.requester}
     </span>
@@ -284,7 +287,7 @@ const Items: FC<{ request: ApprovalRequest; ticks: boolean; checked: string[] }>
   checked,
 }) => {
   if (!r.items.length) return null;
-  const title = str(r.metadata.itemsTitle) ?? "Items";
+  const title = presentationOf(r).labels.items ?? "Items";
   const chosen = r.decision?.selected;
   return (
     <fieldset class="items">
@@ -467,8 +470,8 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
   const ticks = selectable(r);
   const checked = confirm?.selected ?? (error?.form === "decide" ? (error.selected ?? []) : []);
   const comment = confirm?.comment ?? (error?.form === "decide" ? (error.comment ?? "") : "");
-  const approveLabel = customLabel(r, "approveLabel");
-  const rejectLabel = customLabel(r, "rejectLabel");
+  const approveLabel = customLabel(r, "approve");
+  const rejectLabel = customLabel(r, "reject");
   const canRevise = allows("revise");
   const commentRequired = revisionCommentRequired(r);
   const argsText = allows("edit") ? JSON.stringify(r.args, null, 2) : "";
