@@ -199,7 +199,8 @@ function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, ctx: GateContext, runner
       out[name] = t;
       continue;
     }
-    const gated = async (options: Parameters<NonNullable<typeof t.execute>>[1]) => {
+    type Options = Parameters<NonNullable<typeof t.execute>>[1];
+    const gated = async (options: Options): Promise<unknown> => {
       const request = await findGate(ctx, options.toolCallId);
       if (!request) {
         throw new AirlockError(
@@ -207,20 +208,18 @@ function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, ctx: GateContext, runner
           `no Airlock request exists for tool call ${options.toolCallId} of conversation ${ctx.conversationId}: pass \`toolApproval\` from the same airlockToolApproval() to the SDK`,
         );
       }
-      const streams = runner.streams(name);
-      const result = await runner.run(name, request, options as never, false);
+      const result = await runner.run(name, request, options, false);
       if (!result.ok) throw new AirlockError("conflict", `${name} did not run: ${result.detail}`);
-      return { value: result.value, streams };
+      return result.value;
     };
+    // A tool that streams its outputs (an async generator) stays one, so the SDK still sees them.
     out[name] = {
       ...t,
       execute: runner.streams(name)
-        ? async function* (_input: unknown, options: Parameters<NonNullable<typeof t.execute>>[1]) {
-            const { value } = await gated(options);
-            yield* value as AsyncIterable<unknown>;
+        ? async function* (_input: unknown, options: Options) {
+            yield* (await gated(options)) as AsyncIterable<unknown>;
           }
-        : async (_input: unknown, options: Parameters<NonNullable<typeof t.execute>>[1]) =>
-            (await gated(options)).value,
+        : (_input: unknown, options: Options) => gated(options),
     };
   }
   return out as TOOLS;

@@ -349,6 +349,42 @@ describe("airlockToolApproval, mode defer", () => {
       /conversationId/,
     );
   });
+
+  it("a tool that streams its outputs (async generator) still streams, once, after approval", async () => {
+    let started = 0;
+    const tools = {
+      migrate: tool({
+        inputSchema: z.object({ tables: z.number() }),
+        async *execute({ tables }) {
+          started++;
+          for (let i = 1; i <= tables; i++) yield { migrated: i };
+        },
+      }),
+    };
+    const gate = airlockToolApproval({ airlock, conversationId: "conv-gen", tools });
+    const model = scriptedModel(() => [{ toolName: "migrate", input: { tables: 3 } }], {
+      idPrefix: "gen",
+    });
+    const messages: ModelMessage[] = [{ role: "user", content: "migrate" }];
+    const call = () =>
+      generateText({
+        model,
+        tools: gate.tools,
+        toolApproval: gate.toolApproval,
+        stopWhen: stepCountIs(3),
+        messages: [...messages],
+      });
+    messages.push(...(await call()).response.messages);
+    const [request] = (await gate.responses(messages)).pending;
+    if (!request) throw new Error("nothing pending");
+    await airlock.decide(request.id, { outcome: "approved", reviewer: "alice" });
+    const { message } = await gate.responses(messages);
+    if (!message) throw new Error("not answered");
+    messages.push(message);
+    const done = await call();
+    expect(done.text).toBe('migrate returned {"migrated":3}');
+    expect(started).toBe(1);
+  });
 });
 
 describe("airlockToolApproval, mode block", () => {
