@@ -511,3 +511,52 @@ describe("the queue (issue 10 item 3)", () => {
     }
   });
 });
+
+describe("typed presentation fields (issue 13)", () => {
+  it("shows labels, the question, progress, estimates and critiques from the typed fields, and from the old metadata keys of stored requests", async () => {
+    const v = await startTestServer();
+    try {
+      const inbox = viaServer(v);
+      const { cookie } = await signIn(inbox, v.tokens.alice);
+      const typed = await v.airlock.request({
+        title: "Typed",
+        requester: "bot",
+        labels: { approve: "Sign the contract", reject: "Keep unsigned", items: "Clauses" },
+        question: "Is the indemnity clause acceptable?",
+        progress: { "Clauses read": 12 },
+        estimate: { minutes: 5, cost: 1.5 },
+        critiques: [{ issue: "The liability cap is missing", importance: "medium" }],
+        items: [{ id: "c1", label: "Clause 1" }],
+        allowed: ["approve", "reject", "select"],
+      });
+      const html = await (await inbox(`/requests/${typed.id}`, { headers: { cookie } })).text();
+      for (const text of [
+        "Sign the contract",
+        "Keep unsigned",
+        "Clauses (1)",
+        "Is the indemnity clause acceptable?",
+        "Clauses read",
+        "about 5 min, $1.50",
+        "The liability cap is missing",
+      ]) {
+        expect(html, text).toContain(text);
+      }
+      const old = await v.airlock.request({
+        title: "Old keys",
+        requester: "bot",
+        metadata: {
+          approveLabel: "Publish",
+          mainQuery: "Ship the release notes?",
+          itemsTitle: "Notes",
+        },
+        items: [{ id: "n1", label: "Note 1" }],
+      });
+      const oldHtml = await (await inbox(`/requests/${old.id}`, { headers: { cookie } })).text();
+      for (const text of ["Publish", "Ship the release notes?", "Notes (1)"]) {
+        expect(oldHtml, text).toContain(text);
+      }
+    } finally {
+      await v.close();
+    }
+  });
+});

@@ -1,7 +1,10 @@
 // The server's limits, quotas, summary lists and shared event tail on the PostgreSQL store (skipped,
 // saying why, when no PostgreSQL is reachable; see test/postgres/pg-env.ts).
 import { afterAll, afterEach, expect, it } from "vitest";
-import { postgresStore } from "../../src/store/postgres.js";
+import { createAirlock } from "../../src/engine/engine.js";
+import { type AirlockServer, createServer } from "../../src/server/server.js";
+import { createToken, memoryTokenStore } from "../../src/server/tokens.js";
+import { type PostgresStore, postgresStore } from "../../src/store/postgres.js";
 import { describePg, dropSchema, freshSchema } from "../postgres/pg-env.js";
 import { gate, openEvents, startTestServer, type TestServer, take } from "./helpers.js";
 
@@ -91,6 +94,44 @@ await describePg("server limits on PostgreSQL", ({ url }) => {
       expect((next as IteratorResult<unknown>).done).toBe(true);
     } finally {
       stop.abort();
+    }
+  });
+});
+
+await describePg("rate limits shared through PostgreSQL", ({ url }) => {
+  const schema = freshSchema("airlock_rate");
+  afterAll(async () => {
+    await dropSchema(url, schema);
+  });
+
+  it("counts one token's requests across two servers on one database", async () => {
+    const tokens = memoryTokenStore();
+    const { token } = await createToken(tokens, { name: "bot", roles: ["agent"] });
+    const stores = [postgresStore(url, { schema }), postgresStore(url, { schema })];
+    const engines = [];
+    for (const store of stores) engines.push(await createAirlock({ store }));
+    try {
+      const servers = engines.map((airlock, i) =>
+        createServer({
+          airlock,
+          auth: { tokens },
+          rateLimit: { max: 3, windowMs: 60_000 },
+          rateLimitStore: { pool: (stores[i] as PostgresStore).pool, schema },
+        }),
+      );
+      const ask = async (i: number) =>
+        (
+          await (servers[i] as AirlockServer).app.request("/v1/requests", {
+            headers: { authorization: `Bearer ${token}` },
+          })
+        ).status;
+      expect([await ask(0), await ask(1), await ask(0)]).toEqual([200, 200, 200]);
+      // Each server alone would allow three; together they allowed three already.
+      expect(await ask(1)).toBe(429);
+      expect(await ask(0)).toBe(429);
+      for (const s of servers) await s.close();
+    } finally {
+      for (const e of engines) await e.close();
     }
   });
 });
