@@ -5,6 +5,7 @@
 
 import { AirlockError, TimeoutError } from "../core/errors.js";
 import type { ApprovalRequest, AuditEvent, DecisionInput, RequestInput } from "../core/schemas.js";
+import { isTerminal } from "../core/state.js";
 import type { ListFilter, Page } from "../core/store.js";
 import {
   expectNonNegativeInt,
@@ -158,7 +159,7 @@ export function createClient(options: ClientOptions): AirlockClient {
             ...(signal ? { signal } : {}),
           });
           backoff = BACKOFF_MIN_MS;
-          if (r.status !== "pending") return r;
+          if (isTerminal(r.status)) return r;
         } catch (err) {
           if (!(err instanceof UnavailableError)) throw err;
           // Unreachable, restarting, shutting down or rate limited: try again until our own deadline.

@@ -3,6 +3,7 @@
 // approval has not expired. An approval can never be stretched to other arguments or a later day.
 import { hashArgs } from "./hash.js";
 import type { ApprovalRequest } from "./schemas.js";
+import { isApproved } from "./state.js";
 
 export type ExecutionCheck =
   | { ok: true; args: Record<string, unknown> }
@@ -15,7 +16,7 @@ export function verifyApproval(
   now: number = Date.now(),
 ): ExecutionCheck {
   const d = request.decision;
-  if (request.status !== "approved" || !d || d.outcome !== "approved") {
+  if (!isApproved(request) || !d) {
     return {
       ok: false,
       reason: "not_approved",

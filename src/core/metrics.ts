@@ -1,5 +1,7 @@
 // Review metrics computed from the store (not from process memory), so every process reports the same
 // figures: outcomes, approval / revision / timeout rates, and how long people took to decide.
+import type { Method } from "./schemas.js";
+import { AUTOMATIC_METHODS } from "./state.js";
 import type { OutcomeRow } from "./store.js";
 
 export interface Percentiles {
@@ -24,8 +26,6 @@ export interface Metrics extends MetricsBucket {
   byAction: Record<string, MetricsBucket>;
 }
 
-const AUTOMATIC = new Set(["auto", "no_items", "timeout", "escalated", "error", "cancel"]);
-
 export function computeMetrics(rows: OutcomeRow[], pending: number): Metrics {
   const byAction: Record<string, OutcomeRow[]> = {};
   for (const r of rows) {
@@ -46,7 +46,7 @@ function bucket(rows: OutcomeRow[]): MetricsBucket {
   const total = rows.length;
   const rate = (n: number | undefined) => (total === 0 ? 0 : (n ?? 0) / total);
   const durations = rows
-    .filter((r) => r.method === undefined || !AUTOMATIC.has(r.method))
+    .filter((r) => r.method === undefined || !AUTOMATIC_METHODS.has(r.method as Method))
     .map((r) => r.decidedAt - r.createdAt)
     .sort((a, b) => a - b);
   return {

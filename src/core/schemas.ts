@@ -405,7 +405,3 @@ export const auditEventSchema = z.object({
 export type AuditEvent = z.infer<typeof auditEventSchema>;
 /** An audit event before the store places it in the chain. */
 export type AuditDraft = Omit<AuditEvent, "seq" | "prevHash" | "hash">;
-
-export function isTerminal(status: Status): boolean {
-  return status !== "pending";
-}

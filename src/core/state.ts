@@ -13,6 +13,7 @@ import type {
   Method,
   OnTimeout,
   ParsedDecisionInput,
+  Status,
 } from "./schemas.js";
 
 export interface Transition {
@@ -22,11 +23,79 @@ export interface Transition {
   decision?: Decision;
 }
 
-const METHODS_BY_OUTCOME: Record<ParsedDecisionInput["outcome"], readonly Method[]> = {
-  approved: ["approve_all", "select", "edit"],
-  rejected: ["reject", "skip", "parse_error", "error"],
-  revise: ["revise"],
-};
+// --- the rules, each written once ---------------------------------------------------------------
+
+/** Each kind of human decision: its outcome, the method recorded by default, the other methods a
+ * caller may name instead, and what the request's `allowed` must contain (`undefined`: always
+ * allowed, since a reviewer can always say no). An approval that both edits and selects needs
+ * `edit` and `select`. */
+export const DECISION_KINDS = {
+  approve: { outcome: "approved", method: "approve_all", methods: [], allowed: "approve" },
+  select: { outcome: "approved", method: "select", methods: [], allowed: "select" },
+  edit: { outcome: "approved", method: "edit", methods: [], allowed: "edit" },
+  reject: {
+    outcome: "rejected",
+    method: "reject",
+    methods: ["skip", "parse_error", "error"],
+    allowed: undefined,
+  },
+  revise: { outcome: "revise", method: "revise", methods: [], allowed: "revise" },
+} as const satisfies Record<
+  string,
+  {
+    outcome: ParsedDecisionInput["outcome"];
+    method: Method;
+    methods: readonly Method[];
+    allowed: Allowed | undefined;
+  }
+>;
+export type DecisionKind = keyof typeof DECISION_KINDS;
+
+/** The kind of a decision input: by its outcome, then by what it carries (edited args, a selection). */
+export function decisionKind(
+  input: Pick<ParsedDecisionInput, "outcome" | "editedArgs" | "selected">,
+): DecisionKind {
+  if (input.outcome === "rejected") return "reject";
+  if (input.outcome === "revise") return "revise";
+  if (input.editedArgs !== undefined) return "edit";
+  if (input.selected !== undefined) return "select";
+  return "approve";
+}
+
+/** The methods that may go with an outcome: every kind's methods, from the table. */
+export function methodsFor(outcome: ParsedDecisionInput["outcome"]): Method[] {
+  const out: Method[] = [];
+  for (const k of Object.values(DECISION_KINDS)) {
+    if (k.outcome === outcome) out.push(k.method, ...k.methods);
+  }
+  return out;
+}
+
+/** Methods by which a decision comes about without a person reviewing it: a policy (`auto`), a
+ * request with nothing to approve (`no_items`), a deadline (`timeout`, `escalated`), a failure
+ * (`error`) or a withdrawal (`cancel`). Review-time metrics leave them out. */
+export const AUTOMATIC_METHODS: ReadonlySet<Method> = new Set<Method>([
+  "auto",
+  "no_items",
+  "timeout",
+  "escalated",
+  "error",
+  "cancel",
+]);
+
+/** Pending is the only state that changes; every other status is final. */
+export function isTerminal(status: Status): boolean {
+  return status !== "pending";
+}
+
+export function isPending(request: Pick<ApprovalRequest, "status">): boolean {
+  return request.status === "pending";
+}
+
+/** Approved, with the approving decision recorded: the only state anything may be executed in. */
+export function isApproved(request: Pick<ApprovalRequest, "status" | "decision">): boolean {
+  return request.status === "approved" && request.decision?.outcome === "approved";
+}
 
 // Identities (requester, approvers, reviewers, groups) are compared in their normal form (identity.ts),
 // and new requests and decisions store them normalised, so `Alice` and `alice` are one person: one vote
@@ -46,15 +115,18 @@ export function mayDecide(request: ApprovalRequest, reviewer: string, groups: st
  * their groups) are among its approvers. */
 export function canDecide(request: ApprovalRequest, reviewer: string, groups: string[]): boolean {
   return (
-    request.status === "pending" &&
+    isPending(request) &&
     !sameIdentity(reviewer, request.requester) &&
     mayDecide(request, reviewer, groups)
   );
 }
 
-/** The deadline that still applies: a request has one only while it is pending. */
-export function activeDeadline(request: ApprovalRequest): number | undefined {
-  return request.status === "pending" ? request.deadline : undefined;
+/** The deadline that still applies: a request has one only while it is pending. The one place that
+ * says so (a terminal transition also drops the stored deadline). */
+export function activeDeadline(
+  request: Pick<ApprovalRequest, "status" | "deadline">,
+): number | undefined {
+  return isPending(request) ? request.deadline : undefined;
 }
 
 /** True when the request is pending and its deadline has come: whatever transition arrives now, the
@@ -82,7 +154,7 @@ export function applyDecision(
   input: ParsedDecisionInput,
   now: number,
 ): Transition {
-  if (request.status !== "pending") throw conflictFor(request);
+  if (!isPending(request)) throw conflictFor(request);
   if (sameIdentity(input.reviewer, request.requester)) {
     throw new ForbiddenError(
       `${input.reviewer} requested ${request.id} and cannot decide it: nobody approves their own request`,
@@ -94,19 +166,20 @@ export function applyDecision(
     );
   }
 
-  const method = input.method ?? defaultMethod(input);
-  if (!METHODS_BY_OUTCOME[input.outcome].includes(method)) {
+  const kind = DECISION_KINDS[decisionKind(input)];
+  const method = input.method ?? kind.method;
+  const methods = methodsFor(input.outcome);
+  if (!methods.includes(method)) {
     throw new InvalidInputError(
-      `method \`${method}\` does not go with outcome \`${input.outcome}\` (expected one of ${METHODS_BY_OUTCOME[input.outcome].join(", ")})`,
+      `method \`${method}\` does not go with outcome \`${input.outcome}\` (expected one of ${methods.join(", ")})`,
       "method",
     );
   }
   // An approval that both edits and selects needs both allowed. A reviewer can always say no:
   // `allowed` restricts how one may approve (or ask for a revision), never the rejection.
-  const kinds: Allowed[] = [allowedKind(input)];
-  if (input.editedArgs !== undefined && input.selected !== undefined) kinds.push("select");
-  for (const kind of kinds) {
-    if (kind === "reject") continue;
+  const needed: Allowed[] = kind.allowed === undefined ? [] : [kind.allowed];
+  if (input.editedArgs !== undefined && input.selected !== undefined) needed.push("select");
+  for (const kind of needed) {
     if (!request.allowed.includes(kind)) {
       throw new InvalidInputError(
         `this request does not allow \`${kind}\` (allowed: ${request.allowed.join(", ")})`,
@@ -200,7 +273,7 @@ export interface CancelInput {
 }
 
 export function applyCancel(request: ApprovalRequest, input: CancelInput, now: number): Transition {
-  if (request.status !== "pending") throw conflictFor(request);
+  if (!isPending(request)) throw conflictFor(request);
   if (input.asReviewer) {
     if (!canDecide(request, input.by, input.asReviewer.groups)) {
       throw new ForbiddenError(
@@ -227,7 +300,7 @@ export function applyCancel(request: ApprovalRequest, input: CancelInput, now: n
 
 /** What the deadline does: reject, approve, or escalate to other approvers with a new deadline. */
 export function applyTimeout(request: ApprovalRequest, now: number): Transition {
-  if (request.status !== "pending") throw conflictFor(request);
+  if (!isPending(request)) throw conflictFor(request);
   const rule: OnTimeout = request.onTimeout;
   if (typeof rule === "object") {
     const { approvers, timeoutMs, onTimeout } = rule.escalate;
@@ -328,22 +401,6 @@ function decisionData(d: Decision): Record<string, unknown> {
   return data;
 }
 
-function defaultMethod(input: ParsedDecisionInput): Method {
-  if (input.outcome === "rejected") return "reject";
-  if (input.outcome === "revise") return "revise";
-  if (input.editedArgs !== undefined) return "edit";
-  if (input.selected !== undefined) return "select";
-  return "approve_all";
-}
-
-function allowedKind(input: ParsedDecisionInput): Allowed {
-  if (input.outcome === "rejected") return "reject";
-  if (input.outcome === "revise") return "revise";
-  if (input.editedArgs !== undefined) return "edit";
-  if (input.selected !== undefined) return "select";
-  return "approve";
-}
-
 /** Selections name items by id, never by position, and must be a non-empty subset of the items. */
 function checkSelection(
   request: ApprovalRequest,
@@ -386,7 +443,7 @@ function intersect(selections: (string[] | undefined)[], request: ApprovalReques
 /** Claims an approved request for execution, once: a second claim (a double resume, a retried job)
  * is a conflict that names the first. */
 export function applyExecution(request: ApprovalRequest, by: string, now: number): Transition {
-  if (request.status !== "approved" || request.decision?.outcome !== "approved") {
+  if (!isApproved(request) || !request.decision) {
     throw new ConflictError(
       `request ${request.id} is ${request.status}, not approved: there is nothing to execute`,
       request,

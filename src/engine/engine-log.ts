@@ -3,6 +3,44 @@
 // (who decided or cancelled), and `review_duration_ms` (from creation to the decision or timeout).
 import type { Logger } from "pino";
 import type { ApprovalRequest } from "../core/schemas.js";
+import { isPending } from "../core/state.js";
+
+/** "Approval requested", or "Approval settled by policy" (then its decision line too). */
+export function logCreated(logger: Logger, r: ApprovalRequest): void {
+  logger.info(
+    {
+      correlation_id: r.correlationId,
+      request_id: r.id,
+      action: r.action,
+      level: r.level,
+      deadline: r.deadline,
+    },
+    isPending(r) ? "Approval requested" : "Approval settled by policy",
+  );
+  if (!isPending(r)) logDecision(logger, r);
+}
+
+/** "Approval cancelled", with who cancelled as `reviewer`, like a decision. */
+export function logCancelled(logger: Logger, r: ApprovalRequest): void {
+  logger.info(
+    {
+      correlation_id: r.correlationId,
+      request_id: r.id,
+      outcome: "cancelled",
+      reviewer: r.decision?.reviewer,
+      review_duration_ms: (r.decision?.decidedAt ?? r.updatedAt) - r.createdAt,
+    },
+    "Approval cancelled",
+  );
+}
+
+/** "Approved action executed": the execution was claimed (`claimExecution`). */
+export function logExecuted(logger: Logger, r: ApprovalRequest): void {
+  logger.info(
+    { correlation_id: r.correlationId, request_id: r.id, by: r.executedBy },
+    "Approved action executed",
+  );
+}
 
 /** "Human decision recorded" (or "Human review timeout") for a request that just became terminal. */
 export function logDecision(logger: Logger, r: ApprovalRequest): void {
@@ -31,7 +69,7 @@ export function logDecision(logger: Logger, r: ApprovalRequest): void {
 
 /** What a deadline did: an escalation (still pending) or the timeout's decision. */
 export function logDeadline(logger: Logger, stored: ApprovalRequest): void {
-  if (stored.status !== "pending") {
+  if (!isPending(stored)) {
     logDecision(logger, stored);
     return;
   }

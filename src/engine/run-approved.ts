@@ -7,6 +7,7 @@
 import { verifyApproval } from "../core/binding.js";
 import { isAirlockError } from "../core/errors.js";
 import type { ApprovalRequest } from "../core/schemas.js";
+import { isApproved, isPending } from "../core/state.js";
 import type { AirlockApi } from "./api.js";
 
 /** Why `run` was not called. `rejected`, `revise`, `timed_out` and `cancelled` are the request's
@@ -54,7 +55,7 @@ export async function runApproved<T>(
   options: RunApprovedOptions = {},
 ): Promise<RunApprovedResult<Awaited<T>>> {
   let request = typeof target === "string" ? await api.get(target) : target;
-  if (request.status === "pending") {
+  if (isPending(request)) {
     if (options.wait === false) {
       return notRun("pending", `request ${request.id} is still pending`, request);
     }
@@ -63,8 +64,11 @@ export async function runApproved<T>(
     if (options.signal !== undefined) wait.signal = options.signal;
     request = await api.waitFor(request.id, wait);
   }
-  if (request.status !== "approved") {
-    const status = request.status as Exclude<ApprovalRequest["status"], "approved" | "pending">;
+  if (!isApproved(request)) {
+    const status =
+      request.status === "approved"
+        ? "not_approved" // approved without an approving decision: never produced, never run
+        : (request.status as Exclude<ApprovalRequest["status"], "approved" | "pending">);
     const d = request.decision;
     const by = d?.reviewer ? ` by ${d.reviewer}` : "";
     const said = d?.comment ? `: "${d.comment}"` : "";

@@ -1,6 +1,10 @@
 // Enforces deadlines: sleeps until the nearest one (not a fixed poll), then times out every request
 // that is due through the same compare-and-set as a human decision. Deadlines live in the store, so a
 // restarted process finds overdue requests on its first sweep.
+import type { ApprovalRequest } from "../core/schemas.js";
+import { applyTimeout, isOverdue, type Transition } from "../core/state.js";
+import type { Feed } from "./feed.js";
+
 export interface SweeperOptions {
   nextDeadline(): Promise<number | undefined>;
   /** Fires every due request; returns how many it handled. */
@@ -105,4 +109,42 @@ export function createSweeper(o: SweeperOptions): Sweeper {
       await running?.catch(() => {});
     },
   };
+}
+
+/** How many due requests one step times out before it reads again. */
+const DUE_BATCH = 100;
+
+export interface DueDeps {
+  dueRequests(now: number, limit: number): Promise<ApprovalRequest[]>;
+  /** The engine's compare-and-set write (transact.ts); undefined when the request changed first. */
+  commit(t: Transition, expectedVersion: number): Promise<ApprovalRequest | undefined>;
+  /** Told of each timeout or escalation committed. */
+  onDeadline(stored: ApprovalRequest): void;
+}
+
+/** `fireDue` for a sweeper: times out (or escalates) every request due at `now`, each through the
+ * same guarded write as a decision, so a decision that won the race is left alone. */
+export function fireDueWith(deps: DueDeps): (now: number) => Promise<number> {
+  return async (now) => {
+    let fired = 0;
+    for (const r of await deps.dueRequests(now, DUE_BATCH)) {
+      if (!isOverdue(r, now)) continue;
+      const stored = await deps.commit(applyTimeout(r, now), r.version);
+      if (!stored) continue; // decided or escalated elsewhere first: the CAS settled it
+      fired++;
+      deps.onDeadline(stored);
+    }
+    return fired;
+  };
+}
+
+/** Plans a sweep for every new deadline as soon as the feed carries it, whoever set it (this process
+ * or another one through the store's change signal), not only while somebody waits. */
+export function followDeadlines(feed: Pick<Feed, "subscribe">, sweeper: Sweeper): () => void {
+  return feed.subscribe((e) => {
+    if (e.type === "created" || e.type === "escalated") {
+      const deadline = e.data.deadline;
+      if (typeof deadline === "number") sweeper.schedule(deadline);
+    }
+  });
 }

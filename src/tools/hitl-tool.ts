@@ -8,6 +8,7 @@ import { hashArgs } from "../core/hash.js";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../core/limits.js";
 import { presentationOf } from "../core/presentation.js";
 import type { ApprovalRequest, Decision, HitlInfo, Level, RequestInput } from "../core/schemas.js";
+import { isPending } from "../core/state.js";
 import { invalidOption } from "../core/validate.js";
 import { runApproved } from "../engine/run-approved.js";
 import {
@@ -106,12 +107,12 @@ export function hitlTool<A extends object, R>(
     const gate = cfg.airlock;
     if (!gate) return pendingMarker(cfg, args, level, confidence, undefined);
     const request = await gate.request(requestInput(cfg, args, context, level, confidence));
-    if (request.status === "pending" && !cfg.blocking) {
+    if (isPending(request) && !cfg.blocking) {
       // The engine's own policy may have set another level than ours: report what was stored.
       const stored = request.level === "full" ? "full" : "quick";
       return pendingMarker(cfg, request.args, stored, request.confidence ?? confidence, request.id);
     }
-    return settle(request.status === "pending" ? await gate.waitFor(request.id) : request, context);
+    return settle(isPending(request) ? await gate.waitFor(request.id) : request, context);
   }
 
   async function resume(
@@ -126,7 +127,7 @@ export function hitlTool<A extends object, R>(
         "approvalId",
       );
     }
-    if (request.status === "pending") {
+    if (isPending(request)) {
       if (!(options.wait ?? cfg.blocking)) {
         return pendingMarker(
           cfg,

@@ -1,0 +1,71 @@
+// `engine.request()`: a new gate. The input is parsed and checked against the action's schema, the
+// policy sets the level (or settles it at once), and the store inserts it idempotently by key: the
+// same key with the same input returns the first request, with other input is a conflict.
+import type { ZodType } from "zod";
+import { ConflictError } from "../core/errors.js";
+import { canonicalJson, sha256 } from "../core/hash.js";
+import { newRequest } from "../core/new-request.js";
+import type { Policy, PolicyVerdict } from "../core/policy.js";
+import {
+  type ApprovalRequest,
+  type AuditDraft,
+  type AuditEvent,
+  type ParsedRequestInput,
+  requestInputSchema,
+} from "../core/schemas.js";
+import type { Store } from "../core/store.js";
+import { parseOrThrow } from "../core/validate.js";
+
+export interface CreateDeps {
+  store: Pick<Store, "insertRequest">;
+  policy: Policy | undefined;
+  schemaFor(action: string): ZodType | undefined;
+  now(): number;
+  redactDraft(d: AuditDraft): AuditDraft;
+  /** Hands the new request's events to the feed (settle). */
+  settle(events: AuditEvent[]): Promise<void>;
+  /** Told of a request this call created (not of a replay). */
+  onCreated(stored: ApprovalRequest): void;
+}
+
+export async function createRequest(deps: CreateDeps, raw: unknown): Promise<ApprovalRequest> {
+  const input = parseOrThrow(requestInputSchema, raw, "request");
+  checkSchema(deps.schemaFor(input.action), input.action, input.args, "args");
+  const verdict = await decidePolicy(deps.policy, input);
+  const inputHash = sha256(canonicalJson(input));
+  const { stored, events } = newRequest(input, verdict, inputHash, deps.now());
+  const result = await deps.store.insertRequest(stored, events.map(deps.redactDraft));
+  if (!result.created) {
+    if (result.request.inputHash !== inputHash) {
+      throw new ConflictError(
+        `key \`${input.key}\` was already used for another request (${result.request.id}) with different content`,
+        result.request,
+      );
+    }
+    return result.request;
+  }
+  await deps.settle(result.events);
+  deps.onCreated(stored);
+  return stored;
+}
+
+/** Args and edited args of an action with a registered schema must satisfy it. */
+export function checkSchema(
+  schema: ZodType | undefined,
+  action: string,
+  args: unknown,
+  field: string,
+): void {
+  if (schema) parseOrThrow(schema, args, `${field} for action \`${action}\``, field);
+}
+
+async function decidePolicy(
+  policy: Policy | undefined,
+  input: ParsedRequestInput,
+): Promise<PolicyVerdict> {
+  if (!input.requireApproval) {
+    return { level: "auto", reason: "approval not required by configuration" };
+  }
+  const verdict = policy ? await policy({ input }) : undefined;
+  return verdict ?? { level: input.level ?? "full" };
+}

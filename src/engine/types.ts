@@ -1,0 +1,94 @@
+// What the engine offers (`Airlock`) and how it is configured: the types, apart from the code
+// that composes the engine (engine.ts), so both read in one sitting.
+import type { Logger } from "pino";
+import type { ZodType } from "zod";
+import type { VerifyOptions, VerifyResult } from "../audit/verify.js";
+import type { Clock } from "../core/clock.js";
+import type { Metrics } from "../core/metrics.js";
+import type { Policy } from "../core/policy.js";
+import type {
+  ApprovalRequest,
+  AuditEvent,
+  Channel,
+  DecisionInput,
+  RecordInput,
+  RequestInput,
+} from "../core/schemas.js";
+import type { ListFilter, Page, RequestSummary, Store } from "../core/store.js";
+import type { EventsOptions } from "./event-stream.js";
+import type { WaitOptions } from "./waiters.js";
+
+export type { EventsOptions } from "./event-stream.js";
+export type { WaitOptions } from "./waiters.js";
+
+export interface AirlockOptions {
+  store: Store;
+  /** Decides the level before a human is asked; see `src/policy`. */
+  policy?: Policy;
+  /** Zod schemas per action: request args and edited args must satisfy them. */
+  schemas?: Record<string, ZodType>;
+  logger?: Logger;
+  clock?: Clock;
+  /** Run the timeout sweeper in this process. It listens to the store's change signal from the start
+   * (so deadlines set by other processes are enforced at once), which keeps the process alive until
+   * `close()`. @default true */
+  sweeper?: boolean;
+  /** The longest the sweeper sleeps, so other processes' deadlines are found. @default 30000 */
+  sweepMaxSleepMs?: number;
+}
+
+export interface CancelOptions {
+  /** Who cancels. @default the request's requester */
+  by?: string;
+  reason?: string;
+  /** How the cancellation arrived, recorded on the decision. @default "api" */
+  channel?: Channel;
+  /** Cancel as a reviewer rather than as the requester or an admin: `by` (or one of these groups)
+   * must be able to decide the request, and `reason` is required. */
+  asReviewer?: { groups?: string[] };
+}
+
+export interface Airlock {
+  request(input: RequestInput): Promise<ApprovalRequest>;
+  get(id: string): Promise<ApprovalRequest>;
+  /** The request created with idempotency key `key` by `options.requester` (keys are scoped per
+   * requester; @default "anonymous", the requester of a request that names none), or undefined. */
+  getByKey(key: string, options?: { requester?: string }): Promise<ApprovalRequest | undefined>;
+  /** Requests matching `filter`, newest first unless `filter.order` says `oldest` or `deadline`. */
+  list(filter?: ListFilter): Promise<Page<ApprovalRequest>>;
+  /** The same listing as `list`, as summaries read from the store's columns: its cost does not depend
+   * on the size of args, preview or items. */
+  listSummaries(filter?: ListFilter): Promise<Page<RequestSummary>>;
+  /** How many requests match `filter` (a COUNT; `cursor`, `limit` and `order` are ignored). */
+  count(filter?: ListFilter): Promise<number>;
+  /** One requester's pending requests: how many, and their stored size in bytes (for quotas). */
+  pendingUsage(requester: string): Promise<{ count: number; bytes: number }>;
+  /** The audit chain's head (last event's seq and hash); undefined while the log is empty. */
+  auditHead(): Promise<{ seq: number; hash: string } | undefined>;
+  waitFor(id: string, options?: WaitOptions): Promise<ApprovalRequest>;
+  decide(id: string, decision: DecisionInput): Promise<ApprovalRequest>;
+  cancel(id: string, options?: CancelOptions): Promise<ApprovalRequest>;
+  /** Claims an approved request for execution, exactly once (compare-and-set): call it right before
+   * running the approved action. A second claim fails with code `conflict`, so a double resume or a
+   * replayed job cannot run the action twice. */
+  claimExecution(id: string, options?: { by?: string }): Promise<ApprovalRequest>;
+  events(options?: EventsOptions): AsyncIterable<AuditEvent>;
+  audit(filter?: { requestId?: string; after?: number; limit?: number }): Promise<AuditEvent[]>;
+  /** Appends an event that changes no request (`notified`, which also carries an agent's progress,
+   * `viewed`, `auto_executed`); data is redacted. Any other type is refused (code `invalid_input`):
+   * decisions enter the audit log only through the state machine. `auto_executed` naming a request
+   * needs that request approved (else code `conflict`). */
+  record(event: RecordInput): Promise<AuditEvent>;
+  /** Checks the audit chain up to the head read first (a snapshot, safe beside other writers) and
+   * each request's status against its audit events; see `verifyAuditLog` for the options. */
+  verifyAudit(options?: VerifyOptions): Promise<VerifyResult>;
+  metrics(options?: { sinceMs?: number }): Promise<Metrics>;
+  registerSchema(action: string, schema: ZodType): void;
+  /** The schema registered for an action, which its args and edited args must satisfy. */
+  schemaFor(action: string): ZodType | undefined;
+  /** Times out every request that is due now; the sweeper calls it by itself. */
+  sweep(): Promise<number>;
+  readonly logger: Logger;
+  /** Stops the sweeper, rejects pending waits with code `closed`, and closes the store. */
+  close(): Promise<void>;
+}
