@@ -1,13 +1,11 @@
 // The `airlock` command as a user runs it: separate processes sharing one SQLite file.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { tempDir } from "../helpers.js";
+import { airlockArgs, tempDir } from "../helpers.js";
 import { startCli } from "./run-cli.js";
 
-const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 let db: string;
 let cleanup: () => void;
 beforeEach(() => {
@@ -28,7 +26,7 @@ function env(extra: Record<string, string> = {}) {
 }
 
 function airlock(args: string[], extra: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, ["--import", "tsx", MAIN, ...args], {
+  const r = spawnSync(process.execPath, [...airlockArgs(), ...args], {
     env: env(extra),
     encoding: "utf8",
     timeout: 30_000,

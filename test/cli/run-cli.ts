@@ -1,10 +1,8 @@
-// Runs the `airlock` command from source as a child process, the way the CLI tests need it.
-// Asynchronous on purpose: some tests serve HTTP from this same process, which a blocking spawn
-// would starve.
+// Runs the `airlock` command as a child process (built or from source, see `airlockArgs`), the way
+// the CLI tests need it. Asynchronous on purpose: some tests serve HTTP from this same process, which
+// a blocking spawn would starve.
 import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
-
-const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+import { airlockArgs } from "../helpers.js";
 
 export interface CliResult {
   code: number | null;
@@ -25,7 +23,7 @@ export function startCli(
   env: NodeJS.ProcessEnv,
   options: { input?: string; keepOpenMs?: number } = {},
 ): CliRun {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args], { env });
+  const child = spawn(process.execPath, [...airlockArgs(), ...args], { env });
   let stdout = "";
   let stderr = "";
   child.stdout?.on("data", (d: Buffer) => {

@@ -86,7 +86,7 @@ async function main() {
 
   // Done when every decision and wait has settled and no request is pending anywhere.
   while (Date.now() - started < LIMIT_MS) {
-    if (pending.size === 0 && (await engine.store.countPending()) === 0) break;
+    if (pending.size === 0 && (await engine.count({ status: "pending" })) === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   tell({

@@ -2,17 +2,15 @@
 // under a lock, beside the request store in one schema, tokens shared between stores, pool ownership,
 // a clear error when the database is unreachable) and `airlock token --postgres`.
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { localBackend } from "../../src/cli/token.js";
 import { createToken, hashToken } from "../../src/server/tokens.js";
 import { type PostgresTokenStore, postgresTokenStore } from "../../src/server/tokens-postgres.js";
 import { postgresStore } from "../../src/store/postgres.js";
+import { airlockArgs } from "../helpers.js";
 import { tokenStoreContract } from "../server/token-contract.js";
 import { adminQuery, describePg, dropSchema, freshSchema } from "./pg-env.js";
-
-const CLI = fileURLToPath(new URL("../server/fixtures/cli.ts", import.meta.url));
 
 describe("postgres token store without a database", () => {
   it("fails with one clear error naming the URL, password masked", async () => {
@@ -179,7 +177,7 @@ function cli(args: string[], extra: NodeJS.ProcessEnv) {
   ]) {
     delete clean[k];
   }
-  const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+  const child = spawn(process.execPath, [...airlockArgs(), ...args], {
     env: { ...clean, ...extra },
     stdio: ["ignore", "pipe", "pipe"],
   });

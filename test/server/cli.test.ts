@@ -4,14 +4,12 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { ENV_ADMIN_ID, ensureAdminToken } from "../../src/cli/serve.js";
 import { hashToken, memoryTokenStore } from "../../src/server/tokens.js";
-import { tempDir } from "../helpers.js";
+import { airlockArgs, tempDir } from "../helpers.js";
 import { call } from "./helpers.js";
 
-const CLI = fileURLToPath(new URL("./fixtures/cli.ts", import.meta.url));
 const temps: (() => void)[] = [];
 afterAll(() => {
   for (const c of temps) c();
@@ -28,7 +26,7 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}): Run {
   const clean = { ...process.env };
   delete clean.AIRLOCK_ADMIN_TOKEN;
   delete clean.AIRLOCK_URL;
-  const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+  const child = spawn(process.execPath, [...airlockArgs(), ...args], {
     env: { ...clean, AIRLOCK_LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -90,7 +88,8 @@ describe("airlock serve", () => {
         const list = await call(url, admin, "GET", "/v1/requests?status=pending");
         expect(list.status).toBe(200);
         items = list.body.items;
-        if (new Set(items.map((r) => r.action)).size >= 5) break;
+        const actions = new Set(items.map((r) => r.action));
+        if (actions.has("research.search") && actions.has("send_bulk_notification")) break;
         await new Promise((r) => setTimeout(r, 50));
       }
       expect(items.every((r) => r.requester === "demo-agent")).toBe(true);
@@ -104,7 +103,10 @@ describe("airlock serve", () => {
       await until("the research agent to finish", () =>
         serve.stdout.join("").includes("[research-reflection] finished") ? true : undefined,
       );
-      const pending = items.find((r) => r.id !== research?.id)?.id as string;
+      // A gate of hitl-tools: it stays pending when the agents stop (research-two-phase, for one,
+      // withdraws its plan's gate then), so the long-poll below is answered by the server stopping.
+      const pending = items.find((r) => r.action === "send_bulk_notification")?.id as string;
+      expect(pending).toBeDefined();
 
       const waiting = call(url, admin, "GET", `/v1/requests/${pending}/wait?timeout=30`);
       await new Promise((r) => setTimeout(r, 200));
