@@ -46,7 +46,7 @@ afterEach(async () => {
 });
 
 describe("one decision, few hops", () => {
-  it("reads the request twice per API decision (visibility, then the compare-and-set), and metrics read none", async () => {
+  it("reads the request once per API decision of a reviewer (the engine's compare-and-set), and metrics read none", async () => {
     const t = tempDir("airlock-hops-");
     cleanup = t.cleanup;
     const { store, counts } = countingStore(sqliteStore(join(t.dir, "a.db")));
@@ -68,6 +68,19 @@ describe("one decision, few hops", () => {
       'airlock_review_duration_seconds_count{outcome="approved"} 1',
     );
     expect(text).toContain('airlock_review_duration_seconds_count{outcome="approved"} 1');
+    expect(counts.getRequest).toBe(1);
+    // An admin is credited with the approvers, so its decision reads the request first (twice in all).
+    const other = await s.call(s.tokens.agent, "POST", "/v1/requests", gate("By an admin"));
+    counts.getRequest = 0;
+    const byAdmin = await s.call(
+      s.tokens.admin,
+      "POST",
+      `/v1/requests/${other.body.id}/decisions`,
+      {
+        outcome: "rejected",
+      },
+    );
+    expect(byAdmin.status).toBe(200);
     expect(counts.getRequest).toBe(2);
   });
 });

@@ -240,16 +240,26 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
       );
     }
     if (data.editedArgs !== undefined) checkEditedArgsSize(data.editedArgs, deps.limits);
-    const current = await loadVisible(airlock, p, id(c));
+    const requestId = id(c);
     // The channel is how the decision arrived, set here: a body's `channel` is ignored, so no
     // reviewer can record a decision as made by e-mail, Slack or the engine itself.
-    const decided = await airlock.decide(current.id, {
-      ...data,
-      channel: "api",
-      reviewer: p.name,
-      groups: decidingGroups(p, current),
-    });
-    return c.json(decided);
+    const input = { ...data, channel: "api" as const, reviewer: p.name };
+    if (hasRole(p, "admin")) {
+      // An admin is credited with the request's approvers: read it first.
+      const current = await loadVisible(airlock, p, requestId);
+      return c.json(
+        await airlock.decide(current.id, { ...input, groups: decidingGroups(p, current) }),
+      );
+    }
+    // A reviewer's decision goes straight to the engine, which reads the request once and checks
+    // that the reviewer may decide it, which is the same rule as seeing it. Only a refusal reads it
+    // again here, so a request the reviewer may not see is answered like a missing one.
+    try {
+      return c.json(await airlock.decide(requestId, { ...input, groups: [...p.groups] }));
+    } catch (err) {
+      await loadVisible(airlock, p, requestId);
+      throw err;
+    }
   });
 
   // Claims an approved request for execution, once: whoever may cancel it (its requester, an admin)
