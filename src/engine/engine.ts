@@ -28,11 +28,11 @@ import {
   type Transition,
 } from "../core/state.js";
 import type { ListFilter } from "../core/store.js";
-import { parseOrThrow } from "../core/validate.js";
+import { expectPositiveInt, parseOrThrow } from "../core/validate.js";
 import { checkSchema, createRequest } from "./create.js";
 import { logCancelled, logCreated, logDeadline, logDecision, logExecuted } from "./engine-log.js";
 import { eventStream } from "./event-stream.js";
-import { createFeed } from "./feed.js";
+import { storeFeed } from "./feed.js";
 import { recordEvent } from "./record.js";
 import { createSweeper, fireDueWith, followDeadlines } from "./sweeper.js";
 import { transact } from "./transact.js";
@@ -51,23 +51,14 @@ const DEFAULT_METRICS_WINDOW_MS = 7 * 24 * 3600 * 1000;
 
 export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
   const { store } = options;
+  const maxSleepMs = expectPositiveInt("sweepMaxSleepMs", options.sweepMaxSleepMs ?? 30_000);
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? pino({ level: "silent" });
   const schemas = new Map<string, ZodType>(Object.entries(options.schemas ?? {}));
   await store.migrate();
 
   const onError = (err: unknown) => logger.error({ err }, "airlock background error");
-  const feed = createFeed({
-    head: async () => (await store.auditHead())?.seq ?? 0,
-    readAfter: (seq, limit) => store.listAudit({ after: seq, limit }),
-    onExternalChange: (l) => store.onExternalChange(l),
-    onError,
-    onReadError: (err, retryInMs) =>
-      logger.warn(
-        { err, retry_in_ms: retryInMs },
-        "could not read the audit log to notify subscribers; the change is committed, retrying",
-      ),
-  });
+  const feed = storeFeed(store, logger);
   await feed.start();
   const waiters = createWaiters(feed, (id) => store.getRequest(id));
 
@@ -108,7 +99,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
           fireDue,
           now: () => clock.now(),
           onError,
-          maxSleepMs: options.sweepMaxSleepMs ?? 30_000,
+          maxSleepMs,
         });
   if (sweeper) {
     followDeadlines(feed, sweeper);

@@ -2,7 +2,9 @@
 // read back from the store in `seq` order ("pumped"), so subscribers see each event exactly once and
 // in order, whichever process wrote it. Other processes' commits are noticed through the store's
 // change signal, which is only listened to while somebody is waiting or subscribed.
+import type { Logger } from "pino";
 import type { AuditEvent } from "../core/schemas.js";
+import type { Store } from "../core/store.js";
 
 export interface FeedSource {
   head(): Promise<number>;
@@ -163,4 +165,22 @@ export function createFeed(source: FeedSource): Feed {
       listeners.clear();
     },
   };
+}
+
+/** The feed of a store's audit log, reporting its errors to `logger`. */
+export function storeFeed(
+  store: Pick<Store, "auditHead" | "listAudit" | "onExternalChange">,
+  logger: Logger,
+): Feed {
+  return createFeed({
+    head: async () => (await store.auditHead())?.seq ?? 0,
+    readAfter: (seq, limit) => store.listAudit({ after: seq, limit }),
+    onExternalChange: (l) => store.onExternalChange(l),
+    onError: (err) => logger.error({ err }, "airlock background error"),
+    onReadError: (err, retryInMs) =>
+      logger.warn(
+        { err, retry_in_ms: retryInMs },
+        "could not read the audit log to notify subscribers; the change is committed, retrying",
+      ),
+  });
 }

@@ -48,3 +48,14 @@ describe("engine log lines", () => {
     }
   });
 });
+
+describe("engine options", () => {
+  it("a bad sweepMaxSleepMs throws InvalidInputError naming it, before the store is touched", async () => {
+    const store = sqliteStore(":memory:");
+    await expect(createAirlock({ store, sweepMaxSleepMs: 0 })).rejects.toMatchObject({
+      code: "invalid_input",
+      message: "Expected `sweepMaxSleepMs` to be a whole number from 1 up, got `0` (number)",
+    });
+    await store.close();
+  });
+});
