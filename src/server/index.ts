@@ -7,7 +7,7 @@ export type { Principal } from "./env.js";
 export type { Listening, ListenOptions } from "./lifecycle.js";
 export { DEFAULT_LIMITS, type ServerLimits } from "./limits.js";
 export type { Problem } from "./problem.js";
-export { parseRateLimit, type RateLimitOptions } from "./rate-limit.js";
+export { parseRateLimit, type RateLimitOptions, type RateLimitStore } from "./rate-limit.js";
 export { type AirlockServer, createServer, type ServerOptions } from "./server.js";
 export {
   type CreatedToken,
