@@ -25,7 +25,8 @@ export interface Runner {
   streams(toolName: string): boolean;
 }
 
-export function createRunner(airlock: AirlockApi, tools: ToolSet, by: string): Runner {
+/** `by`: who executes, recorded with the `executed` event (undefined: the request's requester). */
+export function createRunner(airlock: AirlockApi, tools: ToolSet, by: string | undefined): Runner {
   const originals = new Map<string, { execute: Execute; schema: unknown }>();
   for (const [name, t] of Object.entries(tools)) {
     if (typeof t.execute === "function") {
@@ -52,7 +53,7 @@ export function createRunner(airlock: AirlockApi, tools: ToolSet, by: string): R
           const out = original.execute(input, options);
           return collect && isAsyncIterable(out) ? lastOf(out) : out;
         },
-        { wait: false, by },
+        by === undefined ? { wait: false } : { wait: false, by },
       );
     },
   };

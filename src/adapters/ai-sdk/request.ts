@@ -50,7 +50,8 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
 export interface GateContext {
   airlock: AirlockApi;
   conversationId: string;
-  requester: string;
+  /** Undefined: the engine's default, or the caller's token name over HTTP. */
+  requester: string | undefined;
   gateFor(toolName: string): ToolGate | undefined;
 }
 
@@ -70,7 +71,6 @@ export function requestInput(
     summary: `The assistant of conversation \`${ctx.conversationId}\` wants to call the tool \`${toolName}\` with these arguments.`,
     args: input,
     preview: gate.preview ? gate.preview(input) : jsonBlock(input),
-    requester: ctx.requester,
     allowed: gate.allowed ?? ["approve", "reject", "revise", "edit"],
     metadata: {
       ...gate.metadata,
@@ -80,6 +80,7 @@ export function requestInput(
       toolName,
     },
   };
+  if (ctx.requester !== undefined) out.requester = ctx.requester;
   if (ctx.conversationId.length <= MAX_KEY) out.correlationId = ctx.conversationId;
   if (gate.risk !== undefined) out.risk = gate.risk;
   if (gate.approvers !== undefined) out.approvers = gate.approvers;
@@ -95,9 +96,8 @@ export function findGate(
   ctx: GateContext,
   toolCallId: string,
 ): Promise<ApprovalRequest | undefined> {
-  return ctx.airlock.getByKey(approvalKey(ctx.conversationId, toolCallId), {
-    requester: ctx.requester,
-  });
+  const key = approvalKey(ctx.conversationId, toolCallId);
+  return ctx.airlock.getByKey(key, ctx.requester === undefined ? {} : { requester: ctx.requester });
 }
 
 /** The gate of a tool call, opened now when it does not exist yet. Two processes racing to open it

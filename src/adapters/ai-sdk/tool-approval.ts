@@ -38,7 +38,9 @@ export interface AirlockToolApprovalOptions<TOOLS extends ToolSet> {
   /** How each tool's calls are put to a person; `false` leaves a tool ungated. @default every tool
    * gated with the defaults of `ToolGate` */
   gates?: { [K in keyof TOOLS]?: ToolGate<InferToolInput<TOOLS[K]>> | false };
-  /** Who asks, recorded on each request (keys are per requester). @default "ai-sdk" */
+  /** Who asks, recorded on each request; keys are per requester. Leave it unset with a client of a
+   * server (`createClient`): the server records the token's name, and lookups use it too. @default
+   * the engine's default requester in process, the token's name over HTTP */
   requester?: string;
   /** In mode `block`, the longest one call waits (not the gate's deadline); past it the call falls
    * back to `defer`. @default no limit */
@@ -85,7 +87,7 @@ export function airlockToolApproval<TOOLS extends ToolSet>(
       `Expected \`conversationId\` to be a non-empty string, got \`${String(conversationId)}\``,
     );
   }
-  const requester = options.requester ?? "ai-sdk";
+  const requester = options.requester;
   const gates = (options.gates ?? {}) as Record<string, ToolGate | false | undefined>;
   const ctx: GateContext = {
     airlock,
@@ -144,7 +146,6 @@ export function airlockToolApproval<TOOLS extends ToolSet>(
         // a decision, so the gate is withdrawn rather than left for a reviewer to decide in vain.
         await airlock
           .cancel(request.id, {
-            by: requester,
             reason: "the conversation went on with an answer that was not Airlock's decision",
           })
           .catch((err: unknown) => {

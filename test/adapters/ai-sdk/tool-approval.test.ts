@@ -9,7 +9,13 @@ import {
   airlockToolApproval,
   approvalKey,
 } from "../../../src/adapters/ai-sdk.js";
-import { type Airlock, type AirlockOptions, createAirlock } from "../../../src/index.js";
+import {
+  type Airlock,
+  type AirlockOptions,
+  createAirlock,
+  createClient,
+} from "../../../src/index.js";
+import { createServer, createToken, memoryTokenStore } from "../../../src/server/index.js";
 import { sqliteStore } from "../../../src/store/sqlite-entry.js";
 
 let airlock: Airlock;
@@ -59,6 +65,7 @@ function setup(
     airlock,
     conversationId: "conv-1",
     tools: payTools(),
+    requester: "ai-sdk",
     mode: opts.mode ?? "defer",
     ...(opts.gates ? { gates: opts.gates } : {}),
     ...(opts.waitTimeoutMs !== undefined ? { waitTimeoutMs: opts.waitTimeoutMs } : {}),
@@ -242,7 +249,12 @@ describe("airlockToolApproval, mode defer", () => {
     if (!answered.message) throw new Error("not answered");
     s.messages.push(answered.message);
     // Two requests of the chat arrive with the same messages (a retry, two tabs, two instances).
-    const other = airlockToolApproval({ airlock, conversationId: "conv-1", tools: payTools() });
+    const other = airlockToolApproval({
+      airlock,
+      conversationId: "conv-1",
+      tools: payTools(),
+      requester: "ai-sdk",
+    });
     const [a, b] = await Promise.all([s.turn(), s.turn(other)]);
     expect(runs).toEqual([{ to: "bob", amount: 120 }]);
     const texts = [a.text, b.text].sort();
@@ -474,6 +486,48 @@ describe("airlockToolApproval with ToolLoopAgent and streamText", () => {
     await airlock.decide(request.id, { outcome: "approved", reviewer: "alice" });
     expect(await result.text).toBe('pay returned {"paid":120,"to":"bob"}');
     expect(runs).toEqual([{ to: "bob", amount: 120 }]);
+  });
+});
+
+describe("airlockToolApproval through an Airlock server (createClient)", () => {
+  it("parks, is decided by a reviewer over HTTP, and continues; the token's name is the requester", async () => {
+    const tokens = memoryTokenStore();
+    const server = createServer({ airlock, auth: { tokens }, rateLimit: false });
+    const { url } = await server.listen({ port: 0, host: "127.0.0.1" });
+    try {
+      const agentToken = await createToken(tokens, { name: "chat-bot", roles: ["agent"] });
+      const reviewerToken = await createToken(tokens, { name: "dana", roles: ["reviewer"] });
+      const agent = createClient({ url, token: agentToken.token });
+      const reviewer = createClient({ url, token: reviewerToken.token });
+      const gate = airlockToolApproval({
+        airlock: agent,
+        conversationId: "conv-http",
+        tools: payTools(),
+      });
+      const model = scriptedModel(() => [PAY], { idPrefix: "http" });
+      const messages: ModelMessage[] = [{ role: "user", content: "pay bob" }];
+      const call = () =>
+        generateText({
+          model,
+          tools: gate.tools,
+          toolApproval: gate.toolApproval,
+          stopWhen: stepCountIs(3),
+          messages: [...messages],
+        });
+      messages.push(...(await call()).response.messages);
+      const [request] = (await gate.responses(messages)).pending;
+      if (!request) throw new Error("nothing pending");
+      expect(request.requester).toBe("chat-bot");
+      await reviewer.decide(request.id, { outcome: "approved", reviewer: "dana" });
+      const { message } = await gate.responses(messages, { wait: true });
+      if (!message) throw new Error("not answered");
+      messages.push(message);
+      expect((await call()).text).toBe('pay returned {"paid":120,"to":"bob"}');
+      expect(runs).toHaveLength(1);
+      expect((await airlock.get(request.id)).executedBy).toBe("chat-bot");
+    } finally {
+      await server.close();
+    }
   });
 });
 
