@@ -8,6 +8,7 @@
 // rewritten log is caught even by someone who recomputed the chain).
 import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { AuditEvent } from "../core/schemas.js";
+import { TERMINAL_EVENT_TYPES } from "../core/state.js";
 import type { Store } from "../core/store.js";
 import {
   type AuditKey,
@@ -32,14 +33,12 @@ export interface VerifyOptions {
 
 export type { VerifyResult } from "./chain.js";
 
-const TERMINAL_TYPES = new Set(["decided", "timed_out", "cancelled"]);
-
 /** What the audit says a request's status is after `e` (undefined: `e` does not change it). */
 function statusAfter(e: AuditEvent): string | undefined {
   if (e.type === "created" || e.type === "escalated" || e.type === "decision_recorded") {
     return "pending";
   }
-  if (!TERMINAL_TYPES.has(e.type)) return undefined;
+  if (!TERMINAL_EVENT_TYPES.has(e.type)) return undefined;
   const outcome = e.data.outcome;
   if (typeof outcome === "string") return outcome;
   return e.type === "decided" ? "approved" : e.type;

@@ -10,6 +10,7 @@ import type {
   AuditDraft,
   Channel,
   Decision,
+  EventType,
   Method,
   OnTimeout,
   ParsedDecisionInput,
@@ -81,6 +82,14 @@ export const AUTOMATIC_METHODS: ReadonlySet<Method> = new Set<Method>([
   "escalated",
   "error",
   "cancel",
+]);
+
+/** The audit events that make a request terminal (see `terminal` below): who waits for a request
+ * to settle, or checks the log, listens for these. */
+export const TERMINAL_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
+  "decided",
+  "timed_out",
+  "cancelled",
 ]);
 
 /** Pending is the only state that changes; every other status is final. */

@@ -2,8 +2,8 @@
 // the feed (another process decided) or directly with the stored request (this engine decided), and
 // the feed is only subscribed to while somebody waits.
 import { AirlockError, NotFoundError, TimeoutError } from "../core/errors.js";
-import type { ApprovalRequest, AuditEvent, EventType } from "../core/schemas.js";
-import { isPending } from "../core/state.js";
+import type { ApprovalRequest, AuditEvent } from "../core/schemas.js";
+import { isPending, TERMINAL_EVENT_TYPES } from "../core/state.js";
 import type { Feed } from "./feed.js";
 
 export interface WaitOptions {
@@ -21,8 +21,6 @@ export interface Waiters {
   close(): void;
 }
 
-const TERMINAL_EVENTS: ReadonlySet<EventType> = new Set(["decided", "timed_out", "cancelled"]);
-
 type Wake = (settled?: ApprovalRequest) => void;
 
 export function createWaiters(
@@ -34,7 +32,7 @@ export function createWaiters(
   let unsubscribe: (() => void) | undefined;
 
   function onEvent(e: AuditEvent) {
-    if (e.requestId && TERMINAL_EVENTS.has(e.type)) {
+    if (e.requestId && TERMINAL_EVENT_TYPES.has(e.type)) {
       for (const w of [...(byId.get(e.requestId) ?? [])]) w();
     }
   }
