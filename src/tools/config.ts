@@ -48,10 +48,11 @@ export interface HitlConfig {
    * e.g. "Sign contract {contractId} for {amount}". @default "Approve <name>" */
   descriptionTemplate?: string;
   /** Where quick and full approvals are requested. Without it, non-auto calls return a pending marker
-   * with no `approvalId`, and auto calls are not audited unless `record` is given. A gate without
-   * `record` (the HTTP client) audits auto calls as auto-approved requests. */
+   * with no `approvalId`, and auto calls are not audited unless `record` is given. Auto calls are
+   * audited through the gate's `record` (a gate from plain JavaScript that lacks one audits them as
+   * auto-approved requests). */
   airlock?: HitlGate;
-  /** Audit sink for auto-executed calls. @default `airlock.record` when the gate has one */
+  /** Audit sink for auto-executed calls. @default `airlock.record` */
   record?: AuditRecorder;
   /** Wait for the human, then execute (or return a rejection), instead of returning a pending marker.
    * Needs `airlock`. @default false */

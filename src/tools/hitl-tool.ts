@@ -96,7 +96,8 @@ export function hitlTool<A extends object, R>(
       if (cfg.record) {
         await cfg.record(autoExecution(cfg, args, context, confidence));
       } else if (cfg.airlock) {
-        // A gate without `record` (the HTTP client): the audit trail is an auto-approved request.
+        // A gate without `record` (plain JavaScript, older gates): the audit trail is an
+        // auto-approved request.
         await cfg.airlock.request({
           ...requestInput(cfg, args, context, level, confidence),
           requireApproval: false,
