@@ -1,5 +1,6 @@
-// `createClient({ url, token })`: the engine's request / get / list / waitFor / decide / cancel over
-// HTTP, so code written against an in-process gate runs unchanged against a server. Errors are the
+// `createClient({ url, token })`: the engine's gate API (`AirlockApi`: request / get / getByKey / list /
+// waitFor / decide / cancel / claimExecution / record) over HTTP, so code written against an
+// in-process gate runs unchanged against a server (`runApproved` included). Errors are the
 // engine's classes with the same codes. `waitFor` long-polls, reconnecting (with backoff when the
 // server is unreachable or busy) until its own `timeoutMs`, and honours its AbortSignal.
 
