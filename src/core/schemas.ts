@@ -230,6 +230,9 @@ export const PRESENTATION_FIELDS = Object.keys(
   presentationShape,
 ) as (keyof typeof presentationShape)[];
 
+/** Who asks when a request names nobody (and nobody is authenticated). */
+export const DEFAULT_REQUESTER = "anonymous";
+
 export const ALLOWED = ["approve", "reject", "revise", "select", "edit"] as const;
 export const allowedSchema = z.enum(ALLOWED);
 export type Allowed = z.infer<typeof allowedSchema>;
@@ -249,7 +252,7 @@ export const requestInputSchema = z
     risk: riskSchema.optional(),
     confidence: z.number().min(0).max(100).optional(),
     level: levelSchema.optional(),
-    requester: name.default("anonymous"),
+    requester: name.default(DEFAULT_REQUESTER),
     approvers: z.array(name).max(100).default([]),
     quorum: z.number().int().min(1).max(100).default(1),
     timeoutMs: z

@@ -17,6 +17,7 @@ import {
   type ApprovalRequest,
   type AuditDraft,
   type AuditEvent,
+  DEFAULT_REQUESTER,
   decisionInputSchema,
 } from "../core/schemas.js";
 import {
@@ -149,7 +150,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
 
     async getByKey(key, opts = {}) {
       guard();
-      return store.getRequestByKey(normalizeIdentity(opts.requester ?? "anonymous"), key);
+      return store.getRequestByKey(normalizeIdentity(opts.requester ?? DEFAULT_REQUESTER), key);
     },
 
     async list(filter = {}) {
