@@ -85,6 +85,44 @@ describe("one decision, few hops", () => {
   });
 });
 
+async function signedIn(s: TestServer, token: string): Promise<{ cookie: string; csrf: string }> {
+  const form = await fetch(`${s.url}/login`);
+  const loginCookie = (form.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  const loginCsrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? "";
+  const res = await fetch(`${s.url}/login`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: loginCookie },
+    body: new URLSearchParams({ token, next: "/", _csrf: loginCsrf }).toString(),
+    redirect: "manual",
+  });
+  const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  const page = await (await fetch(`${s.url}/`, { headers: { cookie } })).text();
+  return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page)?.[1] ?? "" };
+}
+
+describe("one inbox decision, few hops", () => {
+  it("reads the request twice per decision in the inbox (the form needs it, then the compare-and-set)", async () => {
+    const t = tempDir("airlock-hops-");
+    cleanup = t.cleanup;
+    const { store, counts } = countingStore(sqliteStore(join(t.dir, "a.db")));
+    const s = await startTestServer({ store });
+    open = s;
+    const created = await s.call(s.tokens.agent, "POST", "/v1/requests", gate("Count reads"));
+    const { cookie, csrf } = await signedIn(s, s.tokens.alice);
+    await metricsText(s, "airlock_requests_created_total 1");
+    counts.getRequest = 0;
+    const res = await fetch(`${s.url}/requests/${created.body.id}/decide`, {
+      method: "POST",
+      headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ _csrf: csrf, action: "approve" }).toString(),
+      redirect: "manual",
+    });
+    expect(res.status).toBe(303);
+    await metricsText(s, 'airlock_review_duration_seconds_count{outcome="approved"} 1');
+    expect(counts.getRequest).toBe(2);
+  });
+});
+
 describe("GET /v1/requests?key=", () => {
   it("finds the caller's request by its idempotency key, and nobody else's", async () => {
     const s = await startTestServer();
