@@ -14,7 +14,8 @@ import {
 export interface ConfidencePolicyOptions extends Partial<ApprovalThresholds> {
   /** Replaces `calculateConfidence` (same inputs, a score in 0..100). */
   score?: (toolName: string, args: Record<string, unknown>, context: ConfidenceContext) => number;
-  /** Where the caller's context lives in a request. @default `input.metadata.context` when an object */
+  /** Where the caller's context lives in a request. @default `input.hitl.context` (what hitlTool
+   * keeps), else `input.metadata.context` when an object */
   context?: (input: ParsedRequestInput) => ConfidenceContext;
 }
 
@@ -24,7 +25,7 @@ export function confidencePolicy(options: ConfidencePolicyOptions = {}): Policy 
     quickThreshold: options.quickThreshold ?? DEFAULT_THRESHOLDS.quickThreshold,
   };
   const score = options.score ?? calculateConfidence;
-  const contextOf = options.context ?? metadataContext;
+  const contextOf = options.context ?? callContext;
   return ({ input }) => {
     const confidence = score(input.action, input.args, contextOf(input));
     const level = determineApprovalLevel(confidence, thresholds);
@@ -42,7 +43,7 @@ function explain(level: string, t: ApprovalThresholds): string {
   return `full review (< ${t.quickThreshold})`;
 }
 
-function metadataContext(input: ParsedRequestInput): ConfidenceContext {
-  const c = input.metadata.context;
+function callContext(input: ParsedRequestInput): ConfidenceContext {
+  const c = input.hitl?.context ?? input.metadata.context;
   return c !== null && typeof c === "object" && !Array.isArray(c) ? (c as ConfidenceContext) : {};
 }

@@ -150,6 +150,17 @@ describe("confidencePolicy", () => {
     ).toMatchObject({ level: "quick", confidence: 75 });
   });
 
+  it("reads the context hitlTool keeps in `hitl.context` (before the metadata)", async () => {
+    const context = { userRole: "admin", workspaceVerified: true };
+    expect(
+      await ask(confidencePolicy(), {
+        action: "approve_expense",
+        hitl: { tool: "approve_expense", context },
+        metadata: { context: {} },
+      }),
+    ).toMatchObject({ level: "quick", confidence: 75 });
+  });
+
   it("takes thresholds and a scorer", async () => {
     const p = confidencePolicy({ autoThreshold: 50, quickThreshold: 10, score: () => 49 });
     expect(await ask(p, {})).toMatchObject({ level: "quick", confidence: 49 });
