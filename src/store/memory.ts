@@ -13,6 +13,7 @@ import {
   parseCursor,
   summaryOf,
 } from "./paging.js";
+import { checkColumns, checkDrafts } from "./storable.js";
 
 /** Idempotency keys are scoped per requester. */
 const keyOf = (requester: string, key: string) => `${requester}\u0000${key}`;
@@ -82,6 +83,8 @@ export function memoryStore(): Store {
     async migrate() {},
     async insertRequest(request, events) {
       guard();
+      checkColumns(request);
+      checkDrafts(events);
       const existingId =
         request.key === undefined ? undefined : byKey.get(keyOf(request.requester, request.key));
       const existing = existingId === undefined ? undefined : byId.get(existingId);
@@ -139,6 +142,8 @@ export function memoryStore(): Store {
     },
     async transition(next, expectedVersion, events) {
       guard();
+      checkColumns(next);
+      checkDrafts(events);
       if (next.version !== expectedVersion + 1) {
         throw new AirlockError(
           "invalid_input",
@@ -154,6 +159,7 @@ export function memoryStore(): Store {
     },
     async appendAudit(events) {
       guard();
+      checkDrafts(events);
       return append(events);
     },
     async listAudit(filter) {

@@ -2,11 +2,11 @@
 // engine's types. Requests are kept whole as JSON text in `doc`; the other columns exist to be
 // filtered, sorted and locked on.
 import { createHash } from "node:crypto";
-import { InvalidInputError } from "../core/errors.js";
 import type { ApprovalRequest, AuditEvent } from "../core/schemas.js";
 import type { AuditFilter, ListFilter } from "../core/store.js";
 import { clampLimit, listOrder, NO_DEADLINE, parseCursor } from "./paging.js";
 import { columnsOf } from "./rows.js";
+import { checkColumns, columnText } from "./storable.js";
 
 /** A request's position in deadline order, as the index `requests_status_deadline_id` holds it. */
 const DEADLINE_KEY = `COALESCE(deadline, ${NO_DEADLINE.toExponential().replace("+", "")}::double precision)`;
@@ -217,58 +217,31 @@ function whereOf(filter: ListFilter): { where: string[]; values: unknown[] } {
   return { where, values };
 }
 
-// A NUL, or half of a surrogate pair, cannot be stored in a PostgreSQL text column as written: the
-// first is refused, the second silently replaced, which would break the audit hash of that event.
-// Inside the JSON columns both are escaped, so only plain text columns are checked.
-const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-function text<T extends string | null | undefined>(value: T, field: string): T {
-  if (typeof value === "string" && (value.includes("\0") || UNPAIRED_SURROGATE.test(value))) {
-    throw new InvalidInputError(
-      `\`${field}\` contains a NUL character or an unpaired surrogate, which cannot be stored as written`,
-      field,
-    );
-  }
-  return value;
-}
-
-function texts(values: string[], field: string): string[] {
-  for (const v of values) text(v, field);
-  return values;
-}
-
-/** Refuses, before any transaction opens, audit events a text column could not hold as written. */
-export function checkDrafts(drafts: readonly { requestId?: string; actor: string }[]): void {
-  for (const d of drafts) {
-    text(d.requestId, "requestId");
-    text(d.actor, "actor");
-  }
-}
-
 /** The values of `insert` ($1..$24). */
 export function insertValues(r: ApprovalRequest): unknown[] {
+  checkColumns(r);
   const c = columnsOf(r);
   return [
-    text(c.id, "id"),
-    text(c.key, "key"),
-    text(c.action, "action"),
-    text(c.title, "title"),
+    c.id,
+    c.key,
+    c.action,
+    c.title,
     c.status,
     c.risk,
     c.confidence,
     c.level,
-    text(c.requester, "requester"),
-    texts(c.approvers, "approvers"),
+    c.requester,
+    c.approvers,
     c.quorum,
     c.deadline,
     c.created_at,
     c.updated_at,
-    text(c.correlation_id, "correlationId"),
-    text(c.revision_of, "revisionOf"),
+    c.correlation_id,
+    c.revision_of,
     c.item_count,
     c.outcome,
     c.method,
-    text(c.reviewer, "decision.reviewer"),
+    c.reviewer,
     c.decided_at,
     c.version,
     c.doc_bytes,
@@ -278,25 +251,26 @@ export function insertValues(r: ApprovalRequest): unknown[] {
 
 /** The values of `update` ($1..$22). */
 export function updateValues(r: ApprovalRequest, expectedVersion: number): unknown[] {
+  checkColumns(r);
   const c = columnsOf(r);
   return [
     c.id,
-    text(c.action, "action"),
-    text(c.title, "title"),
+    c.action,
+    c.title,
     c.status,
     c.risk,
     c.confidence,
     c.level,
-    texts(c.approvers, "approvers"),
+    c.approvers,
     c.quorum,
     c.deadline,
     c.updated_at,
-    text(c.correlation_id, "correlationId"),
-    text(c.revision_of, "revisionOf"),
+    c.correlation_id,
+    c.revision_of,
     c.item_count,
     c.outcome,
     c.method,
-    text(c.reviewer, "decision.reviewer"),
+    c.reviewer,
     c.decided_at,
     c.version,
     c.doc_bytes,
@@ -310,9 +284,9 @@ export function appendValues(events: AuditEvent[]): unknown[] {
   const last = events[events.length - 1];
   return [
     events.map((e) => e.seq),
-    events.map((e) => text(e.requestId ?? null, "requestId")),
+    events.map((e) => columnText(e.requestId ?? null, "requestId")),
     events.map((e) => e.type),
-    events.map((e) => text(e.actor, "actor")),
+    events.map((e) => columnText(e.actor, "actor")),
     events.map((e) => e.at),
     events.map((e) => JSON.stringify(e.data)),
     events.map((e) => e.prevHash),

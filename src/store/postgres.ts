@@ -28,7 +28,6 @@ import { createChangeListener, type ListenConnection } from "./postgres-listener
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
 import {
   appendValues,
-  checkDrafts,
   insertValues,
   type Query,
   quoteIdent,
@@ -48,6 +47,7 @@ import {
   type SummaryRow,
   summaryFromRow,
 } from "./rows.js";
+import { checkDrafts } from "./storable.js";
 
 export interface PostgresStoreOptions {
   /** The schema holding Airlock's tables; created when missing. @default "public" */

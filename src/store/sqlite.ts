@@ -37,6 +37,7 @@ import {
 import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
+import { checkColumns, checkDrafts } from "./storable.js";
 
 export interface SqliteStoreOptions {
   /** How often to look for other processes' commits while someone is listening. @default 10 */
@@ -311,6 +312,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       await attempt("migrate", () => migrateSync(db, own));
     },
     async insertRequest(request, events) {
+      checkColumns(request);
+      checkDrafts(events);
       return noted(await attempt("insertRequest", () => insertTx.immediate(request, events)));
     },
     async getRequest(id) {
@@ -369,11 +372,14 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
           "transition: next.version must be expectedVersion + 1",
         );
       }
+      checkColumns(next);
+      checkDrafts(events);
       return noted(
         await attempt("transition", () => transitionTx.immediate(next, expectedVersion, events)),
       );
     },
     async appendAudit(events) {
+      checkDrafts(events);
       const appended = await attempt("appendAudit", () => appendTx.immediate(events));
       return noted({ events: appended }).events;
     },

@@ -7,7 +7,7 @@ import type { AuditDraft } from "../../src/core/schemas.js";
 import { createAirlock } from "../../src/engine/engine.js";
 import { type PostgresStore, postgresStore } from "../../src/store/postgres.js";
 import { maskUrl } from "../../src/store/postgres-errors.js";
-import { makeRequest } from "../store-contract/contract.js";
+import { makeRequest } from "../../src/testing/index.js";
 import { adminQuery, describePg, dropSchema, freshSchema } from "./pg-env.js";
 
 const created = (id: string): AuditDraft => ({

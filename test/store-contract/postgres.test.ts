@@ -4,9 +4,10 @@
 // node-postgres defaults, one statement at a time).
 import pg from "pg";
 import { afterAll } from "vitest";
-import { postgresStore } from "../../src/store/postgres.js";
+import type { Store } from "../../src/core/store.js";
+import { type PostgresStore, postgresStore } from "../../src/store/postgres.js";
+import { runStoreContract } from "../../src/testing/index.js";
 import { describePg, dropSchema, freshSchema } from "../postgres/pg-env.js";
-import { runStoreContract } from "./contract.js";
 
 await describePg("postgres store contract", ({ url }) => {
   const schemas: string[] = [];
@@ -20,9 +21,13 @@ await describePg("postgres store contract", ({ url }) => {
     schemas.push(s);
     return s;
   };
+  // Another store object on the same schema, with a pool of its own: as another process opens it.
+  const reopen = async (store: Store) =>
+    postgresStore(url, { schema: (store as PostgresStore).schema, max: 2 });
   runStoreContract({
     name: "postgres",
     create: async () => postgresStore(url, { schema: schema(), max: 4 }),
+    reopen,
     createKeyed: async (options) => postgresStore(url, { schema: schema(), max: 2, ...options }),
   });
   runStoreContract({
@@ -32,5 +37,6 @@ await describePg("postgres store contract", ({ url }) => {
       pools.push(pool);
       return postgresStore(pool, { schema: schema() });
     },
+    reopen,
   });
 });

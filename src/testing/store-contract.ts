@@ -1,28 +1,49 @@
-// The contract every Store must pass. Each backend supplies an initializer (name, create, destroy);
-// differences between backends are declared with a reason in `skip`, never hidden in a test.
+// The contract every Store must pass, for Airlock's own stores and for yours: call
+// `runStoreContract` from a vitest test file with a way to create a fresh store, and every method of
+// the Store port is checked against what the engine relies on. Differences are declared with a reason
+// in `skip` (shown in the skipped test's name), never hidden inside a test. Needs vitest (an optional
+// peer dependency of this package).
+//
+//   import { runStoreContract } from "airlock/testing";
+//   runStoreContract({ name: "my store", create: async () => myStore(), destroy: async (s) => ... });
 
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { auditKeyBytes, auditKeyId, createVerifier, hashEvent } from "../../src/audit/chain.js";
-import { verifyAuditLog } from "../../src/audit/verify.js";
-import { hashArgs } from "../../src/core/hash.js";
-import type { ApprovalRequest, AuditDraft } from "../../src/core/schemas.js";
-import type { ListFilter, ListOrder, Store } from "../../src/core/store.js";
-import { summaryOf } from "../../src/store/paging.js";
-import { tempDir } from "../helpers.js";
+import { auditKeyBytes, auditKeyId, createVerifier, hashEvent } from "../audit/chain.js";
+import { verifyAuditLog } from "../audit/verify.js";
+import { hashArgs } from "../core/hash.js";
+import type { ApprovalRequest, AuditDraft } from "../core/schemas.js";
+import type { ListFilter, ListOrder, Store } from "../core/store.js";
+import { summaryOf } from "../store/paging.js";
 
-export interface StoreInitializer {
+/** What `runStoreContract` needs to know about a store. */
+export interface StoreContractOptions {
+  /** Names the suite: "Store contract: <name>". */
   name: string;
+  /** A new, empty store. Each test gets its own; the suite calls `migrate()` and, after the test,
+   * `destroy` and then `close()`. */
   create(): Promise<Store>;
-  /** A store with an audit key (and a checkpoint file), for the keyed-chain tests; stores without
-   * keys (memory) leave it out and those tests are skipped. */
-  createKeyed?(options: { auditKey: string; checkpointFile?: string }): Promise<Store>;
+  /** Cleans up after a test (drop its schema, remove its file), before the suite closes `store`. */
   destroy?(store: Store): Promise<void>;
+  /** A second store object on the same database as `store`, as another process would open it: the
+   * change-signal tests commit through it. A store with no second connection (in memory) leaves it
+   * out and names those tests in `skip`, with the reason. The suite closes what this returns. */
+  reopen?(store: Store): Promise<Store>;
+  /** A store with an audit key (and a checkpoint file), for the keyed-chain tests; stores without
+   * keys leave it out and those tests are skipped. */
+  createKeyed?(options: { auditKey: string; checkpointFile?: string }): Promise<Store>;
+  /** Tests this store does not pass, by name, each group with its reason. A name that is not a test
+   * of the contract fails the suite, so a skip cannot outlive its test. */
   skip?: { reason: string; tests: string[] }[];
 }
 
+/** @deprecated the earlier name of `StoreContractOptions`. */
+export type StoreInitializer = StoreContractOptions;
+
 let counter = 0;
+/** A valid pending request with a fresh id (ids grow, as the engine's do), for store tests. */
 export function makeRequest(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
   counter++;
   const now = 1_700_000_000_000 + counter;
@@ -60,10 +81,30 @@ const created = (r: ApprovalRequest): AuditDraft => ({
   data: { title: r.title },
 });
 
-export function runStoreContract(init: StoreInitializer): void {
+function tempDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "airlock-contract-"));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Resolves once `check()` is true, polling; fails naming `what` after `ms`. */
+async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Strings no text column keeps as written: a NUL, a lone high and a lone low surrogate. */
+const UNSTORABLE = ["a\u0000b", "x\ud800y", "\udc00z"];
+
+/** Defines the contract's tests (vitest `describe`/`it`) for one store. */
+export function runStoreContract(init: StoreContractOptions): void {
   const skipped = new Map<string, string>();
   for (const s of init.skip ?? []) for (const t of s.tests) skipped.set(t, s.reason);
+  const names = new Set<string>();
   const test = (name: string, fn: () => Promise<void>) => {
+    names.add(name);
     const reason = skipped.get(name);
     if (reason) it.skip(`${name} (skipped on ${init.name}: ${reason})`, fn);
     else it(name, fn);
@@ -463,11 +504,227 @@ export function runStoreContract(init: StoreInitializer): void {
       expect(await store.outcomes(a.createdAt + 501)).toEqual([]);
     });
 
+    test("reads a request back by its requester and key", async () => {
+      const a = makeRequest({ key: "by-key", requester: "agent-a" });
+      const b = makeRequest({ key: "by-key", requester: "agent-b" });
+      for (const r of [a, b]) await store.insertRequest(r, [created(r)]);
+      expect(await store.getRequestByKey("agent-a", "by-key")).toEqual(a);
+      expect(await store.getRequestByKey("agent-b", "by-key")).toEqual(b);
+      expect(await store.getRequestByKey("agent-c", "by-key")).toBeUndefined();
+      expect(await store.getRequestByKey("agent-a", "other")).toBeUndefined();
+    });
+
+    test("due requests: pending, deadline at or before now, earliest first, at most limit", async () => {
+      const late = makeRequest({ deadline: 300 });
+      const early = makeRequest({ deadline: 100 });
+      const exact = makeRequest({ deadline: 250 });
+      const future = makeRequest({ deadline: 251 });
+      const none = makeRequest();
+      // A terminal request is never due, whatever its document says.
+      const settled = makeRequest({ status: "approved", deadline: 50 });
+      for (const r of [late, early, exact, future, none, settled]) {
+        await store.insertRequest(r, [created(r)]);
+      }
+      expect(await store.nextDeadline()).toBe(100);
+      expect(await store.dueRequests(99, 10)).toEqual([]);
+      expect(await store.dueRequests(250, 10)).toEqual([early, exact]);
+      expect(await store.dueRequests(250, 1)).toEqual([early]);
+      expect((await store.dueRequests(10_000, 10)).map((r) => r.id)).toEqual([
+        early.id,
+        exact.id,
+        future.id,
+        late.id,
+      ]);
+    });
+
+    test("due requests come back until transitioned; a transitioned one is no longer due", async () => {
+      const a = makeRequest({ deadline: 100 });
+      const b = makeRequest({ deadline: 200 });
+      const c = makeRequest({ deadline: 300 });
+      for (const r of [a, b, c]) await store.insertRequest(r, [created(r)]);
+      // A sweep that stopped half way finds the same requests again.
+      expect((await store.dueRequests(1000, 10)).map((r) => r.id)).toEqual([a.id, b.id, c.id]);
+      expect((await store.dueRequests(1000, 10)).map((r) => r.id)).toEqual([a.id, b.id, c.id]);
+      // Timed out (deadline gone), as the sweeper writes it.
+      const timedOut: ApprovalRequest = { ...a, status: "timed_out", version: 2 };
+      delete timedOut.deadline;
+      expect((await store.transition(timedOut, 1, [])).ok).toBe(true);
+      // Decided by a person, the document still naming its old deadline: not due either.
+      expect((await store.transition({ ...b, status: "approved", version: 2 }, 1, [])).ok).toBe(
+        true,
+      );
+      // Escalated: still pending, with a later deadline; due again only then.
+      const escalated = { ...c, deadline: 5000, escalations: 1, version: 2 };
+      expect((await store.transition(escalated, 1, [])).ok).toBe(true);
+      expect(await store.dueRequests(1000, 10)).toEqual([]);
+      expect(await store.nextDeadline()).toBe(5000);
+      expect(await store.dueRequests(5000, 10)).toEqual([escalated]);
+    });
+
+    const reopened = async (): Promise<Store> => {
+      if (!init.reopen) {
+        throw new Error(
+          `give runStoreContract a reopen(store) for ${init.name}, or name this test in skip with the reason`,
+        );
+      }
+      const other = await init.reopen(store);
+      await other.migrate();
+      return other;
+    };
+
+    test("change signal: commits by another connection call onExternalChange", async () => {
+      const other = await reopened();
+      let calls = 0;
+      const off = store.onExternalChange(() => {
+        calls++;
+      });
+      try {
+        const r = makeRequest({ deadline: 1000 });
+        let before = calls;
+        await other.insertRequest(r, [created(r)]);
+        await until("a signal after another connection inserted", () => calls > before);
+        expect(await store.getRequest(r.id)).toEqual(r);
+
+        before = calls;
+        const next = { ...r, status: "rejected" as const, version: 2 };
+        delete next.deadline;
+        expect((await other.transition(next, 1, [])).ok).toBe(true);
+        await until("a signal after another connection's transition", () => calls > before);
+        expect((await store.getRequest(r.id))?.status).toBe("rejected");
+
+        before = calls;
+        await other.appendAudit([
+          { type: "viewed", requestId: r.id, actor: "bob", at: 2, data: {} },
+        ]);
+        await until("a signal after another connection appended to the audit", () => {
+          return calls > before;
+        });
+        expect(await store.listAudit({ requestId: r.id })).toHaveLength(2);
+      } finally {
+        off();
+        await other.close();
+      }
+    });
+
+    test("change signal: each listener is called, and unsubscribing one keeps the others", async () => {
+      const other = await reopened();
+      let first = 0;
+      let second = 0;
+      const offFirst = store.onExternalChange(() => {
+        first++;
+      });
+      const offSecond = store.onExternalChange(() => {
+        second++;
+      });
+      try {
+        const a = makeRequest();
+        let before = [first, second];
+        await other.insertRequest(a, [created(a)]);
+        await until("both listeners", () => first > (before[0] ?? 0) && second > (before[1] ?? 0));
+        offFirst();
+        before = [first, second];
+        const b = makeRequest();
+        await other.insertRequest(b, [created(b)]);
+        await until("the listener still subscribed", () => second > (before[1] ?? 0));
+      } finally {
+        offFirst();
+        offSecond();
+        await other.close();
+      }
+    });
+
+    test("text a column cannot keep (NUL, lone surrogate) is refused and nothing is written", async () => {
+      for (const bad of UNSTORABLE) {
+        const variants: Partial<ApprovalRequest>[] = [
+          { title: bad },
+          { action: bad },
+          { requester: bad },
+          { approvers: ["ops", bad] },
+          { key: bad },
+          { correlationId: bad },
+          { revisionOf: bad },
+        ];
+        for (const over of variants) {
+          const r = makeRequest(over);
+          await expect(store.insertRequest(r, [created(r)])).rejects.toMatchObject({
+            code: "invalid_input",
+          });
+          expect(await store.getRequest(r.id)).toBeUndefined();
+        }
+        const fine = makeRequest();
+        await expect(
+          store.insertRequest(fine, [{ ...created(fine), actor: bad }]),
+        ).rejects.toMatchObject({ code: "invalid_input" });
+        expect(await store.getRequest(fine.id)).toBeUndefined();
+        await expect(
+          store.appendAudit([{ type: "viewed", actor: bad, at: 1, data: {} }]),
+        ).rejects.toMatchObject({ code: "invalid_input" });
+      }
+      expect(await store.listAudit({})).toEqual([]);
+      expect(await store.countRequests({})).toBe(0);
+
+      const r = makeRequest();
+      await store.insertRequest(r, [created(r)]);
+      for (const bad of UNSTORABLE) {
+        await expect(
+          store.transition({ ...r, title: bad, version: 2 }, 1, []),
+        ).rejects.toMatchObject({ code: "invalid_input" });
+        const decided: ApprovalRequest = {
+          ...r,
+          status: "approved",
+          version: 2,
+          decision: {
+            outcome: "approved",
+            method: "approve_all",
+            reviewer: bad,
+            channel: "web",
+            decidedAt: r.createdAt + 1,
+          },
+        };
+        await expect(store.transition(decided, 1, [])).rejects.toMatchObject({
+          code: "invalid_input",
+        });
+        await expect(
+          store.transition({ ...r, status: "approved", version: 2 }, 1, [
+            { type: "decided", requestId: r.id, actor: bad, at: 1, data: {} },
+          ]),
+        ).rejects.toMatchObject({ code: "invalid_input" });
+      }
+      expect(await store.getRequest(r.id)).toEqual(r);
+      expect(await store.listAudit({})).toHaveLength(1);
+    });
+
+    test("JSON keeps NUL and lone surrogates exactly, and the chain still verifies", async () => {
+      const odd = {
+        nul: "a\u0000b",
+        high: "x\ud800y",
+        low: "\udc00",
+        pair: "\ud83d\ude00",
+        "k\u0000": 1,
+      };
+      const r = makeRequest({
+        args: odd,
+        argsHash: hashArgs(odd),
+        preview: "p\u0000\ud800",
+        metadata: { note: "\udbff" },
+      });
+      const res = await store.insertRequest(r, [{ ...created(r), data: { odd } }]);
+      expect(res.created).toBe(true);
+      expect(await store.getRequest(r.id)).toEqual(r);
+      expect((await store.listRequests({})).items).toEqual([r]);
+      const [event] = await store.listAudit({});
+      expect(event?.data).toEqual({ odd });
+      expect(event).toEqual(res.events[0]);
+      const v = createVerifier();
+      for (const e of await store.listAudit({})) expect(v.push(e)).toBeUndefined();
+    });
+
     const keyedTest = (
       name: string,
-      fn: (createKeyed: NonNullable<StoreInitializer["createKeyed"]>) => Promise<void>,
+      fn: (createKeyed: NonNullable<StoreContractOptions["createKeyed"]>) => Promise<void>,
     ) => {
       const createKeyed = init.createKeyed;
+      names.add(name);
       if (!createKeyed)
         it.skip(`${name} (skipped on ${init.name}: no audit key support)`, () => {});
       else test(name, () => fn(createKeyed));
@@ -534,5 +791,13 @@ export function runStoreContract(init: StoreInitializer): void {
       await expect(s.getRequest("x")).rejects.toMatchObject({ code: "closed" });
       // afterEach closes the suite's own store.
     });
+
+    // Once the tests are defined: a skip naming no test of the contract is a mistake.
+    const unknown = [...skipped.keys()].filter((name) => !names.has(name));
+    if (unknown.length > 0) {
+      throw new Error(
+        `runStoreContract(${init.name}): skip names no test of the contract: ${unknown.join(", ")}`,
+      );
+    }
   });
 }
