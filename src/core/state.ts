@@ -374,7 +374,13 @@ function terminal(request: ApprovalRequest, decision: Decision, now: number): Tr
   return {
     next,
     decision,
-    events: [event(type, request, decision.reviewer, now, decisionData(decision))],
+    // The request's creation time rides along, so whoever times reviews (metrics) needs no read.
+    events: [
+      event(type, request, decision.reviewer, now, {
+        ...decisionData(decision),
+        createdAt: request.createdAt,
+      }),
+    ],
   };
 }
 

@@ -15,10 +15,6 @@ import { AUTOMATIC_METHODS } from "../core/state.js";
 import type { Airlock } from "../engine/engine.js";
 import type { ServerEnv } from "./env.js";
 
-/** Creation times remembered for requests still undecided; past it the oldest are forgotten (their
- * review is then not timed unless the decision event carries `createdAt`). */
-const MAX_REMEMBERED = 50_000;
-
 const COUNTED = new Set(["created", "decided", "timed_out", "cancelled", "escalated"]);
 
 export interface ServerMetrics {
@@ -90,17 +86,6 @@ export function createServerMetrics(
     collectDefaultMetrics({ register: registry });
   }
 
-  // When each request was created, from the `created` events this tail has seen (or the decision
-  // event's own `createdAt`), so a review is timed without reading the request back.
-  const createdAt = new Map<string, number>();
-  const rememberCreated = (id: string, at: number) => {
-    if (createdAt.size >= MAX_REMEMBERED) {
-      const oldest = createdAt.keys().next().value;
-      if (oldest !== undefined) createdAt.delete(oldest);
-    }
-    createdAt.set(id, at);
-  };
-
   const stopper = new AbortController();
   void (async () => {
     try {
@@ -108,7 +93,6 @@ export function createServerMetrics(
         if (!COUNTED.has(e.type)) continue;
         if (e.type === "created") {
           created.inc();
-          if (e.requestId !== undefined) rememberCreated(e.requestId, e.at);
           continue;
         }
         if (e.type === "escalated") {
@@ -118,11 +102,9 @@ export function createServerMetrics(
         const outcome = String(e.data.outcome ?? e.type);
         const method = String(e.data.method ?? "unknown");
         decisions.inc({ outcome, method });
-        if (e.requestId === undefined) continue;
-        const since =
-          typeof e.data.createdAt === "number" ? e.data.createdAt : createdAt.get(e.requestId);
-        createdAt.delete(e.requestId);
-        if (!AUTOMATIC_METHODS.has(method as Method) && since !== undefined) {
+        // Terminal events carry their request's creation time: a review is timed without a read.
+        const since = e.data.createdAt;
+        if (!AUTOMATIC_METHODS.has(method as Method) && typeof since === "number") {
           reviewDuration.observe({ outcome }, Math.max(0, e.at - since) / 1000);
         }
       }
