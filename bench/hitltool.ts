@@ -34,14 +34,14 @@ export async function benchHitlTool(): Promise<Figure[]> {
       await wrapped(args(i));
       await bare(args(i));
     });
-    const before = (await engine.store.auditHead())?.seq ?? 0;
+    const before = (await engine.auditHead())?.seq ?? 0;
     const bareRun = await bounded(CALLS, MAX_MS, async (i) => {
       await bare(args(i));
     });
     const wrappedRun = await bounded(CALLS, MAX_MS, async (i) => {
       await wrapped(args(i));
     });
-    const written = ((await engine.store.auditHead())?.seq ?? 0) - before;
+    const written = ((await engine.auditHead())?.seq ?? 0) - before;
     if (written !== wrappedRun.n) {
       throw new Error(`expected ${wrappedRun.n} audit records, found ${written}`);
     }
