@@ -15,7 +15,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const README = join(ROOT, "README.md");
 const run = promisify(execFile);
 
-export interface Snippet {
+interface Snippet {
   /** Line of the opening fence in README.md (1-based). */
   line: number;
   code: string;
@@ -26,7 +26,7 @@ export interface Snippet {
 }
 
 /** Every ```ts (or ```typescript) block of a markdown text. */
-export function snippetsOf(markdown: string): Snippet[] {
+function snippetsOf(markdown: string): Snippet[] {
   const lines = markdown.split("\n");
   const out: Snippet[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -65,7 +65,7 @@ function pathsFromExports(dir: string): Record<string, string[]> {
 
 /** Type-checks the snippets of `markdown` in one compiler run: the messages of each (README line
  * numbers), by snippet index; fragments are not compiled. */
-export async function compileSnippets(
+async function compileSnippets(
   snippets: Snippet[],
   source = "README.md",
 ): Promise<Map<number, string[]>> {

@@ -74,7 +74,7 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
               .map((i) => i.label)
               .join(", ")}]`
           : "";
-        process.stdout.write(safeLine(`${id}: ${s.status}${sel} by ${s.reviewer}`) + "\n");
+        process.stdout.write(`${safeLine(`${id}: ${s.status}${sel} by ${s.reviewer}`)}\n`);
       });
     });
 
