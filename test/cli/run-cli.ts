@@ -33,10 +33,15 @@ export function startCli(
     stderr += d.toString();
   });
   if (options.input !== undefined) child.stdin?.write(options.input);
+  // Kept open for a while, stdin closes then or when the command exits, whichever comes first.
+  let closing: NodeJS.Timeout | undefined;
   if (!options.keepOpenMs) child.stdin?.end();
-  else setTimeout(() => child.stdin?.end(), options.keepOpenMs);
+  else closing = setTimeout(() => child.stdin?.end(), options.keepOpenMs);
   const done = new Promise<CliResult>((resolve) =>
-    child.on("exit", (code) => resolve({ code, stdout, stderr })),
+    child.on("exit", (code) => {
+      clearTimeout(closing);
+      resolve({ code, stdout, stderr });
+    }),
   );
   return { child, output: () => ({ stdout, stderr }), done };
 }
