@@ -11,6 +11,7 @@ const optional: { file: string; fn: string }[] = [
   { file: "./hitltool.ts", fn: "benchHitlTool" },
   { file: "./http.ts", fn: "benchHttp" },
   { file: "./postgres.ts", fn: "benchPostgres" },
+  { file: "./langgraph.ts", fn: "benchLangGraph" },
 ];
 
 async function main() {

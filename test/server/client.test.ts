@@ -1,5 +1,5 @@
 // The remote client end to end against the real server: same API as the engine, same errors.
-import { createServer as createTcpServer } from "node:net";
+import { createServer as createTcpServer, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "../../src/client/index.js";
 import { isAirlockError } from "../../src/core/errors.js";
@@ -202,7 +202,12 @@ describe("createClient", () => {
   });
 
   it("gives up on a server that accepts but never answers, after requestTimeoutMs", async () => {
-    const silent = createTcpServer(() => {});
+    // It holds the connections it accepts, so they can be destroyed at the end (close() alone
+    // leaves accepted sockets open).
+    const accepted: Socket[] = [];
+    const silent = createTcpServer((socket) => {
+      accepted.push(socket);
+    });
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     const port = (silent.address() as { port: number }).port;
     try {
@@ -218,6 +223,7 @@ describe("createClient", () => {
       expect(String(err.message)).toContain("200 ms");
       expect(Date.now() - started).toBeLessThan(3000);
     } finally {
+      for (const socket of accepted) socket.destroy();
       silent.close();
     }
   });

@@ -230,8 +230,12 @@ async function endsWithin(res: Response, ms: number, meanwhile: () => Promise<vo
     }
   })();
   await meanwhile();
-  const timer = new Promise<boolean>((r) => setTimeout(() => r(false), ms));
+  let timeout: NodeJS.Timeout | undefined;
+  const timer = new Promise<boolean>((r) => {
+    timeout = setTimeout(() => r(false), ms);
+  });
   const ended = await Promise.race([done, timer]);
+  clearTimeout(timeout);
   if (!ended) await reader.cancel();
   return ended;
 }
@@ -281,12 +285,14 @@ describe("/inbox/stream ends with its credentials (issue 11 item 3)", () => {
     const deadline = Date.now() + 5000;
     let ended = false;
     while (Date.now() < deadline) {
+      let timeout: NodeJS.Timeout | undefined;
       const chunk = await Promise.race([
         reader.read(),
-        new Promise<{ done: boolean; value?: Uint8Array }>((r) =>
-          setTimeout(() => r({ done: false }), deadline - Date.now()),
-        ),
+        new Promise<{ done: boolean; value?: Uint8Array }>((r) => {
+          timeout = setTimeout(() => r({ done: false }), deadline - Date.now());
+        }),
       ]);
+      clearTimeout(timeout);
       if (chunk.done) {
         ended = true;
         break;

@@ -15,12 +15,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Files known to leak, each with what it leaves open: reported on stderr, not failed, until fixed.
  * Remove an entry with its fix. */
-const KNOWN_LEAKS: Record<string, string> = {
-  "test/server/client.test.ts":
-    "a socket: the connection the silent TCP server accepted is never destroyed (server.close() leaves accepted sockets open)",
-  "test/server/inbox-http.test.ts":
-    "2 timers: the setTimeout losers of Promise.race in endsWithin() and in the stream-deadline loop are never cleared",
-};
+const KNOWN_LEAKS: Record<string, string> = {};
 
 /** How long closing things get to finish before what is left counts as a leak. */
 const GRACE_MS = 3000;
