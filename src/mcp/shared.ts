@@ -100,7 +100,7 @@ export function pendingAnswer(
 } {
   const where = inboxUrl
     ? `Decide it in the inbox: ${inboxUrl}`
-    : `Decide it in the inbox (\`airlock serve\`, then open /inbox) or with \`airlock decide ${request.id} approve\`.`;
+    : `Decide it in the inbox (run \`airlock serve\` and open http://127.0.0.1:7420/requests/${request.id}) or with \`airlock decide ${request.id} approve\`.`;
   const retry =
     "Call the same tool again with the same arguments to keep waiting; it re-attaches to this request.";
   const deadline =
