@@ -3,6 +3,7 @@
 // `airlock decide` command on the same file.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -251,6 +252,32 @@ function freePort(): Promise<number> {
   });
 }
 
+/** POSTs an empty JSON object to 127.0.0.1:<port>/mcp with these headers (node:http, which lets a
+ * test set Host); resolves with the status. */
+function postStatus(port: number, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        path: "/mcp",
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...headers,
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on("error", reject);
+    req.end("{}");
+  });
+}
+
 describe("airlock mcp --http", () => {
   it("serves the same tools over Streamable HTTP on 127.0.0.1", async () => {
     const port = await freePort();
@@ -285,12 +312,48 @@ describe("airlock mcp --http", () => {
       expect(got.data).toMatchObject({ id: created.data.id, status: "approved" });
       const bad = await call(client, "get_request", { id: "" });
       expect(bad.result.isError).toBe(true);
+      // A web page reaching the port through another name (DNS rebinding) is refused.
+      expect(await postStatus(port, { host: "evil.example" })).toBe(403);
+      const fromPage = await fetch(`http://127.0.0.1:${port}/mcp`, {
+        method: "POST",
+        headers: { origin: "https://evil.example", "content-type": "application/json" },
+        body: "{}",
+      });
+      expect(fromPage.status).toBe(403);
+      await fromPage.body?.cancel();
     } finally {
       for (const c of clients.splice(0)) await c.close();
       child.kill("SIGTERM");
       expect(await exited).toBe(0);
     }
     expect(stdout).toBe("");
+  });
+});
+
+describe("airlock mcp --http, port taken", () => {
+  it("says the port is in use in one line and exits 4", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const address = taken.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    try {
+      const child = spawn(process.execPath, [...mcpArgs(), "--db", db, "--http", String(port)], {
+        env: baseEnv(),
+        cwd: ROOT,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      expect(code).toBe(4);
+      expect(stderr.trim().split("\n")).toEqual([
+        `airlock: 127.0.0.1:${port} is already in use; choose another port with --http`,
+      ]);
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
   });
 });
 

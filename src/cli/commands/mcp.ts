@@ -2,11 +2,17 @@
 // log goes to stderr) or Streamable HTTP on 127.0.0.1 with --http PORT.
 import { createRequire } from "node:module";
 import { serve } from "@hono/node-server";
-import { createMcpHandler } from "@modelcontextprotocol/server";
+import {
+  createMcpHandler,
+  hostHeaderValidationResponse,
+  localhostAllowedHostnames,
+  localhostAllowedOrigins,
+  originValidationResponse,
+} from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import type { Command } from "commander";
 import { createMcpServer } from "../../mcp/server.js";
-import { type GlobalOptions, withGate } from "../context.js";
+import { CliError, type GlobalOptions, withGate } from "../context.js";
 import { positiveInt } from "../parse.js";
 
 interface McpOptions {
@@ -61,14 +67,28 @@ export function registerMcp(program: Command, globals: () => GlobalOptions): voi
             port: opts.http,
             fetch: (req) => {
               const path = new URL(req.url).pathname;
-              if (path !== "/mcp")
+              if (path !== "/mcp") {
                 return new Response("Not found; the MCP endpoint is /mcp\n", { status: 404 });
+              }
+              // Loopback only: a web page reaching 127.0.0.1 (DNS rebinding, a foreign Origin) is refused.
+              const refused =
+                hostHeaderValidationResponse(req, localhostAllowedHostnames()) ??
+                originValidationResponse(req, localhostAllowedOrigins());
+              if (refused) return refused;
               return handler.fetch(req);
             },
           });
           await new Promise<void>((resolve, reject) => {
             httpServer.once("listening", resolve);
-            httpServer.once("error", reject);
+            httpServer.once("error", (err: NodeJS.ErrnoException) => {
+              reject(
+                err.code === "EADDRINUSE"
+                  ? new CliError(
+                      `127.0.0.1:${opts.http} is already in use; choose another port with --http`,
+                    )
+                  : err,
+              );
+            });
           });
           process.stderr.write(
             `airlock mcp: Streamable HTTP on http://127.0.0.1:${opts.http}/mcp\n`,
