@@ -1,4 +1,17 @@
 // airlock/mcp: the building blocks of `airlock mcp` and `airlock mcp-proxy`, for people who embed them.
+
+export {
+  createMcpProxy,
+  type McpProxy,
+  type McpProxyOptions,
+  type UpstreamSpec,
+} from "../mcp/proxy.js";
+export {
+  loadProxyConfig,
+  type ProxyConfig,
+  type ProxyConfigInput,
+  parseProxyConfig,
+} from "../mcp/proxy-config.js";
 export {
   type CreateMcpServerOptions,
   createMcpServer,

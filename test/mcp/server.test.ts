@@ -210,6 +210,13 @@ describe("airlock mcp over stdio", () => {
     });
     expect(done.data.status).toBe("timed_out");
     expect(done.data.outcome).toBe("timed_out");
+    const approving = await call(client, "request_approval", {
+      title: "Rotate logs",
+      timeoutSeconds: 1,
+      onTimeout: "approve",
+      wait: true,
+    });
+    expect(approving.data.status).toBe("approved");
   });
 
   it("bad input is a tool error with a clear message, and the server keeps serving", async () => {
