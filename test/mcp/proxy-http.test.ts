@@ -91,4 +91,32 @@ describe("createMcpProxy over a Streamable HTTP upstream", () => {
     ]);
     expect((await engine.get(gateId)).executedAt).toBeDefined();
   });
+
+  it("reports progress while a gated call waits", async () => {
+    const progress: string[] = [];
+    let approve: (() => void) | undefined;
+    const call = client.callTool(
+      { name: "pay", arguments: { to: "zed", amount: 700 } },
+      {
+        onprogress: (p) => {
+          progress.push(p.message ?? "");
+          approve?.();
+        },
+      },
+    );
+    let gateId: string | undefined;
+    while (!gateId) {
+      gateId = (await engine.list({ status: "pending" })).items[0]?.id;
+      if (!gateId) await new Promise((r) => setTimeout(r, 10));
+    }
+    const id = gateId;
+    approve = () => {
+      approve = undefined;
+      void engine.decide(id, { outcome: "approved", reviewer: "alice" });
+    };
+    const result = await call;
+    expect(result.isError).toBeFalsy();
+    expect(progress[0]).toBe(`waiting for approval of request ${id}`);
+    expect(written.at(-1)).toEqual({ to: "zed", amount: 700 });
+  }, 30_000);
 });
