@@ -365,4 +365,26 @@ describe("airlock mcp-proxy with a wrong config", () => {
     expect(lines[0]).toContain("number");
     expect(existsSync(marker)).toBe(false);
   }, 60_000);
+
+  it("refuses --local-confirm (self-approval by the client's user) and a missing upstream", async () => {
+    const local = await run([
+      "--import",
+      "tsx",
+      PROXY_MAIN,
+      "--db",
+      db,
+      "mcp-proxy",
+      "--local-confirm",
+      "--",
+      process.execPath,
+      UPSTREAM,
+    ]);
+    expect(local.code).toBe(4);
+    expect(local.stderr.trim().split("\n")).toHaveLength(1);
+    expect(local.stderr).toContain("--local-confirm");
+    expect(local.stderr).toContain("not supported");
+    const none = await run(["--import", "tsx", PROXY_MAIN, "--db", db, "mcp-proxy"]);
+    expect(none.code).toBe(4);
+    expect(none.stderr).toContain("mcp-proxy needs the upstream MCP server");
+  }, 60_000);
 });
