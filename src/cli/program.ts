@@ -5,6 +5,8 @@ import { setRedactionKeys } from "../audit/redact.js";
 import { registerAudit } from "./commands/audit.js";
 import { registerDecide } from "./commands/decide.js";
 import { registerInspect } from "./commands/inspect.js";
+import { registerMcp } from "./commands/mcp.js";
+import { registerMcpProxy } from "./commands/mcp-proxy.js";
 import { registerRequest } from "./commands/request.js";
 import { registerReview } from "./commands/review.js";
 import { CliError, type GlobalOptions } from "./context.js";
@@ -35,6 +37,8 @@ export function buildProgram(): Command {
   registerServe(program, globals);
   registerToken(program, globals);
   registerDemo(program, globals);
+  registerMcp(program, globals);
+  registerMcpProxy(program, globals);
   return program;
 }
 
