@@ -300,7 +300,7 @@ describe("airlock mcp-proxy past the bounded wait", () => {
 });
 
 describe("airlock mcp-proxy killed while a call waits", () => {
-  it("leaves the request pending, and a later decision is recorded", async () => {
+  it("leaves the request pending; a later decision is recorded and the same call runs it once", async () => {
     const { client, transport } = await startProxy(30_000);
     const before = writes().length;
     const call = client
@@ -317,6 +317,13 @@ describe("airlock mcp-proxy killed while a call waits", () => {
     const events = await engine.audit({ requestId: gate.id });
     expect(events.map((e) => e.type)).toContain("decided");
     expect(writes().length).toBe(before);
+    // A new proxy, the same call: it re-attaches to the approved gate and runs it once.
+    const again = await startProxy(30_000);
+    const args = { path: "/data/killed.txt", content: "k" };
+    const result = await again.client.callTool({ name: "write_file", arguments: args });
+    expect(result.isError).toBeFalsy();
+    expect(writes().slice(before)).toEqual([args]);
+    expect((await engine.get(gate.id)).executedAt).toBeDefined();
   }, 90_000);
 });
 
