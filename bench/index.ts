@@ -12,6 +12,7 @@ const optional: { file: string; fn: string }[] = [
   { file: "./http.ts", fn: "benchHttp" },
   { file: "./postgres.ts", fn: "benchPostgres" },
   { file: "./langgraph.ts", fn: "benchLangGraph" },
+  { file: "./mcp.ts", fn: "benchMcp" },
 ];
 
 async function main() {

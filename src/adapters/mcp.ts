@@ -9,6 +9,7 @@ export {
 export {
   loadProxyConfig,
   type ProxyConfig,
+  ProxyConfigError,
   type ProxyConfigInput,
   parseProxyConfig,
 } from "../mcp/proxy-config.js";
