@@ -20,8 +20,8 @@ import {
   type ApprovalRequest,
   hashArgs,
   isAirlockError,
-  type Status,
 } from "../../index.js";
+import { followSettled } from "../shared/follow-settled.js";
 import { type GateResumeValue, isGateInterrupt } from "./gate.js";
 import { airlockToHitlResponse, hitlKey, isHitlRequest } from "./hitl.js";
 
@@ -187,149 +187,49 @@ export interface Resumer {
   readonly ready: Promise<void>;
 }
 
-const SETTLED: Status[] = ["approved", "rejected", "revise", "timed_out", "cancelled"];
-
 /** Resumes every parked thread whose Airlock request settles, exactly once; see the file's header. */
 export function resumeOnDecision(options: ResumeOnDecisionOptions): Resumer {
   const { airlock } = options;
   const by = options.by ?? defaultName();
-  const stopper = new AbortController();
-  const onAbort = () => stopper.abort();
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-  const chains = new Map<string, Promise<void>>();
-  const inFlight = new Set<Promise<void>>();
-
-  /** One resume at a time per thread in this process; others are chained behind it. */
-  function enqueue(threadId: string, hitlRequester?: string): void {
-    const previous = chains.get(threadId) ?? Promise.resolve();
-    const next = previous.then(async () => {
-      if (stopper.signal.aborted) return;
-      try {
-        const result = await resumeThread({
-          graph: options.graph,
-          airlock,
-          threadId,
-          by,
-          ...(options.config ? { config: options.config } : {}),
-          ...(hitlRequester !== undefined ? { hitlRequester } : {}),
-        });
-        if (result.resumed) options.onResumed?.(threadId, result);
-      } catch (err) {
-        options.onError?.(err, threadId);
-      }
-    });
-    chains.set(threadId, next);
-    inFlight.add(next);
-    void next.finally(() => {
-      inFlight.delete(next);
-      if (chains.get(threadId) === next) chains.delete(threadId);
-    });
-  }
-
-  function consider(r: ApprovalRequest): void {
-    if (r.status === "pending") return;
+  const threadOf = (r: ApprovalRequest) => {
     const lg = r.metadata.langgraph as { threadId?: unknown; kind?: unknown } | undefined;
-    if (!lg || typeof lg.threadId !== "string" || lg.kind === "resume") return;
-    enqueue(lg.threadId, lg.kind === "hitl" ? r.requester : undefined);
-  }
-
-  async function catchUp(limit: number): Promise<void> {
-    let cursor: string | undefined;
-    let read = 0;
-    const threads = new Set<string>();
-    while (read < limit && !stopper.signal.aborted) {
-      const page = await airlock.list({
-        status: SETTLED,
-        order: "newest",
-        limit: Math.min(100, limit - read),
-        ...(cursor ? { cursor } : {}),
-      });
-      for (const r of page.items) {
-        const lg = r.metadata.langgraph as { threadId?: unknown } | undefined;
-        if (typeof lg?.threadId === "string" && threads.has(lg.threadId)) continue;
-        if (typeof lg?.threadId === "string") threads.add(lg.threadId);
-        consider(r);
-      }
-      read += page.items.length;
-      if (!page.nextCursor || page.items.length === 0) break;
-      cursor = page.nextCursor;
-    }
-  }
-
-  let tail: Promise<void> = Promise.resolve();
-  const events = airlock.events;
-  let ready: Promise<void>;
-  if (typeof events === "function") {
-    const stream = events
-      .call(airlock, {
-        types: ["decided", "timed_out", "cancelled"],
-        signal: stopper.signal,
-      })
-      [Symbol.asyncIterator]();
-    // The first read fixes the stream's start; the catch-up after it covers everything before.
-    const first = stream.next();
-    tail = (async () => {
-      let step = await first;
-      while (!step.done) {
-        const id = step.value.requestId;
-        if (id) {
-          try {
-            consider(await airlock.get(id));
-          } catch (err) {
-            options.onError?.(err, "");
-          }
-        }
-        step = await stream.next();
-      }
-    })().catch((err: unknown) => {
-      if (!stopper.signal.aborted) options.onError?.(err, "");
-    });
-    ready = catchUp(options.catchUpLimit ?? 1000).catch((err: unknown) =>
-      options.onError?.(err, ""),
-    );
-  } else {
-    ready = catchUp(options.catchUpLimit ?? 1000).catch((err: unknown) =>
-      options.onError?.(err, ""),
-    );
-    const pollMs = options.pollMs ?? 1000;
-    tail = (async () => {
-      await ready;
-      while (!stopper.signal.aborted) {
-        await sleep(pollMs, stopper.signal);
-        if (stopper.signal.aborted) break;
-        await catchUp(100).catch((err: unknown) => options.onError?.(err, ""));
-      }
-    })();
-  }
-
-  let stopping: Promise<void> | undefined;
-  return {
-    ready,
-    stop() {
-      stopping ??= (async () => {
-        stopper.abort();
-        options.signal?.removeEventListener("abort", onAbort);
-        await tail;
-        await ready;
-        await Promise.allSettled([...inFlight]);
-      })();
-      return stopping;
-    },
+    return typeof lg?.threadId === "string" ? { threadId: lg.threadId, kind: lg.kind } : undefined;
   };
+  // One resume at a time per thread in this process; others are chained behind it.
+  return followSettled({
+    airlock,
+    signal: options.signal,
+    catchUpLimit: options.catchUpLimit,
+    pollMs: options.pollMs,
+    passKey: (r) => threadOf(r)?.threadId,
+    onError: (err) => options.onError?.(err, ""),
+    consider(r) {
+      const lg = threadOf(r);
+      if (!lg || lg.kind === "resume") return undefined;
+      const { threadId } = lg;
+      const hitlRequester = lg.kind === "hitl" ? r.requester : undefined;
+      return {
+        key: threadId,
+        run: async () => {
+          try {
+            const result = await resumeThread({
+              graph: options.graph,
+              airlock,
+              threadId,
+              by,
+              ...(options.config ? { config: options.config } : {}),
+              ...(hitlRequester !== undefined ? { hitlRequester } : {}),
+            });
+            if (result.resumed) options.onResumed?.(threadId, result);
+          } catch (err) {
+            options.onError?.(err, threadId);
+          }
+        },
+      };
+    },
+  });
 }
 
 function defaultName(): string {
   return `langgraph-resumer-${process.pid}-${randomUUID().slice(0, 8)}`;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
