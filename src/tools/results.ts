@@ -1,6 +1,7 @@
 // What a wrapped tool returns instead of its own result: a pending marker (a human has to decide
 // first) or a rejection the model can read (and must not retry as is). Both are plain JSON.
 import type { Level } from "../core/schemas.js";
+import type { NotRunReason } from "../engine/run-approved.js";
 import type { PublicHitlConfig } from "./config.js";
 
 export const HITL_PENDING_KEY = "__hitl_pending__";
@@ -25,16 +26,8 @@ export interface HitlPending {
   hitl_result: HitlResult;
 }
 
-/** Why the call was not executed. */
-export type RejectionCode =
-  | "rejected"
-  | "revise"
-  | "timed_out"
-  | "cancelled"
-  | "not_approved"
-  | "args_mismatch"
-  | "expired"
-  | "already_executed";
+/** Why the call was not executed: `runApproved`'s reasons, all but `pending`. */
+export type RejectionCode = Exclude<NotRunReason, "pending">;
 
 /** A call that was not and will not be executed; `retry: false` tells the model not to repeat it. */
 export interface HitlRejection {
