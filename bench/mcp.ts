@@ -15,8 +15,8 @@ const WARM_UP = 50;
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const UPSTREAM = join(ROOT, "test", "mcp", "upstream-server.ts");
-/** Starts the command line with `mcp-proxy` registered whether or not program.ts does yet. */
-const PROXY_MAIN = join(ROOT, "test", "mcp", "proxy-main.ts");
+/** The built command line (`npm run bench` builds first). */
+const MAIN = join(ROOT, "dist", "src", "cli", "main.js");
 
 function childEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
@@ -47,9 +47,7 @@ export async function benchMcp(): Promise<Figure[]> {
     clients.push(direct);
     const proxied = await connect(
       [
-        "--import",
-        "tsx",
-        PROXY_MAIN,
+        MAIN,
         "--db",
         join(t.dir, "airlock.db"),
         "mcp-proxy",

@@ -12,10 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSqliteStore } from "../../src/cli/context.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
 import { type Airlock, createAirlock } from "../../src/engine/engine.js";
-import { tempDir } from "../helpers.js";
+import { airlockArgs, tempDir } from "../helpers.js";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
-const PROXY_MAIN = join(HERE, "proxy-main.ts");
 const UPSTREAM = join(HERE, "upstream-server.ts");
 
 const tmp = tempDir("airlock-mcp-proxy-");
@@ -52,9 +51,7 @@ const CONFIG = {
 
 function proxyArgs(config: string): string[] {
   return [
-    "--import",
-    "tsx",
-    PROXY_MAIN,
+    ...airlockArgs(),
     "--db",
     db,
     "mcp-proxy",
@@ -352,9 +349,7 @@ describe("airlock mcp-proxy with a wrong config", () => {
       ],
     });
     const { code, stderr } = await run([
-      "--import",
-      "tsx",
-      PROXY_MAIN,
+      ...airlockArgs(),
       "--db",
       db,
       "mcp-proxy",
@@ -375,9 +370,7 @@ describe("airlock mcp-proxy with a wrong config", () => {
 
   it("refuses --local-confirm (self-approval by the client's user) and a missing upstream", async () => {
     const local = await run([
-      "--import",
-      "tsx",
-      PROXY_MAIN,
+      ...airlockArgs(),
       "--db",
       db,
       "mcp-proxy",
@@ -390,7 +383,7 @@ describe("airlock mcp-proxy with a wrong config", () => {
     expect(local.stderr.trim().split("\n")).toHaveLength(1);
     expect(local.stderr).toContain("--local-confirm");
     expect(local.stderr).toContain("not supported");
-    const none = await run(["--import", "tsx", PROXY_MAIN, "--db", db, "mcp-proxy"]);
+    const none = await run([...airlockArgs(), "--db", db, "mcp-proxy"]);
     expect(none.code).toBe(4);
     expect(none.stderr).toContain("mcp-proxy needs the upstream MCP server");
   }, 60_000);

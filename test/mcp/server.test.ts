@@ -2,7 +2,6 @@
 // to a real `airlock mcp` child process on a temporary SQLite database, with decisions taken by the
 // `airlock decide` command on the same file.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -20,15 +19,9 @@ import { airlockArgs, tempDir } from "../helpers.js";
 import { startTestServer } from "../server/helpers.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const FIXTURE_MAIN = join(ROOT, "test", "mcp", "server-main.ts");
-
-/** `airlock mcp` through the real command line once program.ts registers it, else through a fixture
- * that registers it on the same program. */
+/** `airlock mcp` through the real command line (the built one when fresh). */
 function mcpArgs(): string[] {
-  const program = readFileSync(join(ROOT, "src", "cli", "program.ts"), "utf8");
-  return program.includes("registerMcp(")
-    ? [...airlockArgs(), "mcp"]
-    : ["--import", "tsx", FIXTURE_MAIN, "mcp"];
+  return [...airlockArgs(), "mcp"];
 }
 
 let tmp: { dir: string; cleanup: () => void };
