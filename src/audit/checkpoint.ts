@@ -5,7 +5,7 @@
 import { appendFileSync } from "node:fs";
 import { appendFile, readFile } from "node:fs/promises";
 import { InvalidInputError } from "../core/errors.js";
-import { hmacHex } from "./chain.js";
+import { type AuditKey, auditKeyBytes, auditKeyId, hmacHex } from "./chain.js";
 
 export interface Checkpoint {
   seq: number;
@@ -34,6 +34,60 @@ export interface CheckpointWriter {
   note(head: { seq: number; hash: string }): void;
   /** Writes the last head noted, if not written yet, and waits for every write. */
   flush(): Promise<void>;
+}
+
+/** The audit options both stores take. */
+export interface AuditKeyOptions {
+  /** The audit key (at least 16 bytes; keep it outside the database, e.g. in the environment). With
+   * it, new audit events are hashed with HMAC-SHA-256 and the database records from which event
+   * the chain is keyed; a keyed database then refuses to open without this same key. */
+  auditKey?: AuditKey;
+  /** A file outside the database to which signed checkpoints of the chain head are appended after
+   * commits (at most one per `checkpointIntervalMs`, and one at close). Needs `auditKey`. */
+  checkpointFile?: string;
+  /** @default 1000 */
+  checkpointIntervalMs?: number;
+}
+
+/** A store's own audit key: its bytes and id. */
+export interface OwnAuditKey {
+  key: Buffer;
+  id: string;
+}
+
+/** The store's own audit key (none without `auditKey`); invalid_input when `checkpointFile` is given
+ * without `auditKey`. */
+export function ownAuditKey(o: AuditKeyOptions): OwnAuditKey | undefined {
+  const own =
+    o.auditKey === undefined
+      ? undefined
+      : (() => {
+          const key = auditKeyBytes(o.auditKey);
+          return { key, id: auditKeyId(key) };
+        })();
+  if (o.checkpointFile !== undefined && !own) {
+    throw new InvalidInputError(
+      "`checkpointFile` needs `auditKey`: checkpoints are signed with the audit key",
+      "checkpointFile",
+    );
+  }
+  return own;
+}
+
+/** The writer of `checkpointFile`, signing with `own` (none without either). */
+export function checkpointWriterFor(
+  o: AuditKeyOptions,
+  own: OwnAuditKey | undefined,
+  onError: ((err: Error) => void) | undefined,
+): CheckpointWriter | undefined {
+  return o.checkpointFile !== undefined && own
+    ? createCheckpointWriter({
+        file: o.checkpointFile,
+        key: own.key,
+        intervalMs: o.checkpointIntervalMs,
+        onError,
+      })
+    : undefined;
 }
 
 /** Creates the writer; invalid_input at once when the file cannot be written (a wrong path should

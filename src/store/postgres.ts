@@ -9,15 +9,8 @@
 // for about one round trip plus the commit's flush. Failure handling is in postgres-client.ts.
 import { createHash, randomUUID } from "node:crypto";
 import pg, { type Pool, type PoolClient, type QueryResultRow } from "pg";
-import {
-  type AuditKey,
-  auditKeyBytes,
-  auditKeyId,
-  chainEvent,
-  GENESIS_HASH,
-  keyForAppend,
-} from "../audit/chain.js";
-import { type CheckpointWriter, createCheckpointWriter } from "../audit/checkpoint.js";
+import { chainEvent, GENESIS_HASH, keyForAppend } from "../audit/chain.js";
+import { type AuditKeyOptions, checkpointWriterFor, ownAuditKey } from "../audit/checkpoint.js";
 import { AirlockError, InvalidInputError, isAirlockError } from "../core/errors.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { InsertResult, Store, TransitionResult } from "../core/store.js";
@@ -49,7 +42,8 @@ import {
 } from "./rows.js";
 import { checkDrafts } from "./storable.js";
 
-export interface PostgresStoreOptions {
+/** With the audit options (`auditKey`, `checkpointFile`, `checkpointIntervalMs`). */
+export interface PostgresStoreOptions extends AuditKeyOptions {
   /** The schema holding Airlock's tables; created when missing. @default "public" */
   schema?: string;
   /** Size of the pool the store creates from a URL (a pool you pass keeps its own size). @default 10 */
@@ -65,15 +59,6 @@ export interface PostgresStoreOptions {
   /** First and longest wait between attempts to re-open a dropped LISTEN connection. @default 100, 5000 */
   reconnectMinMs?: number;
   reconnectMaxMs?: number;
-  /** The audit key (at least 16 bytes; keep it outside the database, e.g. in the environment). With
-   * it, new audit events are hashed with HMAC-SHA-256 and the database records from which event
-   * the chain is keyed; a keyed database then refuses to open without this same key. */
-  auditKey?: AuditKey;
-  /** A file outside the database to which signed checkpoints of the chain head are appended after
-   * commits (at most one per `checkpointIntervalMs`, and one at close). Needs `auditKey`. */
-  checkpointFile?: string;
-  /** @default 1000 */
-  checkpointIntervalMs?: number;
   /** Background problems, for logging: the LISTEN connection dropped or could not be re-opened, an
    * idle pooled connection died (these arrive as `store_unavailable`; the store recovers by itself),
    * an `onExternalChange` listener threw (passed on as it was), or a checkpoint could not be written. */
@@ -110,28 +95,8 @@ export function postgresStore(
   options: PostgresStoreOptions = {},
 ): PostgresStore {
   const o = resolveOptions(options);
-  const own =
-    o.auditKey === undefined
-      ? undefined
-      : (() => {
-          const key = auditKeyBytes(o.auditKey);
-          return { key, id: auditKeyId(key) };
-        })();
-  if (o.checkpointFile !== undefined && !own) {
-    throw new InvalidInputError(
-      "`checkpointFile` needs `auditKey`: checkpoints are signed with the audit key",
-      "checkpointFile",
-    );
-  }
-  const checkpoints: CheckpointWriter | undefined =
-    o.checkpointFile !== undefined && own
-      ? createCheckpointWriter({
-          file: o.checkpointFile,
-          key: own.key,
-          intervalMs: o.checkpointIntervalMs,
-          onError: (err) => o.onError?.(err),
-        })
-      : undefined;
+  const own = ownAuditKey(o);
+  const checkpoints = checkpointWriterFor(o, own, (err) => o.onError?.(err));
   const ownPool = typeof urlOrPool === "string";
   const target = ownPool ? maskUrl(urlOrPool) : describePool(urlOrPool);
   const report = (err: unknown, what: string) => {

@@ -9,15 +9,13 @@
 import { accessSync, constants } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
+import { chainEvent, GENESIS_HASH, keyForAppend } from "../audit/chain.js";
 import {
-  type AuditKey,
-  auditKeyBytes,
-  auditKeyId,
-  chainEvent,
-  GENESIS_HASH,
-  keyForAppend,
-} from "../audit/chain.js";
-import { type CheckpointWriter, createCheckpointWriter } from "../audit/checkpoint.js";
+  type AuditKeyOptions,
+  checkpointWriterFor,
+  type OwnAuditKey,
+  ownAuditKey,
+} from "../audit/checkpoint.js";
 import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { InsertResult, ListFilter, Store, TransitionResult } from "../core/store.js";
@@ -39,7 +37,8 @@ import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
 import { checkColumns, checkDrafts } from "./storable.js";
 
-export interface SqliteStoreOptions {
+/** With the audit options (`auditKey`, `checkpointFile`, `checkpointIntervalMs`). */
+export interface SqliteStoreOptions extends AuditKeyOptions {
   /** How often to look for other processes' commits while someone is listening. @default 10 */
   pollMs?: number;
   /** How long one attempt waits for another process's lock (SQLite's busy_timeout). The event loop
@@ -48,15 +47,6 @@ export interface SqliteStoreOptions {
   /** How long an operation keeps trying, between attempts, while another process holds the lock,
    * before it fails with `store_unavailable`. @default 2000 */
   lockWaitMs?: number;
-  /** The audit key (at least 16 bytes; keep it outside the database, e.g. in the environment). With
-   * it, new audit events are hashed with HMAC-SHA-256 and the database records from which event
-   * the chain is keyed; a keyed database then refuses to open without this same key. */
-  auditKey?: AuditKey;
-  /** A file outside the database to which signed checkpoints of the chain head are appended after
-   * commits (at most one per `checkpointIntervalMs`, and one at close). Needs `auditKey`. */
-  checkpointFile?: string;
-  /** @default 1000 */
-  checkpointIntervalMs?: number;
   /** Background problems, for logging: a checkpoint that could not be written. */
   onError?: (err: Error) => void;
   /** Extra configuration of the connection (pragmas), run before the schema is migrated. */
@@ -84,24 +74,10 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       : `the SQLite database at ${path}`;
   const busyTimeoutMs = positive(options.busyTimeoutMs ?? 25, "busyTimeoutMs");
   const lockWaitMs = positive(options.lockWaitMs ?? 2000, "lockWaitMs");
-  const own = ownKey(options.auditKey);
-  if (options.checkpointFile !== undefined && !own) {
-    throw new InvalidInputError(
-      "`checkpointFile` needs `auditKey`: checkpoints are signed with the audit key",
-      "checkpointFile",
-    );
-  }
+  const own = ownAuditKey(options);
   checkWritable(path, where);
   // Before the database opens: a checkpoint file that cannot be written is refused at once.
-  const checkpoints: CheckpointWriter | undefined =
-    options.checkpointFile !== undefined && own
-      ? createCheckpointWriter({
-          file: options.checkpointFile,
-          key: own.key,
-          intervalMs: options.checkpointIntervalMs,
-          onError: options.onError,
-        })
-      : undefined;
+  const checkpoints = checkpointWriterFor(options, own, options.onError);
   let db: Database.Database;
   try {
     db = new Database(path);
@@ -506,12 +482,6 @@ function positive(v: number, name: string): number {
   return v;
 }
 
-function ownKey(key: AuditKey | undefined): { key: Buffer; id: string } | undefined {
-  if (key === undefined) return undefined;
-  const bytes = auditKeyBytes(key);
-  return { key: bytes, id: auditKeyId(bytes) };
-}
-
 function headMissing(where: string, hasEvents: boolean): AirlockError {
   return new AirlockError(
     "store_unavailable",
@@ -559,7 +529,7 @@ function enableWal(db: Database.Database, waitMs: number): void {
 
 /** Applies the migrations, then checks the chain head: a missing head row with events in the log
  * means events may have been deleted (refuse); a keyed chain needs its key (refuse without it). */
-function migrateSync(db: Database.Database, own: { key: Buffer; id: string } | undefined): void {
+function migrateSync(db: Database.Database, own: OwnAuditKey | undefined): void {
   applySqliteMigrations(db, "airlock_migrations", SQLITE_MIGRATIONS);
   const where = `the SQLite database at ${db.name}`;
   let head = db.prepare<[], HeadRow>(HEAD_SQL).get();
