@@ -3,6 +3,7 @@
 // in order, whichever process wrote it. Other processes' commits are noticed through the store's
 // change signal, which is only listened to while somebody is waiting or subscribed.
 import type { Logger } from "pino";
+import { rerunner } from "../core/rerun.js";
 import type { AuditEvent } from "../core/schemas.js";
 import type { Store } from "../core/store.js";
 
@@ -41,8 +42,7 @@ const RETRY_MAX_MS = 5000;
 export function createFeed(source: FeedSource): Feed {
   const listeners = new Set<FeedListener>();
   let lastSeq = 0;
-  let running: Promise<void> | undefined;
-  let again = false;
+  const drainer = rerunner(drain, () => stopped);
   let unwatch: (() => void) | undefined;
   let stopped = false;
   let idleTimer: NodeJS.Timeout | undefined;
@@ -71,32 +71,18 @@ export function createFeed(source: FeedSource): Feed {
   function pump(written?: AuditEvent[]): Promise<void> {
     if (stopped) return Promise.resolve();
     const last = written?.[written.length - 1]?.seq;
-    if (listeners.size === 0 && !running) {
+    if (listeners.size === 0 && !drainer.busy) {
       if (last !== undefined && last > lastSeq) lastSeq = last;
       return Promise.resolve();
     }
     // Our own events follow straight on from what was dispatched: no other writer came between, so
     // dispatch them as they are instead of reading them back.
-    if (!running && written?.length && written[0]?.seq === lastSeq + 1) {
+    if (!drainer.busy && written?.length && written[0]?.seq === lastSeq + 1) {
       for (const e of written) dispatch(e);
       return Promise.resolve();
     }
-    if (running) {
-      // A pump is under way and may have read before our write: run once more after it.
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      try {
-        do {
-          again = false;
-          await drain();
-        } while (again && !stopped);
-      } finally {
-        running = undefined;
-      }
-    })();
-    return running;
+    // A pump under way may have read before our write: then it runs once more after it.
+    return drainer.run();
   }
 
   async function settle(written?: AuditEvent[]): Promise<void> {

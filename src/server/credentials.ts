@@ -7,6 +7,7 @@
 // by all of that token's streams.
 import { setMaxListeners } from "node:events";
 import type { Logger } from "pino";
+import { rerunner } from "../core/rerun.js";
 import type { TokenStore } from "./tokens.js";
 
 export interface CredentialWatch {
@@ -61,8 +62,6 @@ export function createCredentialWatch(
     if (entries.get(hash) === entry) entries.delete(hash);
   }
   let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
   let stopped = false;
 
   async function checkAll(): Promise<void> {
@@ -73,23 +72,8 @@ export function createCredentialWatch(
     if (entries.size === 0) stopTimer();
   }
 
-  function recheck(): Promise<void> {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      try {
-        do {
-          again = false;
-          await checkAll();
-        } while (again);
-      } finally {
-        running = undefined;
-      }
-    })();
-    return running;
-  }
+  const checker = rerunner(checkAll);
+  const recheck = () => checker.run();
 
   function startTimer() {
     if (timer || stopped) return;
