@@ -13,7 +13,7 @@ import {
   parseCursor,
   summaryOf,
 } from "./paging.js";
-import { checkColumns, checkDrafts } from "./storable.js";
+import { checkColumns, checkDrafts, idTaken } from "./storable.js";
 
 /** Idempotency keys are scoped per requester. */
 const keyOf = (requester: string, key: string) => `${requester}\u0000${key}`;
@@ -90,7 +90,7 @@ export function memoryStore(): Store {
       const existing = existingId === undefined ? undefined : byId.get(existingId);
       if (existing) return { request: copy(existing), created: false, events: [] };
       if (byId.has(request.id)) {
-        throw new AirlockError("conflict", `request id \`${request.id}\` already exists`);
+        throw idTaken(request.id);
       }
       byId.set(request.id, copy(request));
       if (request.key !== undefined) byKey.set(keyOf(request.requester, request.key), request.id);

@@ -40,7 +40,7 @@ import {
   type SummaryRow,
   summaryFromRow,
 } from "./rows.js";
-import { checkDrafts } from "./storable.js";
+import { checkDrafts, idTaken } from "./storable.js";
 
 /** With the audit options (`auditKey`, `checkpointFile`, `checkpointIntervalMs`). */
 export interface PostgresStoreOptions extends AuditKeyOptions {
@@ -273,9 +273,7 @@ export function postgresStore(
           head = written?.rows[0] as WrittenRow | undefined;
         } catch (err) {
           if ((err as { code?: unknown }).code === "23505") {
-            throw new AirlockError("conflict", `request id \`${request.id}\` already exists`, {
-              cause: err,
-            });
+            throw idTaken(request.id, err);
           }
           throw err;
         }
@@ -293,7 +291,7 @@ export function postgresStore(
         ]);
         const existing = found?.rows[0] as DocRow | undefined;
         if (!existing) {
-          throw new AirlockError("conflict", `request id \`${request.id}\` already exists`);
+          throw idTaken(request.id);
         }
         return { request: parseDoc(existing), created: false, events: [] };
       });

@@ -35,7 +35,7 @@ import {
 import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
-import { checkColumns, checkDrafts } from "./storable.js";
+import { checkColumns, checkDrafts, idTaken } from "./storable.js";
 
 /** With the audit options (`auditKey`, `checkpointFile`, `checkpointIntervalMs`). */
 export interface SqliteStoreOptions extends AuditKeyOptions {
@@ -215,17 +215,14 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
         info = stmt.insert.run(rowOf(request));
       } catch (err) {
         if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
-          throw new AirlockError("conflict", `request id \`${request.id}\` already exists`, {
-            cause: err,
-          });
+          throw idTaken(request.id, err);
         }
         throw err;
       }
       if (info.changes === 0) {
         const existing =
           request.key !== undefined ? stmt.byKey.get(request.requester, request.key) : undefined;
-        if (!existing)
-          throw new AirlockError("conflict", `request id \`${request.id}\` already exists`);
+        if (!existing) throw idTaken(request.id);
         return { request: parseDoc(existing), created: false, events: [] };
       }
       return { request, created: true, events: appendChain(drafts) };

@@ -1,6 +1,6 @@
 // What every store refuses to write: text a column cannot keep as written. The memory store, which
 // could keep it, refuses the same, so the three stores accept and refuse alike.
-import { InvalidInputError } from "../core/errors.js";
+import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { ApprovalRequest } from "../core/schemas.js";
 import { textProblem } from "../core/text.js";
 
@@ -35,4 +35,12 @@ export function checkDrafts(drafts: readonly { requestId?: string; actor: string
     columnText(d.requestId, "requestId");
     columnText(d.actor, "actor");
   }
+}
+
+/** The conflict every store raises when a request's id is taken (by another request or key). */
+export function idTaken(id: string, cause?: unknown): AirlockError {
+  const message = `request id \`${id}\` already exists`;
+  return cause === undefined
+    ? new AirlockError("conflict", message)
+    : new AirlockError("conflict", message, { cause });
 }
