@@ -16,8 +16,8 @@ import {
   memoryStore,
   when,
 } from "../../../src/index.js";
+import { type Mail, mailer } from "./fixtures/mailer.js";
 
-type Mail = { to: string; body: string };
 const open: Airlock[] = [];
 afterEach(async () => {
   for (const a of open.splice(0)) await a.close();
@@ -31,24 +31,11 @@ async function setup(
   const airlock = await createAirlock({ store: memoryStore(), ...engine });
   open.push(airlock);
   const sent: Mail[] = [];
-  const sendEmail = tool({
-    name: "send_email",
-    description: "Send an email",
-    parameters: z.object({ to: z.string(), body: z.string() }),
-    needsApproval: airlockNeedsApproval(airlock, { tool: "send_email", ...policy }),
-    execute: async ({ to, body }) => {
-      sent.push({ to, body });
-      return `sent to ${to}`;
-    },
+  const { agent, runner, model } = mailer(airlock, {
+    calls,
+    ...(policy ? { policy } : {}),
+    onSend: (mail) => sent.push(mail),
   });
-  const model = new FakeModel({ tool: "send_email", calls });
-  const agent = new Agent({
-    name: "mailer",
-    instructions: "Send mail.",
-    tools: [sendEmail],
-    model,
-  });
-  const runner = new Runner({ tracingDisabled: true });
   const first = await runner.run(agent, "Send the contract.");
   return { airlock, agent, runner, sent, model, first };
 }

@@ -1,15 +1,12 @@
-import { Agent, Runner, tool } from "@openai/agents";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
-import { FakeModel } from "../../../examples/adapters/openai-agents/fake-model.js";
 import {
-  airlockNeedsApproval,
   parkInterruptions,
   type Resumer,
   type ResumerApi,
   resumeOnDecision,
 } from "../../../src/adapters/openai-agents.js";
 import { type Airlock, createAirlock, memoryStore } from "../../../src/index.js";
+import { mailer } from "./fixtures/mailer.js";
 
 const open: Airlock[] = [];
 const resumers: Resumer[] = [];
@@ -22,28 +19,7 @@ async function parked(rounds = 1) {
   const airlock = await createAirlock({ store: memoryStore() });
   open.push(airlock);
   const sent: string[] = [];
-  const sendEmail = tool({
-    name: "send_email",
-    description: "Send an email",
-    parameters: z.object({ to: z.string(), body: z.string() }),
-    needsApproval: airlockNeedsApproval(airlock, { tool: "send_email" }),
-    execute: async ({ to }) => {
-      sent.push(to);
-      return `sent to ${to}`;
-    },
-  });
-  const model = new FakeModel({
-    tool: "send_email",
-    calls: [{ to: "partner@elsewhere.org", body: "Contract attached." }],
-    rounds,
-  });
-  const agent = new Agent({
-    name: "mailer",
-    instructions: "Send mail.",
-    tools: [sendEmail],
-    model,
-  });
-  const runner = new Runner({ tracingDisabled: true });
+  const { agent, runner } = mailer(airlock, { rounds, onSend: ({ to }) => sent.push(to) });
   const first = await runner.run(agent, "Send the contract.");
   const id = (await parkInterruptions(airlock, first)).requests[0]?.id as string;
   return { airlock, agent, runner, sent, id };
