@@ -8,6 +8,7 @@ import {
   clampLimit,
   deadlineKey,
   docBytes,
+  listedStatuses,
   listOrder,
   pageOf,
   parseCursor,
@@ -38,7 +39,7 @@ export function memoryStore(): Store {
     return out;
   }
   function matches(r: ApprovalRequest, f: ListFilter): boolean {
-    const statuses = f.status === undefined ? [] : Array.isArray(f.status) ? f.status : [f.status];
+    const statuses = listedStatuses(f);
     if (statuses.length && !statuses.includes(r.status)) return false;
     if (f.action !== undefined && r.action !== f.action) return false;
     if (f.requester !== undefined && r.requester !== f.requester) return false;

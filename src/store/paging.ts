@@ -1,7 +1,7 @@
 // Paging shared by every store: page sizes, list orders and their cursors, so that the stores cannot
 // drift apart in what a cursor means.
 import { InvalidInputError } from "../core/errors.js";
-import type { ApprovalRequest } from "../core/schemas.js";
+import type { ApprovalRequest, Status } from "../core/schemas.js";
 import {
   LIST_ORDERS,
   type ListFilter,
@@ -31,6 +31,15 @@ export function listOrder(filter: ListFilter): ListOrder {
     );
   }
   return order;
+}
+
+/** The statuses a filter lists (none: any status). */
+export function listedStatuses(filter: ListFilter): Status[] {
+  return filter.status === undefined
+    ? []
+    : Array.isArray(filter.status)
+      ? filter.status
+      : [filter.status];
 }
 
 /** A request's position in `deadline` order: its live deadline, or NO_DEADLINE. */

@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import type { ApprovalRequest, AuditEvent } from "../core/schemas.js";
 import type { AuditFilter, ListFilter } from "../core/store.js";
-import { clampLimit, listOrder, NO_DEADLINE, parseCursor } from "./paging.js";
+import { clampLimit, listedStatuses, listOrder, NO_DEADLINE, parseCursor } from "./paging.js";
 import { columnsOf } from "./rows.js";
 import { checkColumns, columnText } from "./storable.js";
 
@@ -198,12 +198,7 @@ function whereOf(filter: ListFilter): { where: string[]; values: unknown[] } {
     values.push(v);
     return `$${values.length}`;
   };
-  const statuses =
-    filter.status === undefined
-      ? []
-      : Array.isArray(filter.status)
-        ? filter.status
-        : [filter.status];
+  const statuses = listedStatuses(filter);
   // One status as an equality: an index on (status, ...) then also yields the order.
   if (statuses.length === 1) where.push(`status = ${param(statuses[0])}`);
   else if (statuses.length) where.push(`status = ANY(${param(statuses)}::text[])`);

@@ -19,7 +19,14 @@ import {
 import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { InsertResult, ListFilter, Store, TransitionResult } from "../core/store.js";
-import { clampLimit, listOrder, NO_DEADLINE, pageOf, parseCursor } from "./paging.js";
+import {
+  clampLimit,
+  listedStatuses,
+  listOrder,
+  NO_DEADLINE,
+  pageOf,
+  parseCursor,
+} from "./paging.js";
 import {
   type AuditRow,
   auditOf,
@@ -556,12 +563,7 @@ interface ListSql {
 function whereOf(filter: ListFilter): { where: string[]; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
-  const statuses =
-    filter.status === undefined
-      ? []
-      : Array.isArray(filter.status)
-        ? filter.status
-        : [filter.status];
+  const statuses = listedStatuses(filter);
   if (statuses.length) {
     where.push(`status IN (${statuses.map(() => "?").join(",")})`);
     params.push(...statuses);
