@@ -1,6 +1,14 @@
 // airlock/ai-sdk against the real `ai` 7 package with the SDK's mock language model (offline): a
 // conversation kept as model messages (`generateText`), in both modes.
-import { generateText, type ModelMessage, stepCountIs, streamText, ToolLoopAgent, tool } from "ai";
+import {
+  generateText,
+  type ModelMessage,
+  stepCountIs,
+  streamText,
+  ToolLoopAgent,
+  type ToolSet,
+  tool,
+} from "ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { scriptedModel } from "../../../examples/adapters/ai-sdk/fake-model.js";
@@ -53,6 +61,25 @@ function payTools() {
 type Tools = ReturnType<typeof payTools>;
 const PAY = { toolName: "pay", input: { to: "bob", amount: 120 } };
 
+/** A conversation through `gate`: the messages so far (push each turn's answer), and `call`, one
+ * `generateText` turn over them (with `gate`, or another gate on the same tools). */
+function conversation<T extends ToolSet>(
+  model: ReturnType<typeof scriptedModel>,
+  content: string,
+  gate: AirlockToolApproval<T>,
+) {
+  const messages: ModelMessage[] = [{ role: "user", content }];
+  const call = (g: AirlockToolApproval<T> = gate) =>
+    generateText({
+      model,
+      tools: g.tools,
+      toolApproval: g.toolApproval,
+      stopWhen: stepCountIs(3),
+      messages: [...messages],
+    });
+  return { messages, call };
+}
+
 function setup(
   opts: {
     mode?: "defer" | "block";
@@ -70,17 +97,7 @@ function setup(
     ...(opts.gates ? { gates: opts.gates } : {}),
     ...(opts.waitTimeoutMs !== undefined ? { waitTimeoutMs: opts.waitTimeoutMs } : {}),
   });
-  const messages: ModelMessage[] = [{ role: "user", content: "pay bob 120" }];
-  const turn = async (g: AirlockToolApproval<Tools> = gate) => {
-    const r = await generateText({
-      model,
-      tools: g.tools,
-      toolApproval: g.toolApproval,
-      stopWhen: stepCountIs(3),
-      messages: [...messages],
-    });
-    return r;
-  };
+  const { messages, call: turn } = conversation(model, "pay bob 120", gate);
   return { gate, messages, turn };
 }
 
@@ -377,15 +394,7 @@ describe("airlockToolApproval, mode defer", () => {
     const model = scriptedModel(() => [{ toolName: "migrate", input: { tables: 3 } }], {
       idPrefix: "gen",
     });
-    const messages: ModelMessage[] = [{ role: "user", content: "migrate" }];
-    const call = () =>
-      generateText({
-        model,
-        tools: gate.tools,
-        toolApproval: gate.toolApproval,
-        stopWhen: stepCountIs(3),
-        messages: [...messages],
-      });
+    const { messages, call } = conversation(model, "migrate", gate);
     messages.push(...(await call()).response.messages);
     const [request] = (await gate.responses(messages)).pending;
     if (!request) throw new Error("nothing pending");
@@ -505,15 +514,7 @@ describe("airlockToolApproval through an Airlock server (createClient)", () => {
         tools: payTools(),
       });
       const model = scriptedModel(() => [PAY], { idPrefix: "http" });
-      const messages: ModelMessage[] = [{ role: "user", content: "pay bob" }];
-      const call = () =>
-        generateText({
-          model,
-          tools: gate.tools,
-          toolApproval: gate.toolApproval,
-          stopWhen: stepCountIs(3),
-          messages: [...messages],
-        });
+      const { messages, call } = conversation(model, "pay bob", gate);
       messages.push(...(await call()).response.messages);
       const [request] = (await gate.responses(messages)).pending;
       if (!request) throw new Error("nothing pending");
