@@ -1,6 +1,11 @@
-// Which rule of the proxy's configuration applies to a tool call: read-only tools pass (unless the
-// configuration says otherwise), then the first rule whose tools and `when` tests match decides,
-// then the configuration's default.
+// Which rule of the proxy's configuration applies to a tool call: the first rule whose tools and
+// `when` tests match decides; when none does, a read-only tool passes (unless the configuration says
+// otherwise) and any other call takes the configuration's default. The read-only mark comes from the
+// upstream, which is not trusted, so it never overrides a rule.
+// Tests fail closed: an argument that is missing or of the wrong type for a test (a string where `gt`
+// wants a number), or a path with a `..` segment under `prefix`, counts as a match for a gate rule and
+// as no match for an allow rule.
+import { posix } from "node:path";
 import type { ArgPredicate, ProxyConfig, ProxyRule } from "./proxy-config.js";
 
 export interface Verdict {
@@ -16,14 +21,18 @@ export function judgeCall(
   args: Record<string, unknown>,
   readOnly: boolean,
 ): Verdict {
-  if (readOnly && config.readOnlyPass) return { action: "allow", because: "read-only" };
   for (const [i, rule] of config.rules.entries()) {
     const patterns = typeof rule.tools === "string" ? [rule.tools] : rule.tools;
     if (!patterns.some((p) => globMatch(p, tool))) continue;
-    if (rule.when && !Object.entries(rule.when).every(([path, p]) => holds(p, at(args, path))))
+    const unsure = rule.action === "gate";
+    if (
+      rule.when &&
+      !Object.entries(rule.when).every(([path, p]) => holds(p, at(args, path), unsure))
+    )
       continue;
     return { action: rule.action, because: rule.name ?? `rule ${i + 1}`, rule };
   }
+  if (readOnly && config.readOnlyPass) return { action: "allow", because: "read-only" };
   return { action: config.default, because: "default" };
 }
 
@@ -47,21 +56,31 @@ function at(args: Record<string, unknown>, path: string): unknown {
   return value;
 }
 
-function holds(p: ArgPredicate, value: unknown): boolean {
+/** Whether the test holds for the value; `unsure` is the answer for a value the test cannot judge
+ * (missing, of the wrong type, or a path with a `..` segment). */
+function holds(p: ArgPredicate, value: unknown, unsure: boolean): boolean {
   if (p.present !== undefined && p.present !== (value !== MISSING)) return false;
-  if (p.prefix !== undefined && !(typeof value === "string" && value.startsWith(p.prefix)))
-    return false;
-  const n = typeof value === "number" ? value : Number.NaN;
-  if (p.gt !== undefined && !(n > p.gt)) return false;
-  if (p.gte !== undefined && !(n >= p.gte)) return false;
-  if (p.lt !== undefined && !(n < p.lt)) return false;
-  if (p.lte !== undefined && !(n <= p.lte)) return false;
-  if (p.equals !== undefined && value !== p.equals) return false;
-  if (p.in !== undefined && !p.in.some((v) => v === value)) return false;
-  if (
-    p.matches !== undefined &&
-    !(typeof value === "string" && new RegExp(p.matches, "u").test(value))
-  )
-    return false;
-  return true;
+  const tests: Array<boolean | undefined> = [];
+  if (value === MISSING) {
+    const judged = Object.entries(p).some(([k, v]) => k !== "present" && v !== undefined);
+    return judged ? unsure : true;
+  }
+  if (p.prefix !== undefined) tests.push(prefixHolds(p.prefix, value));
+  const n = typeof value === "number" && Number.isFinite(value) ? value : undefined;
+  if (p.gt !== undefined) tests.push(n === undefined ? undefined : n > p.gt);
+  if (p.gte !== undefined) tests.push(n === undefined ? undefined : n >= p.gte);
+  if (p.lt !== undefined) tests.push(n === undefined ? undefined : n < p.lt);
+  if (p.lte !== undefined) tests.push(n === undefined ? undefined : n <= p.lte);
+  if (p.equals !== undefined) tests.push(value === p.equals);
+  if (p.in !== undefined) tests.push(p.in.some((v) => v === value));
+  if (p.matches !== undefined)
+    tests.push(typeof value === "string" ? new RegExp(p.matches, "u").test(value) : undefined);
+  return tests.every((t) => (t === undefined ? unsure : t));
+}
+
+/** `undefined` when the value is not a string or is a path with a `..` segment. */
+function prefixHolds(prefix: string, value: unknown): boolean | undefined {
+  if (typeof value !== "string") return undefined;
+  if (value.split(/[\\/]/).includes("..")) return undefined;
+  return posix.normalize(value).startsWith(prefix);
 }

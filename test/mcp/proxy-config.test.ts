@@ -86,25 +86,84 @@ describe("judgeCall", () => {
     });
     expect(judgeCall(config, "pay", { amount: 101 }, false).action).toBe("gate");
     expect(judgeCall(config, "pay", { amount: 100 }, false).because).toBe("small");
-    expect(judgeCall(config, "pay", { amount: "1000" }, false).because).toBe("small");
+    expect(judgeCall(config, "pay", { amount: "1000" }, false).because).toBe("big");
     expect(judgeCall(config, "deploy", { target: { env: "prod" } }, false).because).toBe("nested");
     expect(judgeCall(config, "deploy", { target: { env: "dev" } }, false).because).toBe("default");
     expect(judgeCall(config, "run", { cmd: "rm -rf x", force: true }, false).because).toBe("regex");
     expect(judgeCall(config, "run", { cmd: "rm -rf x" }, false).because).toBe("default");
   });
 
-  it("lets read-only tools pass unless readOnlyPass is false", () => {
-    const gateAll = parseProxyConfig({ rules: [{ tools: "*" }] });
-    expect(judgeCall(gateAll, "read_file", {}, true)).toEqual({
+  it("lets read-only tools no rule matches pass, unless readOnlyPass is false", () => {
+    const writes = parseProxyConfig({ rules: [{ tools: "write_*" }] });
+    expect(judgeCall(writes, "read_file", {}, true)).toEqual({
       action: "allow",
       because: "read-only",
     });
-    expect(judgeCall(gateAll, "read_file", {}, false).action).toBe("gate");
-    const strict = parseProxyConfig({ rules: [{ tools: "*" }], readOnlyPass: false });
-    expect(judgeCall(strict, "read_file", {}, true)).toMatchObject({
+    expect(judgeCall(writes, "read_file", {}, false)).toEqual({
       action: "gate",
-      because: "rule 1",
+      because: "default",
     });
+    const strict = parseProxyConfig({ rules: [{ tools: "write_*" }], readOnlyPass: false });
+    expect(judgeCall(strict, "read_file", {}, true)).toEqual({
+      action: "gate",
+      because: "default",
+    });
+  });
+
+  it("checks the rules before the upstream's read-only mark, which is not trusted", () => {
+    const deletes = parseProxyConfig({
+      rules: [{ name: "deletes", tools: "delete_*", action: "gate" }],
+      default: "allow",
+    });
+    expect(judgeCall(deletes, "delete_repo", {}, true)).toMatchObject({
+      action: "gate",
+      because: "deletes",
+    });
+  });
+
+  it("fails closed on paths with .. segments: no allow by prefix, gate by prefix", () => {
+    expect(judgeCall(config, "write_file", { path: "/tmp/../home/u/.ssh/x" }, false)).toEqual({
+      action: "allow",
+      because: "default",
+    });
+    expect(judgeCall(config, "write_file", { path: "/tmp/a/../b" }, false).because).toBe("default");
+    expect(judgeCall(config, "write_file", { path: "/tmp//a" }, false).because).toBe("scratch");
+    const guarded = parseProxyConfig({
+      rules: [
+        { name: "secrets", tools: "write_*", when: { path: { prefix: "/etc/" } } },
+        { name: "scratch", tools: "write_*", when: { path: { prefix: "/tmp/" } }, action: "allow" },
+      ],
+      default: "gate",
+    });
+    expect(judgeCall(guarded, "write_file", { path: "/tmp/../etc/passwd" }, false).because).toBe(
+      "secrets",
+    );
+    expect(judgeCall(guarded, "write_file", { path: "/tmp/./x" }, false).because).toBe("scratch");
+    expect(judgeCall(guarded, "write_file", { path: 7 }, false).because).toBe("secrets");
+  });
+
+  it("fails closed on values of the wrong type or missing: gate rules match, allow rules do not", () => {
+    const pay = parseProxyConfig({
+      rules: [
+        { name: "big", tools: "pay", when: { amount: { gt: 100 } } },
+        { name: "cheap", tools: "pay", when: { amount: { lte: 10 } }, action: "allow" },
+        { name: "rest", tools: "pay", action: "allow" },
+      ],
+    });
+    expect(judgeCall(pay, "pay", { amount: "5000" }, false).because).toBe("big");
+    expect(judgeCall(pay, "pay", {}, false).because).toBe("big");
+    expect(judgeCall(pay, "pay", { amount: null }, false).because).toBe("big");
+    expect(judgeCall(pay, "pay", { amount: 50 }, false).because).toBe("rest");
+    expect(judgeCall(pay, "pay", { amount: 5 }, false).because).toBe("cheap");
+    const allowFirst = parseProxyConfig({
+      rules: [
+        { name: "cheap", tools: "pay", when: { amount: { lte: 10 } }, action: "allow" },
+        { name: "label", tools: "pay", when: { memo: { matches: "^ok" } }, action: "allow" },
+      ],
+    });
+    expect(judgeCall(allowFirst, "pay", { amount: "1" }, false).because).toBe("default");
+    expect(judgeCall(allowFirst, "pay", { memo: 1 }, false).because).toBe("default");
+    expect(judgeCall(allowFirst, "pay", {}, false).action).toBe("gate");
   });
 
   it("matches globs literally but for * and ?", () => {
