@@ -38,9 +38,11 @@ export function auditSettings(o: AuditSettingsOptions): AuditSettings {
   } else if (env.AIRLOCK_AUDIT_KEY_FILE) {
     key = readKey(env.AIRLOCK_AUDIT_KEY_FILE, "AIRLOCK_AUDIT_KEY_FILE");
   } else if (db !== undefined) {
+    // The database first, then its key: a process that creates both writes the key before the
+    // database, so whoever sees the database also sees the key (no unkeyed start of a new chain).
     const file = keyFileOf(db);
-    if (existsSync(file)) key = readKey(file, "the audit key file");
-    else if (!existsSync(db)) key = createKey(file);
+    if (!existsSync(db)) key = createKey(file);
+    else if (existsSync(file)) key = readNewKey(file);
     besideDb = key !== undefined;
   }
   if (key !== undefined && Buffer.byteLength(key) < MIN_AUDIT_KEY_BYTES) {

@@ -15,6 +15,7 @@ import {
   type TokenRecord,
 } from "../server/tokens.js";
 import { sqliteTokenStore } from "../server/tokens-sqlite.js";
+import { auditSettings } from "./audit-settings.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
 import { printJson, table } from "./output.js";
 import { collect } from "./parse.js";
@@ -117,6 +118,14 @@ async function withBackend(
   }
 }
 
+/** The token table in the SQLite file. A database this command creates gets its audit key file
+ * first, as every command makes it (see `auditSettings`): otherwise the file would exist without
+ * a key and stay unkeyed. */
+function localTokenStore(path: string, env: NodeJS.ProcessEnv) {
+  auditSettings({ sqlitePath: path, env });
+  return sqliteTokenStore(path);
+}
+
 /** The tokens in PostgreSQL when `postgres` (else AIRLOCK_DATABASE_URL) names a database, else in
  * the SQLite file. */
 export async function localBackend(
@@ -132,7 +141,7 @@ export async function localBackend(
         url,
         schema === undefined ? {} : { schema },
       )
-    : sqliteTokenStore(resolveDbPath(globals, env));
+    : localTokenStore(resolveDbPath(globals, env), env);
   return {
     create: (input) => createToken(store, input),
     list: () => store.list(),

@@ -92,6 +92,22 @@ describe("the audit key of a SQLite database", () => {
     expect(existsSync(keyFileOf(old))).toBe(false);
   });
 
+  it("airlock token create on a new database keys it like every other command", async () => {
+    const d = dir();
+    const db = join(d, "airlock.db");
+    const env: NodeJS.ProcessEnv = { ...process.env, AIRLOCK_DB: db, AIRLOCK_URL: "" };
+    delete env.AIRLOCK_AUDIT_KEY;
+    delete env.AIRLOCK_AUDIT_KEY_FILE;
+    const made = await runCli(["token", "create", "--role", "agent", "--name", "bot"], env);
+    expect(made.code).toBe(0);
+    expect(existsSync(keyFileOf(db))).toBe(true);
+    expect((await runCli(["request", "--title", "keyed", "--json"], env)).code).toBe(0);
+    const raw = new Database(db);
+    const head = raw.prepare("SELECT keyed_from FROM audit_head").get() as { keyed_from: number };
+    raw.close();
+    expect(head.keyed_from).toBe(1);
+  });
+
   it("takes the key from the environment, and refuses a short one or checkpoints without a key", () => {
     const d = dir();
     const db = join(d, "a.db");
