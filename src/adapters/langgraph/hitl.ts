@@ -13,6 +13,7 @@ import {
   hashArgs,
   type OnTimeout,
   type RequestInput,
+  verifyApproval,
 } from "../../index.js";
 import { notApprovedReason } from "./gate.js";
 
@@ -123,10 +124,14 @@ export async function hitlToAirlock(
 
 /** The middleware's resume payload from the terminal Airlock requests, in the interrupt's order.
  * Approved → approve (edit, with the edited args, when the reviewer edited); anything else → reject,
- * with the reviewer's words, so the model reads why. Throws while any of them is pending. */
+ * with the reviewer's words, so the model reads why. An approval is checked with `verifyApproval`
+ * first: one that has expired (`validUntil` passed), or whose args are not the interrupt's action
+ * (when `hitl` is given), becomes a reject with the reason. Throws while any of them is pending.
+ * `now`: the time to check expiry against (ms since epoch). */
 export function airlockToHitlResponse(
   requests: ApprovalRequest[],
   hitl?: HitlRequest,
+  now: number = Date.now(),
 ): HitlResponse {
   const decisions = requests.map((r, i): HitlDecision => {
     if (r.status === "pending") {
@@ -134,6 +139,10 @@ export function airlockToHitlResponse(
     }
     const d = r.decision;
     if (r.status === "approved" && d?.outcome === "approved") {
+      // The middleware runs the interrupt's args unless edited: those must be what was approved.
+      const proposed = d.editedArgs === undefined ? hitl?.actionRequests[i]?.args : undefined;
+      const check = verifyApproval(r, proposed, now);
+      if (!check.ok) return { type: "reject", message: `${r.title}: not run, ${check.detail}` };
       if (d.editedArgs !== undefined) {
         const name = hitl?.actionRequests[i]?.name ?? toolOf(r);
         return { type: "edit", editedAction: { name, args: d.editedArgs } };
