@@ -2,6 +2,9 @@
 // `ToolLoopAgent` with `messages`): each unanswered `tool-approval-request` part becomes an Airlock
 // request (opened if nothing opened it yet, e.g. a tool gated by the SDK's own `toolApproval` map),
 // and each Airlock decision becomes the matching `tool-approval-response` (approved + reason).
+// A call whose input is not what its gate's request holds (the same tool call id resent with other
+// input) is denied, and so is a call of a tool Airlock does not guard (ungated with `false`, or not
+// given to airlockToolApproval): its run would not go through `runApproved`.
 import type {
   ModelMessage,
   ToolApprovalRequest,
@@ -12,7 +15,13 @@ import type {
 import { type ApprovalRequest, isAirlockError } from "../../index.js";
 import { answerFor } from "./answer.js";
 import type { Runner } from "./execute.js";
-import { type GateContext, isJsonObject, openGate } from "./request.js";
+import {
+  type GateContext,
+  inputMismatch,
+  isJsonObject,
+  openGate,
+  unguardedReason,
+} from "./request.js";
 
 export interface ResponsesOptions {
   /** Wait until every open gate is decided (or times out). @default false */
@@ -79,9 +88,12 @@ export async function approvalResponses(
   const pending: ApprovalRequest[] = [];
   const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
   for (const open of unansweredApprovals(messages)) {
-    const gate = ctx.gateFor(open.toolName) ?? {};
+    const gate = ctx.gateFor(open.toolName);
     let answer: { approved: boolean; reason: string } | undefined;
-    if (!isJsonObject(open.input)) {
+    if (!gate) {
+      // A tool whose run does not go through Airlock: an approval here would bind nothing.
+      answer = { approved: false, reason: unguardedReason(open.toolName) };
+    } else if (!isJsonObject(open.input)) {
       answer = {
         approved: false,
         reason: `Airlock gates tools whose input is a JSON object; \`${open.toolName}\` got ${typeof open.input}`,
@@ -92,18 +104,22 @@ export async function approvalResponses(
         { toolName: open.toolName, toolCallId: open.toolCallId, input: open.input },
         gate,
       );
-      if (request.status === "pending" && options.wait) {
+      const mismatch = inputMismatch(request, open.input);
+      if (mismatch === undefined && request.status === "pending" && options.wait) {
         request = await waitUntil(ctx, request, deadline, options.signal);
       }
-      if (request.status === "pending") {
+      if (mismatch !== undefined) {
+        answer = { approved: false, reason: mismatch };
+      } else if (request.status === "pending") {
         pending.push(request);
         continue;
+      } else {
+        answer = await answerFor(runner, open.toolName, request, {
+          toolCallId: open.toolCallId,
+          messages,
+          context: undefined,
+        });
       }
-      answer = await answerFor(runner, open.toolName, request, {
-        toolCallId: open.toolCallId,
-        messages,
-        context: undefined,
-      });
     }
     responses.push({ type: "tool-approval-response", approvalId: open.approvalId, ...answer });
   }

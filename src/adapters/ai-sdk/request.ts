@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import {
   type AirlockApi,
   type ApprovalRequest,
+  hashArgs,
   isAirlockError,
   type RequestInput,
 } from "../../index.js";
@@ -123,4 +124,24 @@ export async function openGate(
 
 export function jsonBlock(value: unknown): string {
   return `\`\`\`json\n${JSON.stringify(value, null, 2)}\n\`\`\``;
+}
+
+/** Why a call may not use its gate's approval: its input is not what the request asked about (nor
+ * what a reviewer edited it to), e.g. a client resent the same tool call id with other input.
+ * Undefined when the input is bound to the request. */
+export function inputMismatch(
+  request: ApprovalRequest,
+  input: Record<string, unknown>,
+): string | undefined {
+  const hash = hashArgs(input);
+  if (hash === request.argsHash) return undefined;
+  const edited = request.decision?.editedArgs;
+  if (edited !== undefined && hash === hashArgs(edited)) return undefined;
+  return `the call's arguments differ from what was approved: Airlock request ${request.id} was opened for other arguments, so this call does not run with its approval`;
+}
+
+/** Why the bridge refuses to gate a tool: only tools whose run goes through Airlock (gated tools given
+ * to `airlockToolApproval`, wrapped to run through `runApproved`) may get an Airlock approval. */
+export function unguardedReason(toolName: string): string {
+  return `Airlock does not guard the tool \`${toolName}\` (it is not a gated tool given to airlockToolApproval), so it cannot approve a call of it`;
 }

@@ -16,7 +16,14 @@ import { type AirlockApi, AirlockError, isAirlockError } from "../../index.js";
 import { answerFor } from "./answer.js";
 import { createRunner, type Runner } from "./execute.js";
 import { approvalResponses, type ResponsesOptions, type ResponsesResult } from "./messages.js";
-import { findGate, type GateContext, isJsonObject, openGate, type ToolGate } from "./request.js";
+import {
+  findGate,
+  type GateContext,
+  inputMismatch,
+  isJsonObject,
+  openGate,
+  type ToolGate,
+} from "./request.js";
 import {
   type ApplyDecisionsOptions,
   type ApplyDecisionsResult,
@@ -130,6 +137,9 @@ export function airlockToolApproval<TOOLS extends ToolSet>(
         throw err;
       }
     }
+    // Found by key alone: the same tool call id resent with other input is not what was approved.
+    const mismatch = inputMismatch(request, input);
+    if (mismatch !== undefined) return denied(mismatch);
     if (request.status === "pending") {
       if (mode === "block") {
         try {

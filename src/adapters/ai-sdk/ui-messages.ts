@@ -8,7 +8,13 @@ import { isAirlockError } from "../../index.js";
 import { type Answer, answerFor } from "./answer.js";
 import type { Runner } from "./execute.js";
 import { waitUntil } from "./messages.js";
-import { type GateContext, isJsonObject, openGate } from "./request.js";
+import {
+  type GateContext,
+  inputMismatch,
+  isJsonObject,
+  openGate,
+  unguardedReason,
+} from "./request.js";
 
 /** A UI message as `useChat` sends it (any `UIMessage`). */
 export interface ChatMessage {
@@ -93,6 +99,12 @@ export async function applyDecisions<M extends ChatMessage>(
       continue;
     }
     const toolName = toolNameOf(part);
+    const gate = ctx.gateFor(toolName);
+    if (!gate) {
+      // A tool whose run does not go through Airlock: an approval here would bind nothing.
+      parts.push(responded(part, { approved: false, reason: unguardedReason(toolName) }));
+      continue;
+    }
     if (!isJsonObject(part.input)) {
       parts.push(
         responded(part, {
@@ -105,7 +117,13 @@ export async function applyDecisions<M extends ChatMessage>(
     const call = { toolName, toolCallId: part.toolCallId, input: part.input };
     // A call asked about by the SDK's own approval rules gets its gate here: from now on Airlock
     // holds the question, whatever the client answered.
-    let request = await openGate(ctx, call, ctx.gateFor(toolName) ?? {});
+    let request = await openGate(ctx, call, gate);
+    // The client sends the parts: the same tool call id with other input gets no approval.
+    const mismatch = inputMismatch(request, part.input);
+    if (mismatch !== undefined) {
+      parts.push(responded(part, { approved: false, reason: mismatch }));
+      continue;
+    }
     if (request.status === "pending" && part.state === "approval-responded" && options.reviewer) {
       const decided = await decideFromChat(ctx, request, part, options);
       if ("refused" in decided) refused.push({ request, reason: decided.refused });
