@@ -44,6 +44,11 @@ export class Upstream {
     return this.tools.get(name);
   }
 
+  /** Starts the upstream when it is not running; throws when it cannot be started. */
+  async ensureRunning(): Promise<void> {
+    await this.ready();
+  }
+
   async call(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
     const client = await this.ready();
     return (await client.callTool({ name, arguments: args })) as CallToolResult;

@@ -141,6 +141,15 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
       const pending = pendingAnswer(decided, inbox(decided.id));
       return { content: pending.content, isError: true };
     }
+    // The approval is spent when runApproved claims it: start the upstream first, so an upstream
+    // that cannot be started leaves the approval for the same call made again.
+    try {
+      await upstream.ensureRunning();
+    } catch (err) {
+      return toolError(
+        `Airlock: the call to ${tool} was not run: ${(err as Error).message}. Request ${decided.id} stays ${decided.status}; make the same call again once the upstream runs`,
+      );
+    }
     const result = await runApproved(api, decided, (approvedArgs) =>
       upstream.call(tool, approvedArgs),
     );

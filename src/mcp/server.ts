@@ -59,10 +59,11 @@ const requestApprovalInput = z
       .max(366 * 24 * 3600)
       .optional()
       .describe("Deadline in seconds from now; past it the request takes onTimeout"),
+    // Only `reject`: an agent that could declare `approve` would approve itself with a short deadline.
     onTimeout: z
-      .enum(["reject", "approve"])
+      .enum(["reject"])
       .optional()
-      .describe("The declared default when the deadline passes (default reject)"),
+      .describe("What the deadline decides: reject (the only choice for an agent)"),
     approvers: z
       .array(z.string().min(1))
       .max(100)

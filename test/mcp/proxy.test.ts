@@ -2,7 +2,7 @@
 // front of test/mcp/upstream-server.ts, on a temporary SQLite file that this test decides on through
 // the engine (as a reviewer would through the inbox or the API).
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/client";
@@ -81,11 +81,12 @@ function writeConfig(name: string, config: unknown): string {
 
 async function startProxy(
   maxWaitMs: number,
+  extraEnv: Record<string, string> = {},
 ): Promise<{ client: Client; transport: StdioClientTransport }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: proxyArgs(writeConfig("airlock-mcp.json", CONFIG)),
-    env: childEnv({ AIRLOCK_MCP_MAX_WAIT_MS: String(maxWaitMs) }),
+    env: childEnv({ AIRLOCK_MCP_MAX_WAIT_MS: String(maxWaitMs), ...extraEnv }),
     stderr: "pipe",
   });
   transport.stderr?.on("data", () => {});
@@ -319,6 +320,32 @@ describe("airlock mcp-proxy killed while a call waits", () => {
     const args = { path: "/data/killed.txt", content: "k" };
     const result = await again.client.callTool({ name: "write_file", arguments: args });
     expect(result.isError).toBeFalsy();
+    expect(writes().slice(before)).toEqual([args]);
+    expect((await engine.get(gate.id)).executedAt).toBeDefined();
+  }, 90_000);
+});
+
+describe("airlock mcp-proxy whose upstream cannot be started when the approval comes", () => {
+  it("does not spend the approval; the same call runs it once the upstream starts again", async () => {
+    const flag = join(tmp.dir, "upstream-fails");
+    const { client } = await startProxy(30_000, { UPSTREAM_FAIL_IF: flag });
+    const before = writes().length;
+    const args = { path: "/data/down.txt", content: "d" };
+    const call = client.callTool({ name: "write_file", arguments: args });
+    const gate = await pendingGate("/data/down.txt");
+    writeFileSync(flag, "");
+    const crashed = await client.callTool({ name: "crash", arguments: {} });
+    expect(crashed.isError).toBe(true);
+    await engine.decide(gate.id, { outcome: "approved", reviewer: "alice" });
+    const result = await call;
+    expect(result.isError).toBe(true);
+    expect(text(result)).toContain("could not be started");
+    expect(text(result)).toContain(`Request ${gate.id} stays approved`);
+    expect((await engine.get(gate.id)).executedAt).toBeUndefined();
+    expect(writes().length).toBe(before);
+    rmSync(flag);
+    const again = await client.callTool({ name: "write_file", arguments: args });
+    expect(again.isError).toBeFalsy();
     expect(writes().slice(before)).toEqual([args]);
     expect((await engine.get(gate.id)).executedAt).toBeDefined();
   }, 90_000);

@@ -203,13 +203,20 @@ describe("airlock mcp over stdio", () => {
     });
     expect(done.data.status).toBe("timed_out");
     expect(done.data.outcome).toBe("timed_out");
+  });
+
+  it("refuses onTimeout approve: an agent cannot approve itself by a short deadline", async () => {
+    const client = await connect();
     const approving = await call(client, "request_approval", {
       title: "Rotate logs",
-      timeoutSeconds: 1,
+      timeoutSeconds: 0.001,
       onTimeout: "approve",
       wait: true,
     });
-    expect(approving.data.status).toBe("approved");
+    expect(approving.result.isError).toBe(true);
+    expect(approving.text).toMatch(/onTimeout/);
+    const listed = await call(client, "list_pending", {});
+    expect(JSON.stringify(listed.data)).not.toContain("Rotate logs");
   });
 
   it("bad input is a tool error with a clear message, and the server keeps serving", async () => {
@@ -278,31 +285,50 @@ function postStatus(port: number, headers: Record<string, string>): Promise<numb
   });
 }
 
+/** Starts `airlock mcp --http` on a free port; resolves once it listens, with the stderr line. */
+async function startHttp(extraEnv: Record<string, string> = {}) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...mcpArgs(), "--db", db, "--http", String(port)], {
+    env: baseEnv(extraEnv),
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const stdout = { text: "" };
+  child.stdout.on("data", (d: Buffer) => {
+    stdout.text += d.toString();
+  });
+  const stderr = await new Promise<string>((resolve, reject) => {
+    let text = "";
+    child.stderr.on("data", (d: Buffer) => {
+      text += d.toString();
+      if (text.includes("\n")) resolve(text);
+    });
+    child.once("exit", (code) => reject(new Error(`airlock mcp exited ${code}: ${text}`)));
+  });
+  const stop = async () => {
+    child.kill("SIGTERM");
+    return exited;
+  };
+  return { port, stderr, stdout, stop };
+}
+
 describe("airlock mcp --http", () => {
-  it("serves the same tools over Streamable HTTP on 127.0.0.1", async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, [...mcpArgs(), "--db", db, "--http", String(port)], {
-      env: baseEnv(),
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-    let stdout = "";
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
+  it("serves the same tools over Streamable HTTP on 127.0.0.1 to holders of the printed token", async () => {
+    const http = await startHttp();
+    const { port } = http;
     try {
-      await new Promise<void>((resolve, reject) => {
-        let stderr = "";
-        child.stderr.on("data", (d: Buffer) => {
-          stderr += d.toString();
-          if (stderr.includes("Streamable HTTP on")) resolve();
-        });
-        child.once("exit", (code) => reject(new Error(`airlock mcp exited ${code}: ${stderr}`)));
-      });
+      const printed = new RegExp(
+        `^airlock mcp: MCP endpoint http://127\\.0\\.0\\.1:${port}/mcp, bearer token (\\S+)\n$`,
+      ).exec(http.stderr);
+      expect(printed).not.toBeNull();
+      const token = printed?.[1] ?? "";
+      expect(token.length).toBeGreaterThanOrEqual(16);
       const client = new Client({ name: "airlock-test", version: "1.0.0" });
       await client.connect(
-        new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)),
+        new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
       );
       clients.push(client);
       const created = await call(client, "request_approval", deploy);
@@ -313,20 +339,70 @@ describe("airlock mcp --http", () => {
       const bad = await call(client, "get_request", { id: "" });
       expect(bad.result.isError).toBe(true);
       // A web page reaching the port through another name (DNS rebinding) is refused.
-      expect(await postStatus(port, { host: "evil.example" })).toBe(403);
+      expect(
+        await postStatus(port, { host: "evil.example", authorization: `Bearer ${token}` }),
+      ).toBe(403);
       const fromPage = await fetch(`http://127.0.0.1:${port}/mcp`, {
         method: "POST",
-        headers: { origin: "https://evil.example", "content-type": "application/json" },
+        headers: {
+          origin: "https://evil.example",
+          "content-type": "application/json",
+          authorization: `Bearer ${token}`,
+        },
         body: "{}",
       });
       expect(fromPage.status).toBe(403);
       await fromPage.body?.cancel();
     } finally {
       for (const c of clients.splice(0)) await c.close();
-      child.kill("SIGTERM");
-      expect(await exited).toBe(0);
+      expect(await http.stop()).toBe(0);
     }
-    expect(stdout).toBe("");
+    expect(http.stdout.text).toBe("");
+  }, 60_000);
+
+  it("answers 401 without the bearer token or with a wrong one, and lists nothing", async () => {
+    const token = "a-long-enough-operator-token";
+    const http = await startHttp({ AIRLOCK_MCP_TOKEN: token });
+    const { port } = http;
+    try {
+      expect(http.stderr).toBe(
+        `airlock mcp: MCP endpoint http://127.0.0.1:${port}/mcp, bearer token from AIRLOCK_MCP_TOKEN\n`,
+      );
+      expect(await postStatus(port, {})).toBe(401);
+      expect(await postStatus(port, { authorization: "Bearer wrong-token-of-some-length" })).toBe(
+        401,
+      );
+      expect(await postStatus(port, { authorization: token })).toBe(401);
+      const anonymous = new Client({ name: "airlock-test", version: "1.0.0" });
+      await expect(
+        anonymous.connect(
+          new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)),
+        ),
+      ).rejects.toThrow();
+      const client = new Client({ name: "airlock-test", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
+      clients.push(client);
+      const listed = await call(client, "list_pending", {});
+      expect(listed.result.isError).toBeFalsy();
+    } finally {
+      for (const c of clients.splice(0)) await c.close();
+      expect(await http.stop()).toBe(0);
+    }
+  }, 60_000);
+
+  it("refuses an AIRLOCK_MCP_TOKEN shorter than 16 characters in one line", async () => {
+    const r = await runCli(["mcp", "--db", db, "--http", String(await freePort())], {
+      ...baseEnv(),
+      AIRLOCK_MCP_TOKEN: "short",
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr.trim().split("\n")).toEqual([
+      "airlock: AIRLOCK_MCP_TOKEN is too short (5 characters); use at least 16, or unset it to get a random token",
+    ]);
   });
 });
 

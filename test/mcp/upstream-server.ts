@@ -1,12 +1,18 @@
 // A small upstream MCP server for the proxy's tests (stdio): `write_file` appends a line with its
 // arguments to the file named by UPSTREAM_LOG, `read_file` (readOnlyHint) reads it back.
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import { z } from "zod";
 
 const log = process.env.UPSTREAM_LOG;
 if (!log) throw new Error("UPSTREAM_LOG must name the file write_file appends to");
+// A test makes the upstream impossible to start by creating the file UPSTREAM_FAIL_IF names.
+const failIf = process.env.UPSTREAM_FAIL_IF;
+if (failIf && existsSync(failIf)) {
+  process.stderr.write(`test upstream: ${failIf} exists; refusing to start\n`);
+  process.exit(3);
+}
 
 const server = new McpServer({ name: "test-upstream", version: "1" });
 

@@ -1,5 +1,7 @@
 // `airlock mcp`: Airlock as an MCP server, on stdio (the default; stdout is the protocol, so every
-// log goes to stderr) or Streamable HTTP on 127.0.0.1 with --http PORT.
+// log goes to stderr) or Streamable HTTP on 127.0.0.1 with --http PORT, behind a bearer token
+// (AIRLOCK_MCP_TOKEN, else one made at start and printed once on stderr).
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createRequire } from "node:module";
 import { serve } from "@hono/node-server";
 import {
@@ -22,6 +24,35 @@ interface McpOptions {
 
 function version(): string {
   return (createRequire(import.meta.url)("airlock/package.json") as { version: string }).version;
+}
+
+/** The smallest AIRLOCK_MCP_TOKEN accepted. */
+const MIN_TOKEN_LENGTH = 16;
+
+/** The HTTP endpoint's bearer token: AIRLOCK_MCP_TOKEN, else a new random one (`generated`). */
+export function mcpHttpToken(env: NodeJS.ProcessEnv = process.env): {
+  token: string;
+  generated: boolean;
+} {
+  const given = env.AIRLOCK_MCP_TOKEN;
+  if (given !== undefined && given !== "") {
+    if (given.trim().length < MIN_TOKEN_LENGTH) {
+      throw new CliError(
+        `AIRLOCK_MCP_TOKEN is too short (${given.trim().length} characters); use at least ${MIN_TOKEN_LENGTH}, or unset it to get a random token`,
+      );
+    }
+    return { token: given.trim(), generated: false };
+  }
+  return { token: randomBytes(24).toString("base64url"), generated: true };
+}
+
+/** Whether the request carries `Authorization: Bearer <token>` (compared in constant time). */
+function bearerMatches(req: Request, token: string): boolean {
+  const header = req.headers.get("authorization") ?? "";
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) return false;
+  const digest = (s: string) => createHash("sha256").update(s).digest();
+  return timingSafeEqual(digest(match[1]), digest(token));
 }
 
 /** Resolves on SIGINT/SIGTERM (or `extra`), removing its listeners. */
@@ -59,6 +90,7 @@ export function registerMcp(program: Command, globals: () => GlobalOptions): voi
             ...(requester !== undefined ? { requester } : {}),
           });
         if (opts.http !== undefined) {
+          const { token, generated } = mcpHttpToken();
           const handler = createMcpHandler(() => make(), {
             onerror: (err) => process.stderr.write(`airlock mcp: ${err.message}\n`),
           });
@@ -75,6 +107,16 @@ export function registerMcp(program: Command, globals: () => GlobalOptions): voi
                 hostHeaderValidationResponse(req, localhostAllowedHostnames()) ??
                 originValidationResponse(req, localhostAllowedOrigins());
               if (refused) return refused;
+              // Any local process can reach the port: only holders of the token are served.
+              if (!bearerMatches(req, token)) {
+                return new Response(
+                  "Unauthorized: send Authorization: Bearer <token> (AIRLOCK_MCP_TOKEN, or the token airlock mcp printed at start)\n",
+                  {
+                    status: 401,
+                    headers: { "www-authenticate": 'Bearer realm="airlock-mcp"' },
+                  },
+                );
+              }
               return handler.fetch(req);
             },
           });
@@ -91,7 +133,9 @@ export function registerMcp(program: Command, globals: () => GlobalOptions): voi
             });
           });
           process.stderr.write(
-            `airlock mcp: Streamable HTTP on http://127.0.0.1:${opts.http}/mcp\n`,
+            `airlock mcp: MCP endpoint http://127.0.0.1:${opts.http}/mcp, bearer token ${
+              generated ? token : "from AIRLOCK_MCP_TOKEN"
+            }\n`,
           );
           await untilStopped();
           await handler.close();
