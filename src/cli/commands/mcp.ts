@@ -77,7 +77,7 @@ export function registerMcp(program: Command, globals: () => GlobalOptions): voi
     )
     .option(
       "--http <port>",
-      "serve Streamable HTTP on 127.0.0.1:<port> (/mcp) instead of stdio",
+      "serve Streamable HTTP on 127.0.0.1:<port> (/mcp) instead of stdio, behind a bearer token (AIRLOCK_MCP_TOKEN, else one printed on stderr at start)",
       positiveInt("--http"),
     )
     .option("--requester <name>", "who asks, on the local database (default mcp)")
