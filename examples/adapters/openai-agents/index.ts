@@ -65,7 +65,10 @@ export async function runExample(
         if (e.requestId && !seen.has(e.requestId)) {
           seen.add(e.requestId);
           const r = await airlock.get(e.requestId);
-          if (r.status === "pending") await review(airlock, r.id);
+          // A resume ticket (`openai-agents.resume`) is no gate: only its resumer settles it.
+          if (r.status === "pending" && r.action !== "openai-agents.resume") {
+            await review(airlock, r.id);
+          }
         }
       }
     })();

@@ -4,10 +4,12 @@
 // settled, after catching up with the decisions taken while no resumer ran.
 //
 // Exactly once: before invoking the graph, a resume takes a ticket from Airlock itself — a request
-// keyed by the thread, the checkpoint it is parked at and the interrupts it answers, created already
-// approved (`requireApproval: false`, action `langgraph.resume`) and then claimed with
-// `claimExecution`, Airlock's compare-and-set. Two resumers (or a resumer and `resumeThread` called by
-// hand) race for that claim and only the winner runs the rest of the graph. A raw
+// keyed by the thread, the checkpoint it is parked at and the interrupts it answers (action
+// `langgraph.resume`), created pending with its requester as its only approver (so no one can approve
+// it: self-approval is refused) and no deadline, then taken by cancelling it — `pending → cancelled`
+// is Airlock's compare-and-set, and an agent token may do it (it may not create a request that skips
+// approval). Two resumers (or a resumer and `resumeThread` called by hand) race for that cancel and
+// only the winner runs the rest of the graph; the loser's cancel is a `conflict`. A raw
 // `graph.invoke(new Command({ resume }))` takes no ticket; it still cannot approve anything (the gate
 // re-reads the decision) nor run an approved tool twice (`gate.run` claims the execution).
 // The price: a resumer that dies after its claim and before LangGraph's next checkpoint leaves the
@@ -27,10 +29,7 @@ import { airlockToHitlResponse, hitlKey, isHitlRequest } from "./hitl.js";
 
 /** What resuming needs of Airlock. `events` (the engine has it) wakes the resumer at once; without
  * it (the HTTP client) the resumer polls. */
-export type ResumerApi = Pick<
-  AirlockApi,
-  "request" | "get" | "getByKey" | "list" | "claimExecution"
-> & {
+export type ResumerApi = Pick<AirlockApi, "request" | "get" | "getByKey" | "list" | "cancel"> & {
   events?: Airlock["events"];
 };
 
@@ -102,17 +101,20 @@ export async function resumeThread(options: ResumeThreadOptions): Promise<Resume
     const first = ready[0]?.requests[0];
     const checkpointId = state.config.configurable?.checkpoint_id;
     const interrupts = ready.map((r) => r.interruptId).sort();
+    const requester = first?.requester ?? options.hitlRequester;
+    const by = options.by ?? defaultName();
     const ticket = await airlock.request({
       key: `langgraph-resume:${hashArgs({ threadId, checkpointId: String(checkpointId ?? ""), interrupts })}`,
       action: "langgraph.resume",
       title: `Resume LangGraph thread ${threadId.slice(0, 100)}`,
       args: { threadId, interrupts, requestIds },
-      requireApproval: false,
-      ...(first ? { requester: first.requester } : {}),
+      ...(requester === undefined ? {} : { requester }),
+      // Its requester may not approve it, so no one can: only a cancel (the take) settles it.
+      approvers: [requester ?? "anonymous"],
       metadata: { langgraph: { kind: "resume", threadId } },
     });
     try {
-      await airlock.claimExecution(ticket.id, { by: options.by ?? defaultName() });
+      await airlock.cancel(ticket.id, { reason: `resumed by ${by}` });
     } catch (err) {
       if (isAirlockError(err, "conflict")) {
         return { resumed: false, reason: "already_resumed", requestIds };

@@ -24,8 +24,8 @@ export interface ToolCall {
 /** How gates are opened; shared by `airlockNeedsApproval` and `approveInterruptions`, which must agree
  * so that both describe a call the same way. */
 export interface GateOptions {
-  /** Who asks, recorded on every request; idempotency keys are scoped per requester.
-   * @default "openai-agents" */
+  /** Who asks, recorded on every request; idempotency keys are scoped per requester. Over HTTP it
+   * must be the token's own name. @default the engine's default requester, or the token's name */
   requester?: string;
   /** Groups or users allowed to decide. @default [] (anyone) */
   approvers?: string[];
@@ -131,13 +131,14 @@ export function gateInput(
     preview: options.preview
       ? options.preview(call)
       : `\`${call.tool}\`\n\n\`\`\`json\n${json}\n\`\`\``,
-    requester: options.requester ?? DEFAULT_REQUESTER,
     approvers: options.approvers ?? [],
     allowed:
       meta?.editable === false
         ? ["approve", "reject", "revise"]
         : ["approve", "reject", "revise", "edit"],
   };
+  // Unset, the engine's default requester or, over HTTP, the token's own name (the only one it may use).
+  if (options.requester !== undefined) input.requester = options.requester;
   if (options.timeoutMs !== undefined) input.timeoutMs = options.timeoutMs;
   if (options.onTimeout !== undefined) input.onTimeout = options.onTimeout;
   if (options.risk !== undefined) input.risk = options.risk;

@@ -1,7 +1,8 @@
 // Resuming a parked run, in this process or any other: read the turn's gates from Airlock, rebuild the
 // RunState stored with the first one, turn each decision into the SDK's own `approve` / `reject`, and
-// run on. Exactly once, twice over: a resume first takes the turn's ticket (a request created already
-// approved and claimed with `claimExecution`, Airlock's compare-and-set), so of two resumers only one
+// run on. Exactly once, twice over: a resume first takes the turn's ticket (a pending request that only
+// a cancel can settle, taken by cancelling it: `pending → cancelled` is Airlock's compare-and-set, one
+// an agent token may perform), so of two resumers only one
 // goes on, even when nothing in the turn was approved; and every approved call is claimed on its own
 // (`runApproved`: verify → claim → run), so a forced resume never runs a call twice either. The price
 // of at-most-once: a resumer that dies after its claims and before the SDK ran the tools leaves the
@@ -234,9 +235,11 @@ export async function approveInterruptions<TContext, TAgent extends AnyAgent>(
 }
 
 /** The requests of the turn, in its order, opening the gates a parking process did not get to. */
-/** The turn's resume ticket: a request keyed by the turn's first gate, created already approved
- * (`requireApproval: false`, action `openai-agents.resume`) and claimed with `claimExecution`, the
- * compare-and-set that lets exactly one resumer go on, even for a turn in which nothing was approved. */
+/** The turn's resume ticket: a request keyed by the turn's first gate (action `openai-agents.resume`),
+ * created pending with its requester as its only approver (self-approval is refused, so no one can
+ * approve it) and no deadline, and taken by cancelling it: `pending → cancelled` is the
+ * compare-and-set that lets exactly one resumer go on, even for a turn in which nothing was approved.
+ * An agent token may do both (it may not create a request that skips approval). */
 async function takeTicket(
   airlock: AirlockApi,
   holder: ApprovalRequest,
@@ -249,12 +252,12 @@ async function takeTicket(
     title: `Resume the OpenAI Agents run gated by ${holder.id}`,
     args: { requestIds: requests.map((r) => r.id) },
     requester: holder.requester,
+    approvers: [holder.requester],
     correlationId: holder.correlationId,
-    requireApproval: false,
     metadata: { openaiAgentsResume: { gate: holder.id } },
   });
   try {
-    await airlock.claimExecution(ticket.id, by === undefined ? {} : { by });
+    await airlock.cancel(ticket.id, { reason: `resumed by ${by ?? holder.requester}` });
     return { ok: true };
   } catch (err) {
     if (!isAirlockError(err, "conflict")) throw err;

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import type { Agent, NonStreamRunOptions, Runner, RunResult } from "@openai/agents";
 import type { Airlock, AirlockApi, ApprovalRequest } from "../../index.js";
 import { followSettled } from "../shared/follow-settled.js";
-import { DEFAULT_REQUESTER, gateMetadata } from "./gate.js";
+import { gateMetadata } from "./gate.js";
 import { type ParkOptions, parkInterruptions } from "./park.js";
 import { resumeRun } from "./resume.js";
 
@@ -87,7 +87,8 @@ export function resumeOnDecision<TContext, TAgent extends AnyAgent>(
   // One resume at a time per turn in this process; others wait behind it.
   return followSettled({
     airlock,
-    requester: options.requester ?? DEFAULT_REQUESTER,
+    // Only the configured requester's, when given; `consider` keeps the adapter's gates (metadata).
+    requester: options.requester,
     signal: options.signal,
     catchUpLimit: options.catchUpLimit,
     pollMs: options.pollMs,

@@ -24,6 +24,8 @@ export interface FixtureOptions {
   call?: { path: string; content: string };
   timeoutMs?: number;
   onTimeout?: OnTimeout;
+  /** Who opens the gate. @default "file-agent" (over HTTP: the token's own name) */
+  requester?: string;
 }
 
 /** One line per side effect: `model`, `before_gate`, `tool <json args>`, `after_gate`. */
@@ -79,7 +81,7 @@ export function buildGraph(options: FixtureOptions) {
           title: `Write ${String(tc.args.path)}`,
           args: tc.args,
           allowed: ["approve", "reject", "edit"],
-          requester: "file-agent",
+          requester: options.requester ?? "file-agent",
           ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
           ...(options.onTimeout ? { onTimeout: options.onTimeout } : {}),
         });

@@ -175,10 +175,11 @@ describe("airlockGate", () => {
     expect(count(log, "tool")).toBe(1);
     expect(count(log, "model")).toBe(2); // the proposal and one answer after the tool, not two
     expect(resumed.length + (manual.resumed ? 1 : 0)).toBe(1);
-    // The resume ticket, claimed once, is in Airlock's audit like any execution.
+    // The resume ticket, taken once (cancelled by its winner), is in Airlock's audit like any request.
     const tickets = await airlock.list({ action: "langgraph.resume" });
     expect(tickets.items).toHaveLength(1);
-    expect(tickets.items[0]?.executedBy).toMatch(/^(a|b|manual)$/);
+    expect(tickets.items[0]?.status).toBe("cancelled");
+    expect(tickets.items[0]?.decision?.comment).toMatch(/^resumed by (a|b|manual)$/);
   });
 
   it("a raw Command sent twice at once still runs the approved tool once", async () => {
