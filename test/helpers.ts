@@ -43,3 +43,21 @@ function builtIsNewerThanSources(): boolean {
   };
   return !newer(join(ROOT, "src")) && !newer(join(ROOT, "examples"));
 }
+
+/** Watches the event loop with a 10 ms interval; `stop()` returns the longest gap between two ticks,
+ * in ms (a loop blocked by synchronous work shows as one long gap). */
+export function watchEventLoop(): { stop(): number } {
+  let last = Date.now();
+  let maxGap = 0;
+  const tick = setInterval(() => {
+    const now = Date.now();
+    maxGap = Math.max(maxGap, now - last);
+    last = now;
+  }, 10);
+  return {
+    stop() {
+      clearInterval(tick);
+      return maxGap;
+    },
+  };
+}

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createToken } from "../../src/server/tokens.js";
 import { sqliteTokenStore } from "../../src/server/tokens-sqlite.js";
-import { tempDir } from "../helpers.js";
+import { tempDir, watchEventLoop } from "../helpers.js";
 import { startChild } from "../postgres/child.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -26,13 +26,7 @@ describe("SQLite token store under another process's write lock", () => {
     cleanups.push(() => holder.stop());
     await holder.next("locked");
 
-    let last = Date.now();
-    let maxGap = 0;
-    const tick = setInterval(() => {
-      const now = Date.now();
-      maxGap = Math.max(maxGap, now - last);
-      last = now;
-    }, 10);
+    const loop = watchEventLoop();
     const revoke = tokens.revoke(alice.record.id, Date.now()).then(
       () => undefined,
       (e: unknown) => e,
@@ -40,7 +34,7 @@ describe("SQLite token store under another process's write lock", () => {
     // A lookup is a read: WAL readers do not wait for the writer.
     expect((await tokens.list()).map((r) => r.name)).toEqual(["alice"]);
     const err = await revoke;
-    clearInterval(tick);
+    const maxGap = loop.stop();
     expect(err).toMatchObject({
       code: "store_unavailable",
       message: expect.stringMatching(/token table .* is locked by another process/),

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Store } from "../../src/core/store.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { request } from "../audit/fixtures.js";
-import { tempDir } from "../helpers.js";
+import { tempDir, watchEventLoop } from "../helpers.js";
 import { startChild } from "../postgres/child.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -42,13 +42,7 @@ describe("SQLite storage faults", () => {
     await holder.next("locked");
 
     // A timer ticking every 10 ms: while the write waits for the lock, its ticks keep coming.
-    let last = Date.now();
-    let maxGap = 0;
-    const tick = setInterval(() => {
-      const now = Date.now();
-      maxGap = Math.max(maxGap, now - last);
-      last = now;
-    }, 10);
+    const loop = watchEventLoop();
     const started = Date.now();
     const write = store.insertRequest(request("req_blocked"), created("req_blocked"));
     // Reads go on meanwhile (WAL readers do not wait for the writer).
@@ -59,7 +53,7 @@ describe("SQLite storage faults", () => {
       (e: unknown) => e,
     );
     const waited = Date.now() - started;
-    clearInterval(tick);
+    const maxGap = loop.stop();
     expect(err).toMatchObject({
       code: "store_unavailable",
       message: expect.stringMatching(/is locked by another process .*waited 2000 ms/),
