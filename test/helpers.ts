@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -60,4 +61,49 @@ export function watchEventLoop(): { stop(): number } {
       return maxGap;
     },
   };
+}
+
+/** A child `node --import tsx SCRIPT ...args` whose stdout is read as lines, for multi-process tests:
+ * `until(match)` resolves once the lines so far satisfy `match`, `line(prefix)` with the first line
+ * starting with `prefix`; both fail after `ms` with the child's stderr. Kill it in the test's cleanup. */
+export function startLineChild(script: string, args: string[]) {
+  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  let buf = "";
+  let stderr = "";
+  const waiters: { match: (l: string[]) => boolean; resolve: () => void }[] = [];
+  child.stdout?.on("data", (d: Buffer) => {
+    buf += d.toString();
+    const parts = buf.split("\n");
+    buf = parts.pop() ?? "";
+    lines.push(...parts);
+    for (const w of [...waiters]) if (w.match(lines)) w.resolve();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const until = (match: (l: string[]) => boolean, ms = 20_000, what = "get there") =>
+    new Promise<void>((resolve, reject) => {
+      if (match(lines)) return resolve();
+      const t = setTimeout(
+        () => reject(new Error(`child did not ${what} in ${ms} ms; stderr: ${stderr}`)),
+        ms,
+      );
+      waiters.push({
+        match,
+        resolve: () => {
+          clearTimeout(t);
+          resolve();
+        },
+      });
+    });
+  const line = async (prefix: string, ms = 25_000) => {
+    const find = (l: string[]) => l.find((x) => x.startsWith(prefix));
+    await until((l) => find(l) !== undefined, ms, `print ${prefix}`);
+    return find(lines) as string;
+  };
+  return { child, lines, until, line, exited, stderr: () => stderr };
 }

@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
-import { tempDir } from "../helpers.js";
+import { startLineChild, tempDir } from "../helpers.js";
 
 const CHILD = fileURLToPath(new URL("./fixtures/child.ts", import.meta.url));
 const children: ChildProcess[] = [];
@@ -15,41 +15,9 @@ afterEach(() => {
 });
 
 function startChild(args: string[]) {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  const lines: string[] = [];
-  let buf = "";
-  let stderr = "";
-  const waiters: { match: (l: string[]) => boolean; resolve: () => void }[] = [];
-  child.stdout?.on("data", (d: Buffer) => {
-    buf += d.toString();
-    const parts = buf.split("\n");
-    buf = parts.pop() ?? "";
-    lines.push(...parts);
-    for (const w of [...waiters]) if (w.match(lines)) w.resolve();
-  });
-  child.stderr?.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const until = (match: (l: string[]) => boolean, ms = 20_000) =>
-    new Promise<void>((resolve, reject) => {
-      if (match(lines)) return resolve();
-      const t = setTimeout(
-        () => reject(new Error(`child did not get there in ${ms} ms; stderr: ${stderr}`)),
-        ms,
-      );
-      waiters.push({
-        match,
-        resolve: () => {
-          clearTimeout(t);
-          resolve();
-        },
-      });
-    });
-  return { child, lines, until, exited };
+  const c = startLineChild(CHILD, args);
+  children.push(c.child);
+  return c;
 }
 
 function dbPath() {

@@ -1,14 +1,14 @@
 // The process that parked a conversation dies (SIGKILL); a new process continues it after the
 // decision, from the durable request (SQLite) and the messages the app kept, and a second new
 // process replaying the same parked history does not run the tool again.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createAirlock } from "../../../src/index.js";
 import { sqliteStore } from "../../../src/store/sqlite-entry.js";
-import { tempDir } from "../../helpers.js";
+import { startLineChild, tempDir } from "../../helpers.js";
 
 const CHILD = fileURLToPath(new URL("./fixtures/restart-child.ts", import.meta.url));
 const children: ChildProcess[] = [];
@@ -19,44 +19,9 @@ afterEach(() => {
 });
 
 function startChild(args: string[]) {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  const lines: string[] = [];
-  let buf = "";
-  let stderr = "";
-  const waiters: { match: () => boolean; resolve: () => void }[] = [];
-  child.stdout?.on("data", (d: Buffer) => {
-    buf += d.toString();
-    const parts = buf.split("\n");
-    buf = parts.pop() ?? "";
-    lines.push(...parts);
-    for (const w of [...waiters]) if (w.match()) w.resolve();
-  });
-  child.stderr?.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  /** The first line starting with `prefix`, once the child prints it. */
-  const line = (prefix: string, ms = 25_000) =>
-    new Promise<string>((resolve, reject) => {
-      const find = () => lines.find((l) => l.startsWith(prefix));
-      const found = find();
-      if (found !== undefined) return resolve(found);
-      const t = setTimeout(
-        () => reject(new Error(`child printed no ${prefix} in ${ms} ms; stderr: ${stderr}`)),
-        ms,
-      );
-      waiters.push({
-        match: () => find() !== undefined,
-        resolve: () => {
-          clearTimeout(t);
-          resolve(find() as string);
-        },
-      });
-    });
-  return { child, line, exited, stderr: () => stderr };
+  const c = startLineChild(CHILD, args);
+  children.push(c.child);
+  return c;
 }
 
 describe("airlock/ai-sdk across a restart", () => {
