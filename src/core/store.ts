@@ -3,6 +3,13 @@
 // method that writes does all its rows in one transaction, and `transition` is a compare-and-set on
 // the request's `version`, so racing deciders and the timeout sweeper settle in the database.
 import type {
+  OutboxClaim,
+  OutboxDraft,
+  OutboxFilter,
+  OutboxMessage,
+  OutboxSettlement,
+} from "./outbox.js";
+import type {
   ApprovalRequest,
   AuditDraft,
   AuditEvent,
@@ -124,8 +131,13 @@ export interface Store {
   migrate(): Promise<void>;
   /** Inserts a request and its audit events in one transaction; when the requester already has a
    * request with `request.key` (keys are scoped per requester), writes nothing and returns that
-   * request with `created: false`. */
-  insertRequest(request: ApprovalRequest, events: AuditDraft[]): Promise<InsertResult>;
+   * request with `created: false`. `outbox` messages are written in the same transaction (only when the
+   * request is created). */
+  insertRequest(
+    request: ApprovalRequest,
+    events: AuditDraft[],
+    outbox?: OutboxDraft[],
+  ): Promise<InsertResult>;
   getRequest(id: string): Promise<ApprovalRequest | undefined>;
   /** The request `requester` created with idempotency key `key` (keys are scoped per requester). */
   getRequestByKey(requester: string, key: string): Promise<ApprovalRequest | undefined>;
@@ -140,12 +152,32 @@ export interface Store {
   /** Every request's status, by id ascending, from after `after`: to check against the audit. */
   listStatuses(after: string | undefined, limit: number): Promise<StoredStatus[]>;
   /** Replaces the request with `next` only if its stored version is still `expectedVersion`, and
-   * appends `events` in the same transaction. `next.version` must be `expectedVersion + 1`. */
+   * appends `events` and writes `outbox` messages in the same transaction (nothing when the version
+   * did not match). `next.version` must be `expectedVersion + 1`. */
   transition(
     next: ApprovalRequest,
     expectedVersion: number,
     events: AuditDraft[],
+    outbox?: OutboxDraft[],
   ): Promise<TransitionResult>;
+  /** Writes outbox messages that no change of a request caused (reminders, tests); an id that exists
+   * is skipped. Returns how many were written. */
+  enqueueOutbox(messages: OutboxDraft[]): Promise<number>;
+  /** Claims up to `limit` pending messages due at `now` whose lease is free or expired, oldest first,
+   * leasing them to `owner` until `now + leaseMs` and counting the attempt. Several processes claiming
+   * at once never get the same row (PostgreSQL: FOR UPDATE SKIP LOCKED). */
+  claimOutbox(claim: OutboxClaim): Promise<OutboxMessage[]>;
+  /** Settles a claimed message, only while `owner` still holds its lease (else returns false and
+   * writes nothing), and appends `events` (the `notified` record of a delivery) in the same
+   * transaction. */
+  settleOutbox(
+    id: string,
+    owner: string,
+    settlement: OutboxSettlement,
+    events?: AuditDraft[],
+  ): Promise<boolean>;
+  /** Messages matching the filter, oldest first: the delivery log. */
+  listOutbox(filter: OutboxFilter): Promise<OutboxMessage[]>;
   /** Appends events that change no request (notified, viewed, auto_executed). */
   appendAudit(events: AuditDraft[]): Promise<AuditEvent[]>;
   listAudit(filter: AuditFilter): Promise<AuditEvent[]>;
