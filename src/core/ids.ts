@@ -19,3 +19,8 @@ const next = monotonicFactory(prng);
 export function newRequestId(now: number): string {
   return `req_${next(now).toLowerCase()}`;
 }
+
+/** An outbox message's id: time-ordered like request ids. */
+export function newMessageId(now: number): string {
+  return `msg_${next(now).toLowerCase()}`;
+}

@@ -5,6 +5,7 @@ import type { ZodType } from "zod";
 import { ConflictError } from "../core/errors.js";
 import { canonicalJson, sha256 } from "../core/hash.js";
 import { newRequest } from "../core/new-request.js";
+import type { OutboxDraft } from "../core/outbox.js";
 import type { Policy, PolicyVerdict } from "../core/policy.js";
 import {
   type ApprovalRequest,
@@ -24,6 +25,10 @@ export interface CreateDeps {
   redactDraft(d: AuditDraft): AuditDraft;
   /** Hands the new request's events to the feed (settle). */
   settle(events: AuditEvent[]): Promise<void>;
+  /** The outbox messages the new request's events write (with the insert, same transaction). */
+  outboxFor(stored: ApprovalRequest, events: AuditDraft[]): OutboxDraft[];
+  /** Told that a commit wrote outbox messages (wakes the dispatcher). */
+  onOutbox(): void;
   /** Told of a request this call created (not of a replay). */
   onCreated(stored: ApprovalRequest): void;
 }
@@ -34,7 +39,9 @@ export async function createRequest(deps: CreateDeps, raw: unknown): Promise<App
   const verdict = await decidePolicy(deps.policy, input);
   const inputHash = sha256(canonicalJson(input));
   const { stored, events } = newRequest(input, verdict, inputHash, deps.now());
-  const result = await deps.store.insertRequest(stored, events.map(deps.redactDraft));
+  const drafts = events.map(deps.redactDraft);
+  const outbox = deps.outboxFor(stored, drafts);
+  const result = await deps.store.insertRequest(stored, drafts, outbox);
   if (!result.created) {
     if (result.request.inputHash !== inputHash) {
       throw new ConflictError(
@@ -44,6 +51,7 @@ export async function createRequest(deps: CreateDeps, raw: unknown): Promise<App
     }
     return result.request;
   }
+  if (outbox.length > 0) deps.onOutbox();
   await deps.settle(result.events);
   deps.onCreated(stored);
   return stored;

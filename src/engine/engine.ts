@@ -34,6 +34,7 @@ import { checkSchema, createRequest } from "./create.js";
 import { logCancelled, logCreated, logDeadline, logDecision, logExecuted } from "./engine-log.js";
 import { eventStream } from "./event-stream.js";
 import { storeFeed } from "./feed.js";
+import { outboxDrafts } from "./outbox-drafts.js";
 import { recordEvent } from "./record.js";
 import { createSweeper, fireDueWith, followDeadlines } from "./sweeper.js";
 import { transact } from "./transact.js";
@@ -71,8 +72,11 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
 
   /** Writes a transition if the request is still at `expectedVersion`; undefined when it was not. */
   async function commit(t: Transition, expectedVersion: number) {
-    const result = await store.transition(t.next, expectedVersion, t.events.map(redactDraft));
+    const events = t.events.map(redactDraft);
+    const outbox = outboxDrafts(options.notifiers, t.next, events, clock.now());
+    const result = await store.transition(t.next, expectedVersion, events, outbox);
     if (!result.ok) return undefined;
+    if (outbox.length > 0) options.onOutbox?.();
     const stored = result.request;
     if (stored && isTerminal(stored.status)) waiters.settled(stored);
     // Committed: from here on the caller gets this result, whatever happens to the feed.
@@ -117,6 +121,10 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     now,
     redactDraft,
     settle,
+    outboxFor(stored: ApprovalRequest, events: AuditDraft[]) {
+      return outboxDrafts(options.notifiers, stored, events, clock.now());
+    },
+    onOutbox: () => options.onOutbox?.(),
     onCreated(stored: ApprovalRequest) {
       logCreated(logger, stored);
       const deadline = activeDeadline(stored);
@@ -240,6 +248,11 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     async audit(filter = {}) {
       guard();
       return store.listAudit(filter);
+    },
+
+    async outbox(filter = {}) {
+      guard();
+      return store.listOutbox(filter);
     },
 
     async record(raw) {

@@ -5,6 +5,7 @@ import type { ZodType } from "zod";
 import type { VerifyOptions, VerifyResult } from "../audit/verify.js";
 import type { Clock } from "../core/clock.js";
 import type { Metrics } from "../core/metrics.js";
+import type { OutboxFilter, OutboxMessage } from "../core/outbox.js";
 import type { Policy } from "../core/policy.js";
 import type {
   ApprovalRequest,
@@ -16,9 +17,11 @@ import type {
 } from "../core/schemas.js";
 import type { ListFilter, Page, RequestSummary, Store } from "../core/store.js";
 import type { EventsOptions } from "./event-stream.js";
+import type { OutboxRouter } from "./outbox-drafts.js";
 import type { WaitOptions } from "./waiters.js";
 
 export type { EventsOptions } from "./event-stream.js";
+export type { OutboxRouter } from "./outbox-drafts.js";
 export type { WaitOptions } from "./waiters.js";
 
 export interface AirlockOptions {
@@ -35,6 +38,13 @@ export interface AirlockOptions {
   sweeper?: boolean;
   /** The longest the sweeper sleeps, so other processes' deadlines are found. @default 30000 */
   sweepMaxSleepMs?: number;
+  /** Names the channels to notify of each change (a gate opened, escalated, decided, timed out,
+   * cancelled): each named channel gets one outbox message, written in the same transaction as the
+   * change and delivered by a dispatcher (`createDispatcher`). `airlock serve --config` builds it from
+   * the config's `routes`. @default none: no messages */
+  notifiers?: OutboxRouter;
+  /** Called after a commit that wrote outbox messages, to wake a dispatcher in this process. */
+  onOutbox?: () => void;
 }
 
 export interface CancelOptions {
@@ -74,6 +84,8 @@ export interface Airlock {
   claimExecution(id: string, options?: { by?: string }): Promise<ApprovalRequest>;
   events(options?: EventsOptions): AsyncIterable<AuditEvent>;
   audit(filter?: { requestId?: string; after?: number; limit?: number }): Promise<AuditEvent[]>;
+  /** The outbox's messages (the delivery log), oldest first. */
+  outbox(filter?: OutboxFilter): Promise<OutboxMessage[]>;
   /** Appends an event that changes no request (`notified`, which also carries an agent's progress,
    * `viewed`, `auto_executed`); data is redacted. Any other type is refused (code `invalid_input`):
    * decisions enter the audit log only through the state machine. `auto_executed` naming a request

@@ -7,6 +7,7 @@ import { problemSchema } from "./problem.js";
 import { COMMON_PROBLEMS, defineRoute, type RouteSpec } from "./route.js";
 import { AUDIT_ROUTES } from "./routes/audit.js";
 import { eventsRoute } from "./routes/events.js";
+import { OUTBOX_ROUTES, outboxPage } from "./routes/outbox.js";
 import { REQUEST_ROUTES } from "./routes/requests.js";
 import { TOKEN_ROUTES } from "./routes/tokens.js";
 import {
@@ -60,6 +61,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
   eventsRoute,
   ...AUDIT_ROUTES,
   ...TOKEN_ROUTES,
+  ...OUTBOX_ROUTES,
 ] as RouteSpec[];
 
 const OUTPUTS: Record<string, z.ZodType> = {
@@ -73,6 +75,7 @@ const OUTPUTS: Record<string, z.ZodType> = {
   TokenCreated: tokenCreated,
   TokenList: tokenList,
   Health: health,
+  OutboxPage: outboxPage,
 };
 
 const PROBLEM_TEXT: Record<number, string> = {

@@ -9,6 +9,7 @@ import { expectNonNegativeNumber, expectPositiveNumber, invalidOption } from "..
 import type { Airlock } from "../engine/engine.js";
 import { authenticate, limitRate } from "./auth.js";
 import { limitBody } from "./body.js";
+import { channelRoutes, inboundDeps, type ServerChannels } from "./channels.js";
 import { createCredentialWatch } from "./credentials.js";
 import type { RouteDeps, ServerEnv } from "./env.js";
 import { createEventHub } from "./event-hub.js";
@@ -27,6 +28,7 @@ import {
 import { mount } from "./route.js";
 import { auditRoutes } from "./routes/audit.js";
 import { eventRoutes } from "./routes/events.js";
+import { outboxRoutes } from "./routes/outbox.js";
 import { requestRoutes } from "./routes/requests.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { createStorageHealth } from "./storage-health.js";
@@ -81,16 +83,20 @@ export interface ServerOptions {
    * "auto": when the request came over https, or with `trustProxy` when `X-Forwarded-Proto` says so),
    * `trustProxy`, `sessionsPerToken`, `maxSessions`, `signInLimit`, `viewedWindowMs`. */
   inbox?: InboxOptions;
+  /** Slack, email and webhook channels (`airlock serve --config`): their inbound routes are served at
+   * `/channels/<name>`, each authenticating its caller itself (a signing secret, a signed link). */
+  channels?: ServerChannels;
 }
 
 type Resolved = Required<
   Omit<
     ServerOptions,
-    "registry" | "logger" | "limits" | "metricsToken" | "inbox" | "rateLimitStore"
+    "registry" | "logger" | "limits" | "metricsToken" | "inbox" | "rateLimitStore" | "channels"
   >
 > & {
   rateLimitStore: RateLimitStore | undefined;
   inbox: InboxOptions;
+  channels: ServerChannels | undefined;
   logger: Logger;
   registry: Registry | undefined;
   limits: ServerLimits;
@@ -127,6 +133,7 @@ function resolve(options: ServerOptions): Resolved {
     metricsToken: options.metricsToken,
     registry: options.registry,
     inbox: options.inbox ?? {},
+    channels: options.channels,
     rateLimitStore: options.rateLimitStore ?? postgresPoolOf(options.auth?.tokens),
   };
   positive("bodyLimitBytes", r.bodyLimitBytes);
@@ -282,6 +289,11 @@ export function createServer(options: ServerOptions): AirlockServer {
     }),
   );
 
+  if (o.channels) {
+    app.use("/channels/*", limitBody(o.bodyLimitBytes));
+    app.route("/", channelRoutes(inboundDeps(airlock, o.channels, logger), o.channels.drivers));
+  }
+
   // A scraper's own secret opens /metrics only; everyone else needs an admin token (below).
   if (o.metricsToken !== undefined) app.use("/metrics", metricsTokenGate(o.metricsToken, metrics));
 
@@ -309,6 +321,7 @@ export function createServer(options: ServerOptions): AirlockServer {
   app.route("/v1/events", eventRoutes(deps));
   app.route("/v1/audit", auditRoutes(deps));
   app.route("/v1/tokens", tokenRoutes(deps, o.auth.tokens));
+  app.route("/v1/outbox", outboxRoutes(deps));
   mount(app, "", openApiRoute, async (c) => c.json(openApiDocument()));
   // Global counts and per-route statistics: for operators (admins, or the metrics token) only.
   mount(app, "", metricsRoute, () => metricsResponse(metrics));

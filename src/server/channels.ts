@@ -1,0 +1,62 @@
+// The channels' inbound side on the HTTP server: each driver's routes (Slack interactions, email
+// link pages, inbound mail) at /channels/<name>, outside the API's bearer authentication because
+// each authenticates its caller itself (a signing secret, a signed single-use link); and the
+// dependencies every inbound path gets, so a click or a reply decides through `airlock.decide`, the
+// same state machine and identity checks as the inbox.
+import { Hono } from "hono";
+import type { Logger } from "pino";
+import type { ChannelDriver, IdentityDirectory, InboundDeps } from "../channels/types.js";
+import type { Airlock } from "../engine/types.js";
+
+export interface ServerChannels {
+  drivers: readonly ChannelDriver[];
+  identities: IdentityDirectory;
+  /** This server's absolute base URL as people reach it (no trailing slash). */
+  publicUrl: string;
+}
+
+export function inboundDeps(
+  airlock: Airlock,
+  channels: Omit<ServerChannels, "drivers">,
+  logger: Logger,
+): InboundDeps {
+  return {
+    airlock,
+    identities: channels.identities,
+    logger,
+    publicUrl: channels.publicUrl.replace(/\/+$/, ""),
+    now: () => Date.now(),
+    async refuse(refusal) {
+      logger.warn(refusal, "channel input refused");
+      const data = {
+        refused: true,
+        channel: refusal.channel,
+        target: refusal.target,
+        reason: refusal.reason,
+        ...(refusal.actor === undefined ? {} : { claimedActor: refusal.actor.slice(0, 200) }),
+      };
+      try {
+        await airlock.record({
+          type: "notified",
+          actor: "system",
+          data,
+          ...(refusal.requestId === undefined
+            ? {}
+            : { requestId: refusal.requestId.slice(0, 200) }),
+        });
+      } catch (err) {
+        logger.error({ err }, "could not audit a refused channel input");
+      }
+    },
+  };
+}
+
+/** The drivers' routes, each under /channels/<its name>. */
+export function channelRoutes(deps: InboundDeps, drivers: readonly ChannelDriver[]): Hono {
+  const app = new Hono();
+  for (const driver of drivers) {
+    const routes = driver.routes?.(deps);
+    if (routes) app.route(`/channels/${driver.name}`, routes);
+  }
+  return app;
+}
