@@ -4,6 +4,13 @@ import { chainEvent } from "../audit/chain.js";
 import { AirlockError } from "../core/errors.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { ListFilter, OutcomeRow, Page, Store } from "../core/store.js";
+import { memoryOutbox } from "./memory-outbox.js";
+import {
+  checkClaim,
+  checkOutboxDrafts,
+  checkOutboxFilter,
+  checkSettlement,
+} from "./outbox-rows.js";
 import {
   clampLimit,
   deadlineKey,
@@ -23,6 +30,7 @@ export function memoryStore(): Store {
   const byId = new Map<string, ApprovalRequest>();
   const byKey = new Map<string, string>();
   const audit: AuditEvent[] = [];
+  const outbox = memoryOutbox();
   let closed = false;
 
   const copy = <T>(v: T): T => structuredClone(v);
@@ -82,10 +90,11 @@ export function memoryStore(): Store {
   return {
     kind: "memory",
     async migrate() {},
-    async insertRequest(request, events) {
+    async insertRequest(request, events, messages = []) {
       guard();
       checkColumns(request);
       checkDrafts(events);
+      checkOutboxDrafts(messages);
       const existingId =
         request.key === undefined ? undefined : byKey.get(keyOf(request.requester, request.key));
       const existing = existingId === undefined ? undefined : byId.get(existingId);
@@ -95,6 +104,7 @@ export function memoryStore(): Store {
       }
       byId.set(request.id, copy(request));
       if (request.key !== undefined) byKey.set(keyOf(request.requester, request.key), request.id);
+      outbox.write(messages, request.updatedAt);
       return { request: copy(request), created: true, events: append(events) };
     },
     async getRequest(id) {
@@ -141,10 +151,11 @@ export function memoryStore(): Store {
         .slice(0, Math.max(1, limit))
         .map((r) => ({ id: r.id, status: r.status, docStatus: r.status }));
     },
-    async transition(next, expectedVersion, events) {
+    async transition(next, expectedVersion, events, messages = []) {
       guard();
       checkColumns(next);
       checkDrafts(events);
+      checkOutboxDrafts(messages);
       if (next.version !== expectedVersion + 1) {
         throw new AirlockError(
           "invalid_input",
@@ -156,7 +167,32 @@ export function memoryStore(): Store {
         return { ok: false, request: current ? copy(current) : undefined, events: [] };
       }
       byId.set(next.id, copy(next));
+      outbox.write(messages, next.updatedAt);
       return { ok: true, request: copy(next), events: append(events) };
+    },
+    async enqueueOutbox(messages) {
+      guard();
+      checkOutboxDrafts(messages);
+      return outbox.write(messages, Date.now());
+    },
+    async claimOutbox(claim) {
+      guard();
+      checkClaim(claim);
+      return outbox.claim(claim);
+    },
+    async settleOutbox(id, owner, settlement, events = []) {
+      guard();
+      checkSettlement(id, owner, settlement);
+      checkDrafts(events);
+      if (!outbox.canSettle(id, owner)) return false;
+      outbox.settle(id, settlement, Date.now());
+      append(events);
+      return true;
+    },
+    async listOutbox(filter) {
+      guard();
+      checkOutboxFilter(filter);
+      return outbox.list(filter);
     },
     async appendAudit(events) {
       guard();

@@ -112,4 +112,36 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       ALTER TABLE ${s}.audit_head ADD COLUMN keyed_from bigint, ADD COLUMN key_id text;
     `,
   },
+  {
+    version: 3,
+    sql: (s) => `
+      -- The durable outbox: one row per message to one target, written in the same transaction as
+      -- the change that caused it, then claimed with a lease (FOR UPDATE SKIP LOCKED), delivered and
+      -- settled. n is the insertion order the claim and the log go by. Payload and receipt are JSON
+      -- text, not jsonb, which would refuse \\u0000 (as for the request documents).
+      CREATE TABLE ${s}.outbox (
+        id text COLLATE "C" PRIMARY KEY,
+        n bigserial NOT NULL UNIQUE,
+        target text NOT NULL,
+        topic text NOT NULL,
+        request_id text,
+        payload text NOT NULL,
+        status text NOT NULL DEFAULT 'pending',
+        attempts integer NOT NULL DEFAULT 0,
+        available_at double precision NOT NULL,
+        created_at double precision NOT NULL,
+        updated_at double precision NOT NULL,
+        lease_owner text,
+        lease_until double precision,
+        last_error text,
+        receipt text,
+        delivered_at double precision
+      );
+      -- The claim: due pending rows, oldest first.
+      CREATE INDEX outbox_status_available ON ${s}.outbox (status, available_at, n);
+      -- The delivery log of one request, and of one target by status.
+      CREATE INDEX outbox_request ON ${s}.outbox (request_id, n);
+      CREATE INDEX outbox_target_status ON ${s}.outbox (target, status, n);
+    `,
+  },
 ];

@@ -2,8 +2,10 @@
 // engine's types. Requests are kept whole as JSON text in `doc`; the other columns exist to be
 // filtered, sorted and locked on.
 import { createHash } from "node:crypto";
+import type { OutboxDraft, OutboxFilter, OutboxSettlement } from "../core/outbox.js";
 import type { ApprovalRequest, AuditEvent } from "../core/schemas.js";
 import type { AuditFilter, ListFilter } from "../core/store.js";
+import { draftColumns, outboxLimit, settlementColumns } from "./outbox-rows.js";
 import { clampLimit, listedStatuses, listOrder, NO_DEADLINE, parseCursor } from "./paging.js";
 import { columnsOf } from "./rows.js";
 import { checkColumns, columnText } from "./storable.js";
@@ -49,6 +51,17 @@ export function statements(schema: string) {
   const requests = `${s}.requests`;
   const audit = `${s}.audit`;
   const head = `${s}.audit_head`;
+  const outbox = `${s}.outbox`;
+  // Drafts as arrays ($1..$6) and the time they are written ($7), in their order; an id that exists
+  // is skipped.
+  const outboxInsert = `INSERT INTO ${outbox}
+      (id, target, topic, request_id, payload, available_at, created_at, updated_at)
+    SELECT d.id, d.target, d.topic, d.request_id, d.payload, d.available_at, $7::double precision,
+      $7::double precision
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::double precision[])
+      WITH ORDINALITY AS d(id, target, topic, request_id, payload, available_at, ord)
+    ORDER BY d.ord
+    ON CONFLICT (id) DO NOTHING`;
   return {
     schema: s,
     migrationsTable: `CREATE TABLE IF NOT EXISTS ${s}.airlock_migrations (version integer PRIMARY KEY, applied_at double precision NOT NULL)`,
@@ -106,6 +119,60 @@ export function statements(schema: string) {
       )
       SELECT pg_notify($11, $12)`),
     notify: prepared("SELECT pg_notify($1, $2)"),
+    /** Inside a writing transaction (see `outboxValues`). */
+    outboxInsert: prepared(outboxInsert),
+    /** On its own: writes, counts and signals other processes ($8 channel, $9 sender). */
+    outboxEnqueue: prepared(`WITH ins AS (${outboxInsert} RETURNING 1)
+      SELECT (SELECT COUNT(*) FROM ins)::integer AS written, pg_notify($8, $9)`),
+    // Claims due pending rows whose lease is free or past, oldest first ($1 now, $2 limit, $3 owner,
+    // $4 lease ms). Rows another claimer has locked are skipped, not waited for; a row another
+    // claimer leased and committed meanwhile is re-checked against the lease and left out.
+    outboxClaim: prepared(`UPDATE ${outbox} SET lease_owner = $3::text,
+        lease_until = $1::double precision + $4::double precision, attempts = attempts + 1,
+        updated_at = $1::double precision
+      WHERE id IN (
+        SELECT id FROM ${outbox}
+        WHERE status = 'pending' AND available_at <= $1::double precision
+          AND (lease_until IS NULL OR lease_until <= $1::double precision)
+        ORDER BY available_at, n
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED)
+      RETURNING *`),
+    // Only the lease holder settles ($1 id, $2 owner); a NULL keeps the column as it was. The head
+    // is locked only when the row was settled, for the events appended with it.
+    outboxSettle: prepared(
+      writeThenLockHead(
+        head,
+        `UPDATE ${outbox} SET status = $3::text,
+          available_at = COALESCE($4::double precision, available_at),
+          last_error = COALESCE($5::text, last_error), receipt = $6::text,
+          delivered_at = $7::double precision, lease_owner = NULL, lease_until = NULL,
+          updated_at = $8::double precision
+        WHERE id = $1 AND lease_owner = $2 AND status = 'pending' RETURNING 1`,
+      ),
+    ),
+    /** The delivery log: oldest first (by n), after the row `filter.after` (an unknown id compares
+     * with NULL: nothing is after it). */
+    listOutbox(filter: OutboxFilter): Query {
+      const where: string[] = [];
+      const values: unknown[] = [];
+      const eq = (column: string, v: string | undefined) => {
+        if (v === undefined) return;
+        values.push(v);
+        where.push(`${column} = $${values.length}`);
+      };
+      eq("request_id", filter.requestId);
+      eq("target", filter.target);
+      eq("status", filter.status);
+      eq("topic", filter.topic);
+      if (filter.after !== undefined) {
+        values.push(filter.after);
+        where.push(`n > (SELECT n FROM ${outbox} WHERE id = $${values.length})`);
+      }
+      const text = `SELECT * FROM ${outbox} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+        ORDER BY n LIMIT ${outboxLimit(filter.limit)}`;
+      return { text, values };
+    },
     // The next instant this process should sweep: the earliest deadline it may claim now, or, for a
     // request another live sweeper has claimed, the end of that lease.
     nextDeadline: prepared(`SELECT
@@ -289,4 +356,29 @@ export function appendValues(events: AuditEvent[]): unknown[] {
     last?.seq,
     last?.hash,
   ];
+}
+
+/** The values of `outboxInsert` ($1..$7), written at `now` unless a draft names its `availableAt`. */
+export function outboxValues(drafts: readonly OutboxDraft[], now: number): unknown[] {
+  const rows = drafts.map((d) => draftColumns(d, now));
+  return [
+    rows.map((r) => r.id),
+    rows.map((r) => r.target),
+    rows.map((r) => r.topic),
+    rows.map((r) => r.request_id),
+    rows.map((r) => r.payload),
+    rows.map((r) => r.available_at),
+    now,
+  ];
+}
+
+/** The values of `outboxSettle` ($1..$8). */
+export function settleValues(
+  id: string,
+  owner: string,
+  s: OutboxSettlement,
+  now: number,
+): unknown[] {
+  const c = settlementColumns(s, now);
+  return [id, owner, c.status, c.available_at, c.last_error, c.receipt, c.delivered_at, now];
 }

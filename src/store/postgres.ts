@@ -12,8 +12,18 @@ import pg, { type Pool, type PoolClient, type QueryResultRow } from "pg";
 import { chainEvent, GENESIS_HASH, keyForAppend } from "../audit/chain.js";
 import { type AuditKeyOptions, checkpointWriterFor, ownAuditKey } from "../audit/checkpoint.js";
 import { AirlockError, InvalidInputError, isAirlockError } from "../core/errors.js";
+import type { OutboxDraft } from "../core/outbox.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { InsertResult, Store, TransitionResult } from "../core/store.js";
+import {
+  byDueOrder,
+  checkClaim,
+  checkOutboxDrafts,
+  checkOutboxFilter,
+  checkSettlement,
+  type OutboxRow,
+  outboxOf,
+} from "./outbox-rows.js";
 import { clampLimit, pageOf } from "./paging.js";
 import { createRunner, type Step, send } from "./postgres-client.js";
 import { describePool, isConnectionError, maskUrl, storeUnavailable } from "./postgres-errors.js";
@@ -22,8 +32,10 @@ import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
 import {
   appendValues,
   insertValues,
+  outboxValues,
   type Query,
   quoteIdent,
+  settleValues,
   statements,
   updateValues,
   type WrittenRow,
@@ -200,6 +212,11 @@ export function postgresStore(
     return [signal, COMMIT];
   }
 
+  /** The outbox rows a writing transaction adds before it ends (none: nothing to send). */
+  function outboxWrite(messages: OutboxDraft[], now: number): Query[] {
+    return messages.length ? [{ ...sql.outboxInsert, values: outboxValues(messages, now) }] : [];
+  }
+
   /** After a commit that appended events: the new head goes to the checkpoint file. */
   function noted(events: AuditEvent[]): void {
     const last = events[events.length - 1];
@@ -262,9 +279,11 @@ export function postgresStore(
       return migrating;
     },
 
-    async insertRequest(request, events) {
+    async insertRequest(request, events, messages = []) {
       checkDrafts(events);
+      checkOutboxDrafts(messages);
       const values = insertValues(request);
+      const outbox = outboxWrite(messages, request.updatedAt);
       return run("insertRequest", async (c, step): Promise<InsertResult> => {
         let head: WrittenRow | undefined;
         try {
@@ -280,7 +299,7 @@ export function postgresStore(
         if (head && head.written > 0) {
           const appended = chain(head, events);
           step.committing = true;
-          await send(c, finishing(appended));
+          await send(c, [...outbox, ...finishing(appended)]);
           noted(appended.events);
           return { request, created: true, events: appended.events };
         }
@@ -348,7 +367,7 @@ export function postgresStore(
       }));
     },
 
-    async transition(next, expectedVersion, events) {
+    async transition(next, expectedVersion, events, messages = []) {
       guard();
       if (next.version !== expectedVersion + 1) {
         throw new InvalidInputError(
@@ -357,7 +376,9 @@ export function postgresStore(
         );
       }
       checkDrafts(events);
+      checkOutboxDrafts(messages);
       const values = updateValues(next, expectedVersion);
+      const outbox = outboxWrite(messages, next.updatedAt);
       return run("transition", async (c, step): Promise<TransitionResult> => {
         // One round trip: open, compare-and-set and, if it won, lock the chain head.
         const [, written] = await send(c, [BEGIN, { ...sql.update, values }]);
@@ -371,10 +392,61 @@ export function postgresStore(
         }
         const appended = chain(head, events);
         step.committing = true;
-        await send(c, finishing(appended));
+        await send(c, [...outbox, ...finishing(appended)]);
         noted(appended.events);
         return { ok: true, request: next, events: appended.events };
       });
+    },
+
+    async enqueueOutbox(messages) {
+      guard();
+      checkOutboxDrafts(messages);
+      if (messages.length === 0) return 0;
+      const [row] = await read<{ written: number }>("enqueueOutbox", sql.outboxEnqueue, [
+        ...outboxValues(messages, Date.now()),
+        channel,
+        selfId,
+      ]);
+      return row?.written ?? 0;
+    },
+
+    async claimOutbox(claim) {
+      guard();
+      checkClaim(claim);
+      const rows = await read<OutboxRow>("claimOutbox", sql.outboxClaim, [
+        claim.now,
+        claim.limit,
+        claim.owner,
+        claim.leaseMs,
+      ]);
+      return rows.sort(byDueOrder).map(outboxOf);
+    },
+
+    async settleOutbox(id, owner, settlement, events = []) {
+      guard();
+      checkSettlement(id, owner, settlement);
+      checkDrafts(events);
+      const values = settleValues(id, owner, settlement, Date.now());
+      return run("settleOutbox", async (c, step) => {
+        // One round trip: open, settle if still held and, if it did, lock the chain head.
+        const [, written] = await send(c, [BEGIN, { ...sql.outboxSettle, values }]);
+        const head = written?.rows[0] as WrittenRow | undefined;
+        if (!head || head.written === 0) {
+          await send(c, [ROLLBACK]);
+          return false;
+        }
+        const appended = chain(head, events);
+        step.committing = true;
+        await send(c, finishing(appended));
+        noted(appended.events);
+        return true;
+      });
+    },
+
+    async listOutbox(filter) {
+      checkOutboxFilter(filter);
+      const q = sql.listOutbox(filter);
+      return (await read<OutboxRow>("listOutbox", q, q.values)).map(outboxOf);
     },
 
     async appendAudit(events) {

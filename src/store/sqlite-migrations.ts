@@ -94,4 +94,36 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
         WHERE NOT EXISTS (SELECT 1 FROM audit_head) AND NOT EXISTS (SELECT 1 FROM audit);
     `,
   },
+  {
+    version: 3,
+    sql: `
+      -- The durable outbox: one row per message to one target, written in the same transaction as
+      -- the change that caused it, then claimed with a lease, delivered and settled. The column n is the
+      -- rowid (declared, so VACUUM keeps it; AUTOINCREMENT, so a pruned log never reuses one): the
+      -- insertion order the claim and the log go by. The id stays unique: enqueueing it twice is a no-op.
+      CREATE TABLE outbox (
+        n INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        target TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        request_id TEXT,
+        payload TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        available_at INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        lease_owner TEXT,
+        lease_until INTEGER,
+        last_error TEXT,
+        receipt TEXT,
+        delivered_at INTEGER
+      );
+      -- The claim: due pending rows, oldest first.
+      CREATE INDEX outbox_status_available ON outbox (status, available_at, n);
+      -- The delivery log of one request, and of one target by status.
+      CREATE INDEX outbox_request ON outbox (request_id, n);
+      CREATE INDEX outbox_target_status ON outbox (target, status, n);
+    `,
+  },
 ];

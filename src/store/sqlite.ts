@@ -17,8 +17,21 @@ import {
   ownAuditKey,
 } from "../audit/checkpoint.js";
 import { AirlockError, InvalidInputError } from "../core/errors.js";
+import type { OutboxClaim, OutboxDraft, OutboxFilter, OutboxSettlement } from "../core/outbox.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { InsertResult, ListFilter, Store, TransitionResult } from "../core/store.js";
+import {
+  byDueOrder,
+  checkClaim,
+  checkOutboxDrafts,
+  checkOutboxFilter,
+  checkSettlement,
+  draftColumns,
+  type OutboxRow,
+  outboxLimit,
+  outboxOf,
+  settlementColumns,
+} from "./outbox-rows.js";
 import {
   clampLimit,
   listedStatuses,
@@ -167,6 +180,31 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
        FROM requests WHERE id > ? ORDER BY id LIMIT ?`,
     ),
     anyAudit: db.prepare<[], { one: number }>("SELECT 1 AS one FROM audit LIMIT 1"),
+    outboxInsert: db.prepare(
+      `INSERT INTO outbox (id, target, topic, request_id, payload, available_at, created_at, updated_at)
+       VALUES (@id, @target, @topic, @request_id, @payload, @available_at, @created_at, @created_at)
+       ON CONFLICT(id) DO NOTHING`,
+    ),
+    // Due pending rows whose lease is free or past, oldest first, leased in the same statement (the
+    // IMMEDIATE transaction around it keeps every other connection out meanwhile).
+    outboxClaim: db.prepare<
+      [{ now: number; until: number; owner: string; limit: number }],
+      OutboxRow
+    >(
+      `UPDATE outbox SET lease_owner = @owner, lease_until = @until, attempts = attempts + 1, updated_at = @now
+       WHERE n IN (
+         SELECT n FROM outbox INDEXED BY outbox_status_available
+         WHERE status = 'pending' AND available_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
+         ORDER BY available_at, n LIMIT @limit)
+       RETURNING *`,
+    ),
+    // Only the lease holder settles; a NULL keeps the column as it was.
+    outboxSettle: db.prepare(
+      `UPDATE outbox SET status = @status, available_at = COALESCE(@available_at, available_at),
+         last_error = COALESCE(@last_error, last_error), receipt = @receipt, delivered_at = @delivered_at,
+         lease_owner = NULL, lease_until = NULL, updated_at = @now
+       WHERE id = @id AND lease_owner = @owner AND status = 'pending'`,
+    ),
     dataVersion: db.prepare<[], { data_version: number }>("PRAGMA data_version"),
   };
 
@@ -215,8 +253,15 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     return out;
   }
 
+  /** Writes the messages not already there (by id), in their order; returns how many. */
+  function writeOutbox(messages: OutboxDraft[], now: number): number {
+    let written = 0;
+    for (const m of messages) written += stmt.outboxInsert.run(draftColumns(m, now)).changes;
+    return written;
+  }
+
   const insertTx = db.transaction(
-    (request: ApprovalRequest, drafts: AuditDraft[]): InsertResult => {
+    (request: ApprovalRequest, drafts: AuditDraft[], messages: OutboxDraft[]): InsertResult => {
       let info: Database.RunResult;
       try {
         info = stmt.insert.run(rowOf(request));
@@ -232,22 +277,44 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
         if (!existing) throw idTaken(request.id);
         return { request: parseDoc(existing), created: false, events: [] };
       }
+      writeOutbox(messages, request.updatedAt);
       return { request, created: true, events: appendChain(drafts) };
     },
   );
 
   const transitionTx = db.transaction(
-    (next: ApprovalRequest, expected: number, drafts: AuditDraft[]): TransitionResult => {
+    (
+      next: ApprovalRequest,
+      expected: number,
+      drafts: AuditDraft[],
+      messages: OutboxDraft[],
+    ): TransitionResult => {
       const info = stmt.update.run({ ...rowOf(next), expected });
       if (info.changes === 0) {
         const current = stmt.byId.get(next.id);
         return { ok: false, request: current ? parseDoc(current) : undefined, events: [] };
       }
+      writeOutbox(messages, next.updatedAt);
       return { ok: true, request: next, events: appendChain(drafts) };
     },
   );
 
   const appendTx = db.transaction((drafts: AuditDraft[]) => appendChain(drafts));
+  const enqueueTx = db.transaction((messages: OutboxDraft[], now: number) =>
+    writeOutbox(messages, now),
+  );
+  const claimTx = db.transaction((c: OutboxClaim) =>
+    stmt.outboxClaim
+      .all({ now: c.now, until: c.now + c.leaseMs, owner: c.owner, limit: c.limit })
+      .sort(byDueOrder),
+  );
+  const settleTx = db.transaction(
+    (id: string, owner: string, s: OutboxSettlement, drafts: AuditDraft[], now: number) => {
+      const info = stmt.outboxSettle.run({ ...settlementColumns(s, now), id, owner, now });
+      if (info.changes === 0) return { settled: false, events: [] };
+      return { settled: true, events: appendChain(drafts) };
+    },
+  );
 
   // Cross-process change detection: one timer for all listeners, running only while there are any.
   const listeners = new Set<() => void>();
@@ -291,10 +358,13 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     async migrate() {
       await attempt("migrate", () => migrateSync(db, own));
     },
-    async insertRequest(request, events) {
+    async insertRequest(request, events, messages = []) {
       checkColumns(request);
       checkDrafts(events);
-      return noted(await attempt("insertRequest", () => insertTx.immediate(request, events)));
+      checkOutboxDrafts(messages);
+      return noted(
+        await attempt("insertRequest", () => insertTx.immediate(request, events, messages)),
+      );
     },
     async getRequest(id) {
       return attempt("getRequest", () => {
@@ -344,7 +414,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
         })),
       );
     },
-    async transition(next, expectedVersion, events) {
+    async transition(next, expectedVersion, events, messages = []) {
       guard();
       if (next.version !== expectedVersion + 1) {
         throw new AirlockError(
@@ -354,8 +424,41 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       }
       checkColumns(next);
       checkDrafts(events);
+      checkOutboxDrafts(messages);
       return noted(
-        await attempt("transition", () => transitionTx.immediate(next, expectedVersion, events)),
+        await attempt("transition", () =>
+          transitionTx.immediate(next, expectedVersion, events, messages),
+        ),
+      );
+    },
+    async enqueueOutbox(messages) {
+      checkOutboxDrafts(messages);
+      if (messages.length === 0) return 0;
+      const now = Date.now();
+      return attempt("enqueueOutbox", () => enqueueTx.immediate(messages, now));
+    },
+    async claimOutbox(claim) {
+      checkClaim(claim);
+      const rows = await attempt("claimOutbox", () => claimTx.immediate(claim));
+      return rows.map(outboxOf);
+    },
+    async settleOutbox(id, owner, settlement, events = []) {
+      checkSettlement(id, owner, settlement);
+      checkDrafts(events);
+      const now = Date.now();
+      const out = await attempt("settleOutbox", () =>
+        settleTx.immediate(id, owner, settlement, events, now),
+      );
+      noted(out);
+      return out.settled;
+    },
+    async listOutbox(filter) {
+      checkOutboxFilter(filter);
+      const q = outboxListSql(filter);
+      return attempt("listOutbox", () =>
+        cached<OutboxRow>(q.sql)
+          .all(...q.params)
+          .map(outboxOf),
       );
     },
     async appendAudit(events) {
@@ -611,4 +714,27 @@ function listSql(filter: ListFilter, columns: string): ListSql {
 
 function rowOf(r: ApprovalRequest) {
   return { ...columnsOf(r), approvers: JSON.stringify(r.approvers) };
+}
+
+/** The delivery log: rows matching the filter, oldest first (by n), after the row `filter.after`. */
+function outboxListSql(filter: OutboxFilter): { sql: string; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const eq = (column: string, v: string | undefined) => {
+    if (v === undefined) return;
+    where.push(`${column} = ?`);
+    params.push(v);
+  };
+  eq("request_id", filter.requestId);
+  eq("target", filter.target);
+  eq("status", filter.status);
+  eq("topic", filter.topic);
+  if (filter.after !== undefined) {
+    // An unknown id compares with NULL: nothing is after it.
+    where.push("n > (SELECT n FROM outbox WHERE id = ?)");
+    params.push(filter.after);
+  }
+  params.push(outboxLimit(filter.limit));
+  const sql = `SELECT * FROM outbox ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY n LIMIT ?`;
+  return { sql, params };
 }

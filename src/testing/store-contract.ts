@@ -14,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { auditKeyBytes, auditKeyId, createVerifier, hashEvent } from "../audit/chain.js";
 import { verifyAuditLog } from "../audit/verify.js";
 import { hashArgs } from "../core/hash.js";
+import type { OutboxClaim, OutboxDraft, OutboxFilter } from "../core/outbox.js";
 import type { ApprovalRequest, AuditDraft } from "../core/schemas.js";
 import type { ListFilter, ListOrder, Store } from "../core/store.js";
 import { summaryOf } from "../store/paging.js";
@@ -97,6 +98,340 @@ async function until(what: string, check: () => boolean, ms = 10_000): Promise<v
 
 /** Strings no text column keeps as written: a NUL, a lone high and a lone low surrogate. */
 const UNSTORABLE = ["a\u0000b", "x\ud800y", "\udc00z"];
+
+let outboxCounter = 0;
+/** An outbox draft with a fresh id (ids grow, as the engine's do). */
+function outboxDraft(over: Partial<OutboxDraft> = {}): OutboxDraft {
+  outboxCounter++;
+  return {
+    id: `msg_${String(outboxCounter).padStart(8, "0")}`,
+    target: "slack",
+    topic: "created",
+    payload: { n: outboxCounter, text: "é ✓" },
+    ...over,
+  };
+}
+
+/** The outbox part of the contract: messages written with the change that caused them, claimed with a
+ * lease, settled once by their holder, listed oldest first. */
+function outboxContract(test: (name: string, fn: () => Promise<void>) => void, get: () => Store) {
+  const ids = (ms: readonly { id: string }[]) => ms.map((m) => m.id);
+  const claim = (now: number, owner: string, over: Partial<OutboxClaim> = {}) =>
+    get().claimOutbox({ now, owner, limit: 100, leaseMs: 100, ...over });
+
+  test("outbox: insertRequest writes its messages with the request, a key replay none", async () => {
+    const store = get();
+    const r = makeRequest({ key: "outbox-key" });
+    const now = r.updatedAt;
+    const plain = outboxDraft({ requestId: r.id });
+    const later = outboxDraft({ requestId: r.id, target: "email", availableAt: r.updatedAt + 500 });
+    const res = await store.insertRequest(r, [created(r)], [plain, later]);
+    expect(res.created).toBe(true);
+    const rows = await store.listOutbox({ requestId: r.id });
+    expect(rows).toEqual([
+      {
+        id: plain.id,
+        target: "slack",
+        topic: "created",
+        requestId: r.id,
+        payload: plain.payload,
+        status: "pending",
+        attempts: 0,
+        availableAt: now,
+        createdAt: now,
+        updatedAt: now,
+      },
+      {
+        id: later.id,
+        target: "email",
+        topic: "created",
+        requestId: r.id,
+        payload: later.payload,
+        status: "pending",
+        attempts: 0,
+        availableAt: r.updatedAt + 500,
+        createdAt: now,
+        updatedAt: now,
+      },
+    ]);
+    // Optional fields are absent, not null.
+    expect(Object.keys(rows[0] ?? {})).not.toContain("leaseOwner");
+    expect(Object.keys(rows[0] ?? {})).not.toContain("receipt");
+
+    const replay = await store.insertRequest(
+      makeRequest({ key: "outbox-key" }),
+      [],
+      [outboxDraft({ requestId: r.id })],
+    );
+    expect(replay.created).toBe(false);
+    expect(ids(await store.listOutbox({}))).toEqual([plain.id, later.id]);
+  });
+
+  test("outbox: transition writes its messages only when its compare-and-set wins", async () => {
+    const store = get();
+    const r = makeRequest();
+    await store.insertRequest(r, [created(r)]);
+    const won = outboxDraft({ requestId: r.id, topic: "decided" });
+    const next = { ...r, status: "approved" as const, version: 2, updatedAt: r.updatedAt + 7 };
+    const ok = await store.transition(next, 1, [], [won]);
+    expect(ok.ok).toBe(true);
+    const lost = await store.transition(
+      { ...r, status: "rejected", version: 2 },
+      1,
+      [{ type: "decided", requestId: r.id, actor: "bob", at: 1, data: {} }],
+      [outboxDraft({ requestId: r.id, topic: "decided" })],
+    );
+    expect(lost.ok).toBe(false);
+    const ghost = makeRequest();
+    const none = await store.transition({ ...ghost, version: 2 }, 1, [], [outboxDraft()]);
+    expect(none.ok).toBe(false);
+    const rows = await store.listOutbox({});
+    expect(ids(rows)).toEqual([won.id]);
+    expect(rows[0]).toMatchObject({ availableAt: next.updatedAt, createdAt: next.updatedAt });
+    expect(await store.listAudit({ requestId: r.id })).toHaveLength(1);
+  });
+
+  test("outbox: a refused message writes nothing, the request and its events included", async () => {
+    const store = get();
+    const bads: Partial<OutboxDraft>[] = [
+      ...UNSTORABLE.flatMap((bad) => [{ id: bad }, { target: bad }, { requestId: bad }]),
+      { topic: "nonsense" as OutboxDraft["topic"] },
+      { payload: [] as unknown as Record<string, unknown> },
+      { availableAt: Number.NaN },
+      { id: "" },
+    ];
+    for (const over of bads) {
+      const r = makeRequest();
+      await expect(
+        store.insertRequest(r, [created(r)], [outboxDraft(), outboxDraft(over)]),
+      ).rejects.toMatchObject({ code: "invalid_input" });
+      expect(await store.getRequest(r.id)).toBeUndefined();
+      await expect(store.enqueueOutbox([outboxDraft(), outboxDraft(over)])).rejects.toMatchObject({
+        code: "invalid_input",
+      });
+    }
+    const r = makeRequest();
+    await store.insertRequest(r, [created(r)]);
+    await expect(
+      store.transition({ ...r, version: 2 }, 1, [], [outboxDraft({ target: "a\u0000" })]),
+    ).rejects.toMatchObject({ code: "invalid_input", field: "target" });
+    expect(await store.getRequest(r.id)).toEqual(r);
+    expect(await store.listOutbox({})).toEqual([]);
+    expect(await store.listAudit({})).toHaveLength(1);
+  });
+
+  test("outbox: enqueue is idempotent by id and keeps payloads exactly", async () => {
+    const store = get();
+    const odd = { nul: "a\u0000b", lone: "x\ud800", nested: { list: [1, null, "é"] } };
+    const a = outboxDraft({ topic: "reminder", payload: odd });
+    const b = outboxDraft({ topic: "test" });
+    const c = outboxDraft();
+    expect(await store.enqueueOutbox([])).toBe(0);
+    expect(await store.enqueueOutbox([a, b])).toBe(2);
+    expect(await store.enqueueOutbox([a, c, c])).toBe(1);
+    const rows = await store.listOutbox({});
+    expect(ids(rows)).toEqual([a.id, b.id, c.id]);
+    expect(rows[0]?.payload).toEqual(odd);
+    expect(rows[0]?.requestId).toBeUndefined();
+    expect(rows[0]?.availableAt).toBe(rows[0]?.createdAt);
+  });
+
+  test("outbox: claim takes due rows oldest first, leases them and counts attempts", async () => {
+    const store = get();
+    const a = outboxDraft({ availableAt: 1000 });
+    const b = outboxDraft({ availableAt: 500 });
+    const c = outboxDraft({ availableAt: 5000 });
+    const d = outboxDraft({ availableAt: 500 });
+    await store.enqueueOutbox([a, b, c, d]);
+    expect(await claim(499, "A")).toEqual([]);
+    const first = await claim(1000, "A");
+    expect(ids(first)).toEqual([b.id, d.id, a.id]);
+    for (const m of first) {
+      expect(m).toMatchObject({ leaseOwner: "A", leaseUntil: 1100, attempts: 1, updatedAt: 1000 });
+    }
+    // Leased: nobody else gets them until the lease ends.
+    expect(await claim(1099, "B")).toEqual([]);
+    expect(await claim(1050, "A")).toEqual([]);
+    const again = await claim(1100, "B", { limit: 2 });
+    expect(ids(again)).toEqual([b.id, d.id]);
+    expect(again.map((m) => m.attempts)).toEqual([2, 2]);
+    const listed = await store.listOutbox({});
+    expect(listed.map((m) => [m.id, m.leaseOwner, m.attempts])).toEqual([
+      [a.id, "A", 1],
+      [b.id, "B", 2],
+      [c.id, undefined, 0],
+      [d.id, "B", 2],
+    ]);
+    await expect(claim(1, "")).rejects.toMatchObject({ code: "invalid_input" });
+    await expect(claim(1, "A", { limit: 0 })).rejects.toMatchObject({ code: "invalid_input" });
+    await expect(claim(1, "A", { leaseMs: 0 })).rejects.toMatchObject({ code: "invalid_input" });
+  });
+
+  test("outbox: only the lease holder settles: delivered, pending, failed, gone", async () => {
+    const store = get();
+    const [a, b, c, d] = [outboxDraft(), outboxDraft(), outboxDraft(), outboxDraft()];
+    if (!a || !b || !c || !d) throw new Error("drafts");
+    await store.enqueueOutbox([
+      { ...a, availableAt: 10 },
+      { ...b, availableAt: 10 },
+      { ...c, availableAt: 10 },
+      { ...d, availableAt: 10 },
+    ]);
+    expect(await claim(100, "A", { leaseMs: 1000 })).toHaveLength(4);
+    const before = await store.listOutbox({});
+
+    expect(await store.settleOutbox(a.id, "B", { status: "delivered" })).toBe(false);
+    expect(await store.settleOutbox("msg_missing", "A", { status: "delivered" })).toBe(false);
+    expect(await store.listOutbox({})).toEqual(before);
+
+    const receipt = { channel: "C1", ts: "1.2" };
+    expect(await store.settleOutbox(a.id, "A", { status: "delivered", receipt })).toBe(true);
+    const [delivered] = await store.listOutbox({ status: "delivered" });
+    expect(delivered).toMatchObject({ id: a.id, status: "delivered", receipt, attempts: 1 });
+    expect(typeof delivered?.deliveredAt).toBe("number");
+    expect(delivered?.leaseOwner).toBeUndefined();
+    expect(delivered?.leaseUntil).toBeUndefined();
+    // Settled once: not again, and never claimed again.
+    expect(await store.settleOutbox(a.id, "A", { status: "failed", error: "late" })).toBe(false);
+
+    expect(
+      await store.settleOutbox(b.id, "A", { status: "pending", availableAt: 5000, error: "503" }),
+    ).toBe(true);
+    expect(await store.settleOutbox(c.id, "A", { status: "failed", error: "400 bad" })).toBe(true);
+    expect(await store.settleOutbox(d.id, "A", { status: "gone", error: "410" })).toBe(true);
+    const rows = await store.listOutbox({});
+    expect(rows.map((m) => [m.id, m.status, m.lastError, m.leaseOwner])).toEqual([
+      [a.id, "delivered", undefined, undefined],
+      [b.id, "pending", "503", undefined],
+      [c.id, "failed", "400 bad", undefined],
+      [d.id, "gone", "410", undefined],
+    ]);
+    expect(rows[1]?.availableAt).toBe(5000);
+    expect(rows[2]?.deliveredAt).toBeUndefined();
+    // The retry comes back when due, and only the pending one.
+    expect(await claim(4999, "A")).toEqual([]);
+    const retried = await claim(5000, "B");
+    expect(retried.map((m) => [m.id, m.attempts, m.lastError])).toEqual([[b.id, 2, "503"]]);
+    // A lease that ran out and was claimed by another: the first holder can no longer settle.
+    expect(await claim(5100, "C")).toEqual([
+      { ...retried[0], leaseOwner: "C", leaseUntil: 5200, attempts: 3, updatedAt: 5100 },
+    ]);
+    expect(await store.settleOutbox(b.id, "B", { status: "delivered" })).toBe(false);
+    expect(await store.settleOutbox(b.id, "C", { status: "delivered" })).toBe(true);
+    const [settled] = await store.listOutbox({ status: "delivered", after: a.id });
+    expect(settled?.lastError).toBe("503");
+    expect(settled?.receipt).toBeUndefined();
+    await expect(
+      store.settleOutbox(b.id, "C", { status: "failed", error: "x\u0000" }),
+    ).rejects.toMatchObject({ code: "invalid_input", field: "error" });
+  });
+
+  test("outbox: settling appends its events to the audit chain, a refused settle none", async () => {
+    const store = get();
+    const r = makeRequest();
+    const m = outboxDraft({ requestId: r.id, availableAt: 1 });
+    await store.insertRequest(r, [created(r)], [m]);
+    await claim(10, "A");
+    const notified = (actor: string): AuditDraft => ({
+      type: "notified",
+      requestId: r.id,
+      actor,
+      at: 20,
+      data: { target: "slack", outbox: m.id },
+    });
+    expect(await store.settleOutbox(m.id, "B", { status: "delivered" }, [notified("system")])).toBe(
+      false,
+    );
+    expect(await store.listAudit({ requestId: r.id })).toHaveLength(1);
+    await expect(
+      store.settleOutbox(m.id, "A", { status: "delivered" }, [notified("a\u0000")]),
+    ).rejects.toMatchObject({ code: "invalid_input" });
+    expect((await store.listOutbox({}))[0]?.status).toBe("pending");
+    expect(await store.settleOutbox(m.id, "A", { status: "delivered" }, [notified("system")])).toBe(
+      true,
+    );
+    const events = await store.listAudit({ requestId: r.id });
+    expect(events.map((e) => e.type)).toEqual(["created", "notified"]);
+    expect(events[1]?.data).toEqual({ target: "slack", outbox: m.id });
+    const v = createVerifier();
+    for (const e of await store.listAudit({})) expect(v.push(e)).toBeUndefined();
+    expect(await store.auditHead()).toEqual({ seq: 2, hash: events[1]?.hash });
+  });
+
+  test("outbox: the log filters by request, target, status and topic, and pages after an id", async () => {
+    const store = get();
+    const r1 = makeRequest();
+    const r2 = makeRequest();
+    const m = [
+      outboxDraft({ requestId: r1.id, target: "slack", topic: "created" }),
+      outboxDraft({ requestId: r1.id, target: "email", topic: "created" }),
+      outboxDraft({ requestId: r2.id, target: "slack", topic: "created" }),
+      outboxDraft({ requestId: r1.id, target: "slack", topic: "decided" }),
+      outboxDraft({ target: "slack", topic: "test" }),
+    ];
+    await store.insertRequest(
+      r1,
+      [created(r1)],
+      [m[0], m[1]].filter((x) => x !== undefined),
+    );
+    await store.insertRequest(
+      r2,
+      [created(r2)],
+      [m[2]].filter((x) => x !== undefined),
+    );
+    await store.enqueueOutbox([m[3], m[4]].filter((x) => x !== undefined));
+    const all = ids(m.filter((x) => x !== undefined));
+    expect(ids(await store.listOutbox({}))).toEqual(all);
+    expect(ids(await store.listOutbox({ requestId: r1.id }))).toEqual([all[0], all[1], all[3]]);
+    expect(ids(await store.listOutbox({ target: "slack" }))).toEqual([
+      all[0],
+      all[2],
+      all[3],
+      all[4],
+    ]);
+    expect(ids(await store.listOutbox({ topic: "decided" }))).toEqual([all[3]]);
+    expect(
+      ids(await store.listOutbox({ requestId: r1.id, target: "slack", topic: "created" })),
+    ).toEqual([all[0]]);
+    await claim(Number.MAX_SAFE_INTEGER, "A", { limit: 1 });
+    await store.settleOutbox(all[0] ?? "", "A", { status: "failed", error: "no" });
+    expect(ids(await store.listOutbox({ status: "failed" }))).toEqual([all[0]]);
+    expect(ids(await store.listOutbox({ status: "pending", target: "slack" }))).toEqual([
+      all[2],
+      all[3],
+      all[4],
+    ]);
+    // Paging: after the last row of a page, in insertion order.
+    const page1 = await store.listOutbox({ limit: 2 });
+    const page2 = await store.listOutbox({ limit: 2, after: page1[1]?.id });
+    const page3 = await store.listOutbox({ limit: 2, after: page2[1]?.id });
+    expect([...ids(page1), ...ids(page2), ...ids(page3)]).toEqual(all);
+    expect(ids(await store.listOutbox({ after: all[1], target: "slack" }))).toEqual([
+      all[2],
+      all[3],
+      all[4],
+    ]);
+    expect(await store.listOutbox({ after: "msg_unknown" })).toEqual([]);
+    expect(await store.listOutbox({ limit: 0 })).toHaveLength(1);
+    await expect(
+      store.listOutbox({ status: "nope" as OutboxFilter["status"] }),
+    ).rejects.toMatchObject({ code: "invalid_input" });
+  });
+
+  test("outbox: the default page is 100 rows and at most 1000 are listed", async () => {
+    const store = get();
+    const drafts = Array.from({ length: 1005 }, () => outboxDraft());
+    for (let i = 0; i < drafts.length; i += 250) {
+      expect(await store.enqueueOutbox(drafts.slice(i, i + 250))).toBe(
+        Math.min(250, drafts.length - i),
+      );
+    }
+    expect(await store.listOutbox({})).toHaveLength(100);
+    const most = await store.listOutbox({ limit: 5000 });
+    expect(most).toHaveLength(1000);
+    expect(ids(await store.listOutbox({ after: most[999]?.id }))).toEqual(ids(drafts.slice(1000)));
+  });
+}
 
 /** Defines the contract's tests (vitest `describe`/`it`) for one store. */
 export function runStoreContract(init: StoreContractOptions): void {
@@ -782,6 +1117,8 @@ export function runStoreContract(init: StoreContractOptions): void {
         t.cleanup();
       }
     });
+
+    outboxContract(test, () => store);
 
     test("a closed store refuses work", async () => {
       const s = await init.create();
