@@ -13,6 +13,7 @@ const optional: { file: string; fn: string }[] = [
   { file: "./postgres.ts", fn: "benchPostgres" },
   { file: "./langgraph.ts", fn: "benchLangGraph" },
   { file: "./mcp.ts", fn: "benchMcp" },
+  { file: "./outbox.ts", fn: "benchOutbox" },
 ];
 
 async function main() {

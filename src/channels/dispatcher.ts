@@ -70,7 +70,19 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   /** One claim and its deliveries; returns how many messages it settled. */
   async function round(): Promise<number> {
     const claimed = await store.claimOutbox({ now: now(), limit: batch, leaseMs, owner });
-    await Promise.all(claimed.map((m) => deliverOne(m)));
+    // Messages about one request to one target go in order (the gate's opening before its decision,
+    // which updates it); the rest in parallel.
+    const lanes = new Map<string, OutboxMessage[]>();
+    for (const m of claimed) {
+      const lane = `${m.target}\u0000${m.requestId ?? m.id}`;
+      lanes.set(lane, [...(lanes.get(lane) ?? []), m]);
+    }
+    await Promise.all(
+      [...lanes.values()].map(async (lane) => {
+        lane.sort((x, y) => x.createdAt - y.createdAt || (x.id < y.id ? -1 : 1));
+        for (const m of lane) await deliverOne(m);
+      }),
+    );
     return claimed.length;
   }
 
