@@ -27,6 +27,7 @@ import {
 } from "./rate-limit.js";
 import { mount } from "./route.js";
 import { auditRoutes } from "./routes/audit.js";
+import { decisionRoutes } from "./routes/decisions.js";
 import { eventRoutes } from "./routes/events.js";
 import { outboxRoutes } from "./routes/outbox.js";
 import { requestRoutes } from "./routes/requests.js";
@@ -318,6 +319,7 @@ export function createServer(options: ServerOptions): AirlockServer {
   });
 
   app.route("/v1/requests", requestRoutes(deps));
+  app.route("/v1/decisions", decisionRoutes(deps));
   app.route("/v1/events", eventRoutes(deps));
   app.route("/v1/audit", auditRoutes(deps));
   app.route("/v1/tokens", tokenRoutes(deps, o.auth.tokens));
