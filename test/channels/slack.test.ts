@@ -285,6 +285,31 @@ describe("delivery", () => {
     expect(String(call?.args.text)).toMatch(/Timed out at \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
   });
 
+  it("posts the outcome anew when the request message was deleted, and posts a decided request without buttons", async () => {
+    const request = await newRequest();
+    const created = await posted(request);
+    await engine.decide(request.id, {
+      outcome: "rejected",
+      reviewer: "alice",
+      groups: ["ops"],
+      channel: "web",
+    });
+    fake.failNext("chat.update", { error: "message_not_found" });
+    const result = await driver.deliver(
+      outboxMessage("decided", request.id),
+      await context(request.id, [created]),
+    );
+    expect(result.ok).toBe(true);
+    const [, again] = fake.callsTo("chat.postMessage");
+    expect(String(again?.args.text)).toMatch(/Rejected by alice \(web\) at /);
+
+    // A created message delivered after the decision shows the outcome, not buttons.
+    await driver.deliver(outboxMessage("created", request.id), await context(request.id));
+    const late = fake.callsTo("chat.postMessage")[2];
+    expect(JSON.stringify(late?.args.blocks)).not.toContain("airlock_approve");
+    expect(String(late?.args.text)).toContain("Rejected by alice");
+  });
+
   it("answers escalations and reminders in the thread of the request message", async () => {
     const request = await newRequest();
     const created = await posted(request);
@@ -418,6 +443,17 @@ describe("interactions", () => {
     expect(refusals).toHaveLength(1);
     expect(refusals[0]).toMatchObject({ channel: "slack", target: "ops" });
     expect((await engine.get(request.id)).status).toBe("pending");
+  });
+
+  it("answers a signed body without a JSON payload with a 400 problem", async () => {
+    const body = "payload=%7Bnot-json";
+    const res = await fetch(`${http.url}/interactions`, {
+      method: "POST",
+      headers: signedHeaders(body, { secret: SECRET }),
+      body,
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/payload/);
   });
 
   it("refuses a replayed request whose timestamp is more than 5 minutes old", async () => {
@@ -638,6 +674,23 @@ describe("Socket Mode", () => {
       expect((await engine.get(request.id)).decision).toMatchObject({
         reviewer: "alice",
         channel: "slack",
+      });
+
+      // A modal's refusal travels back in the acknowledgement.
+      const modal = await fake.sendEnvelope("interactive", {
+        type: "view_submission",
+        user: { id: "U_BOB" },
+        trigger_id: "socket-submit",
+        view: {
+          id: "V2",
+          callback_id: "airlock_revise",
+          private_metadata: JSON.stringify({ requestId: request.id }),
+          state: { values: {} },
+        },
+      });
+      expect(modal).toMatchObject({
+        response_action: "errors",
+        errors: { airlock_revise_comment: expect.stringMatching(/already decided by alice/) },
       });
 
       const second = await newRequest();
