@@ -39,7 +39,7 @@ export async function deliverToSlack(
   if (ctx.signal.aborted) return { ok: false, retry: true, error: "the delivery was stopped" };
   const request = ctx.request;
   if (message.topic === "test") {
-    return post(deps, "chat.postMessage", {
+    return post(deps, {
       channel: deps.channel,
       text: `Airlock test message from ${ctx.publicUrl}: this channel is set up.`,
     });
@@ -50,7 +50,7 @@ export async function deliverToSlack(
     case "created":
       // A request decided before this message went out is posted as it ended, without buttons.
       if (request.status !== "pending" && request.decision) return final(deps, request, undefined);
-      return post(deps, "chat.postMessage", {
+      return post(deps, {
         channel: deps.channel,
         text: requestText(request),
         blocks: requestBlocks(
@@ -70,7 +70,7 @@ export async function deliverToSlack(
     case "reminder":
       if (request.status !== "pending")
         return { ok: true, detail: "the request is over: no nudge" };
-      return post(deps, "chat.postMessage", {
+      return post(deps, {
         channel: original?.channel ?? deps.channel,
         ...(original ? { thread_ts: original.ts } : {}),
         text: nudgeText(deps, request, message.topic),
@@ -104,7 +104,7 @@ async function final(
       }
     }
   }
-  return post(deps, "chat.postMessage", {
+  return post(deps, {
     channel: original?.channel ?? deps.channel,
     ...content,
     metadata: { event_type: METADATA_EVENT_TYPE, event_payload: { request_id: request.id } },
@@ -113,7 +113,6 @@ async function final(
 
 async function post(
   deps: DeliverDeps,
-  call: string,
   args: Record<string, unknown> & { channel: string; text: string; blocks?: Block[] },
 ): Promise<DeliveryResult> {
   try {
@@ -122,12 +121,13 @@ async function post(
     );
     const channel = text(res.channel) ?? args.channel;
     const ts = text(res.ts);
-    if (!ts) return { ok: false, retry: true, error: `${call}: Slack answered without a ts` };
+    if (!ts)
+      return { ok: false, retry: true, error: "chat.postMessage: Slack answered without a ts" };
     const receipt: Record<string, unknown> = { channel, ts };
     if (typeof args.thread_ts === "string") receipt.thread_ts = args.thread_ts;
     return { ok: true, receipt };
   } catch (err) {
-    return deliveryFailure(err, call);
+    return deliveryFailure(err, "chat.postMessage");
   }
 }
 

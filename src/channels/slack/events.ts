@@ -1,6 +1,7 @@
 // Slack events, over HTTP or Socket Mode alike: a reply in the thread of a request message, in the
 // reply grammar (APPROVE ALL, SELECT 1,3, REJECT …, REVISE …), decides that request. The thread's
 // parent carries the request id in its message metadata. Other messages are conversation: ignored.
+import type { ApprovalRequest } from "../../core/schemas.js";
 import { parseReply, replyToDecision } from "../../reply/parse.js";
 import { METADATA_EVENT_TYPE } from "./blocks.js";
 import { decideAs, pendingNote, refuse } from "./decide.js";
@@ -31,7 +32,7 @@ async function threadReply(ctx: SlackContext, event: Record<string, unknown>): P
 
   const requestId = await requestOfThread(ctx, channel, threadTs);
   if (!requestId) return;
-  let request: Awaited<ReturnType<SlackContext["deps"]["airlock"]["get"]>>;
+  let request: ApprovalRequest;
   try {
     request = await ctx.deps.airlock.get(requestId);
   } catch {

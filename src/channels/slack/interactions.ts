@@ -2,6 +2,7 @@
 // ticked items, Reject, Revise which opens a modal) and the submission of that modal. The payload's
 // authenticity was checked before (the request signature, or the Socket Mode connection).
 import type { WebClient } from "@slack/web-api";
+import type { ApprovalRequest } from "../../core/schemas.js";
 import { canDecide } from "../../core/state.js";
 import {
   ACTION,
@@ -86,7 +87,7 @@ async function approvalOf(
   const all: SlackDecision = { outcome: "approved", method: "approve_all" };
   const state = record(field(payload, "state", "values", ITEMS_BLOCK));
   if (!state) return { ok: true, decision: all };
-  let request: Awaited<ReturnType<SlackContext["deps"]["airlock"]["get"]>>;
+  let request: ApprovalRequest;
   try {
     request = await ctx.deps.airlock.get(requestId);
   } catch {
@@ -117,7 +118,7 @@ async function openReviseModal(
 ): Promise<void> {
   const who = await reviewerOf(ctx, user, requestId);
   if (!who.ok) return tell(ctx, where.channel, user, who.message);
-  let request: Awaited<ReturnType<SlackContext["deps"]["airlock"]["get"]>>;
+  let request: ApprovalRequest;
   try {
     request = await ctx.deps.airlock.get(requestId);
   } catch {
