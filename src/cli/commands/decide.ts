@@ -1,11 +1,17 @@
 import type { Command } from "commander";
-import type { DecisionInput } from "../../core/schemas.js";
-import { CliError, type GlobalOptions, withGate } from "../context.js";
+import { createTransport } from "../../client/http.js";
+import { createClient } from "../../client/index.js";
+import type { ApprovalRequest, Decision, DecisionInput } from "../../core/schemas.js";
+import { CliError, type GlobalOptions, remoteTarget, withGate } from "../context.js";
 import { decisionSummary, printJson, safeLine } from "../output.js";
 import { collect, jsonObject, selectionToIds } from "../parse.js";
 import { defaultReviewer } from "./request.js";
 
 interface DecideOptions {
+  all?: boolean;
+  status?: string;
+  action?: string;
+  requester?: string;
   select?: string;
   comment?: string;
   as?: string;
@@ -20,9 +26,18 @@ const OUTCOMES = { approve: "approved", reject: "rejected", revise: "revise" } a
 export function registerDecide(program: Command, globals: () => GlobalOptions): void {
   program
     .command("decide")
-    .description("decide a pending request")
-    .argument("<id>", "request id")
-    .argument("<decision>", "approve, reject or revise")
+    .description(
+      "decide a pending request; with --all, every pending request matching the filters (over AIRLOCK_URL)",
+    )
+    .argument("[id]", "request id (none with --all)")
+    .argument("[decision]", "approve, reject or revise")
+    .option(
+      "--all",
+      "decide every pending request matching --action and --requester, each on its own",
+    )
+    .option("--status <status>", "with --all: the status to match; only pending can be decided")
+    .option("--action <name>", "with --all: only requests for this action")
+    .option("--requester <name>", "with --all: only requests from this requester")
     .option("--select <list>", "approve only these items: positions like 1,3 or 2-4, or item ids")
     .option("--comment <text>", "a note for the requester (the changes wanted, for revise)")
     .option("--as <name>", "who decides (default: AIRLOCK_USER or the OS user name)")
@@ -34,7 +49,17 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
     )
     .option("--key <key>", "idempotency key: repeating the same decision returns the first one")
     .option("--json", "print the request as JSON")
-    .action(async (id: string, word: string, opts: DecideOptions) => {
+    .action(async (first: string | undefined, second: string | undefined, opts: DecideOptions) => {
+      if (opts.all) return decideAll(first, second, opts);
+      if (first === undefined || second === undefined) {
+        throw new CliError(
+          "decide expects a request id and a decision (`airlock decide ID approve`), or --all with a decision",
+        );
+      }
+      const [id, word] = [first, second];
+      for (const flag of ["status", "action", "requester"] as const) {
+        if (opts[flag] !== undefined) throw new CliError(`--${flag} goes with --all only`);
+      }
       const outcome = OUTCOMES[word as keyof typeof OUTCOMES];
       if (!outcome)
         throw new CliError(`decision expects approve, reject or revise, got \`${word}\``);
@@ -97,4 +122,110 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
         process.stdout.write(`${r.id}: ${r.status}\n`);
       });
     });
+}
+
+/** Pages of at most this many pending requests are listed and decided at a time (the server's list
+ * limit; `POST /v1/decisions` takes up to 200). */
+const BULK_PAGE = 100;
+/** A bound on the pages walked (100,000 requests), so no listing can keep the command going. */
+const MAX_BULK_PAGES = 1000;
+
+interface BulkResult {
+  id: string;
+  ok: boolean;
+  request?: ApprovalRequest;
+  status?: number;
+  code?: string;
+  detail?: string;
+  decision?: Decision;
+}
+
+/** `airlock decide --all [--action X] [--requester R] approve|reject|revise [--comment C]`: lists
+ * the pending requests that match, page by page, and sends each page to `POST /v1/decisions`, where
+ * every request is decided on its own. Prints one JSON line per request, then a summary on stderr;
+ * exits 1 when any was not decided. */
+async function decideAll(
+  word: string | undefined,
+  extra: string | undefined,
+  opts: DecideOptions,
+): Promise<void> {
+  if (extra !== undefined) {
+    throw new CliError(
+      `--all decides every matching request: give only the decision (\`airlock decide --all --status pending approve\`), not a request id (\`${word}\`)`,
+    );
+  }
+  const outcome = OUTCOMES[word as keyof typeof OUTCOMES];
+  if (!outcome) {
+    throw new CliError(`decide --all expects approve, reject or revise, got \`${word ?? ""}\``);
+  }
+  if (opts.status !== undefined && opts.status !== "pending") {
+    throw new CliError(
+      `--all decides pending requests only: --status must be pending, got \`${opts.status}\``,
+    );
+  }
+  for (const flag of ["select", "edit", "key", "as", "group"] as const) {
+    if (opts[flag] !== undefined) {
+      throw new CliError(`--${flag} decides one request; it does not go with --all`);
+    }
+  }
+  const remote = remoteTarget();
+  if (!remote) {
+    throw new CliError(
+      "`airlock decide --all` works against a server: set AIRLOCK_URL and AIRLOCK_TOKEN (a reviewer's token)",
+    );
+  }
+  const client = createClient(remote);
+  const http = createTransport({ ...remote, fetch: globalThis.fetch });
+  let decided = 0;
+  let failed = 0;
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_BULK_PAGES; page++) {
+    const listed = await client.list({
+      status: "pending",
+      ...(opts.action === undefined ? {} : { action: opts.action }),
+      ...(opts.requester === undefined ? {} : { requester: opts.requester }),
+      ...(cursor === undefined ? {} : { cursor }),
+      limit: BULK_PAGE,
+    });
+    const ids = listed.items.map((r) => r.id);
+    if (ids.length > 0) {
+      const answer = await http.call<{ results: BulkResult[] }>("POST", "/v1/decisions", {
+        body: { ids, outcome, ...(opts.comment === undefined ? {} : { comment: opts.comment }) },
+        timeoutMs: 60_000,
+      });
+      for (const r of answer.results) {
+        if (r.ok) decided++;
+        else failed++;
+        process.stdout.write(`${JSON.stringify(resultLine(r))}\n`);
+      }
+    }
+    cursor = listed.nextCursor;
+    if (!cursor) break;
+  }
+  const total = decided + failed;
+  process.stderr.write(
+    total === 0
+      ? "no pending request matched; nothing decided\n"
+      : `${decided} of ${total} decided${failed ? `, ${failed} not (see the lines with "ok":false)` : ""}\n`,
+  );
+  if (failed > 0) process.exitCode = 1;
+}
+
+/** One output line: the outcome for a decided request, the reason (and the winner) for the others. */
+function resultLine(r: BulkResult): Record<string, unknown> {
+  if (r.ok) {
+    return {
+      id: r.id,
+      ok: true,
+      status: r.request?.status,
+      reviewer: r.request?.decision?.reviewer,
+    };
+  }
+  return {
+    id: r.id,
+    ok: false,
+    code: r.code,
+    detail: r.detail,
+    ...(r.decision ? { decidedBy: r.decision.reviewer, decidedOutcome: r.decision.outcome } : {}),
+  };
 }
