@@ -1,0 +1,225 @@
+// The pages behind a mail's one-click links. Mail scanners open links before people do, so GET only
+// shows what the click would decide and a form; the POST of that form decides. The token is the
+// credential: its signature, its expiry, and its recipient (who must be a configured person) are
+// checked on every request, and the state machine checks the rest (approvers, quorum, the requester).
+// The mail's nonce is the decision's idempotency key, so a mail's links decide once.
+import type { Context } from "hono";
+import { isAirlockError } from "../../core/errors.js";
+import { sameIdentity } from "../../core/identity.js";
+import type { ApprovalRequest, Decision } from "../../core/schemas.js";
+import { formatRequest } from "../../reply/format.js";
+import type { InboundDeps } from "../types.js";
+import { inboxUrl, iso } from "./compose.js";
+import type { EmailContext } from "./context.js";
+import { escapeHtml, link, PAGE_HEADERS, page, paragraph, preformatted } from "./html.js";
+import { type LinkClaims, verifyLink } from "./tokens.js";
+
+const MAX_COMMENT_CHARS = 2000;
+
+const FAILURE_PAGES = {
+  malformed: [
+    400,
+    "Link not valid",
+    "This link is damaged or incomplete. Open the request in the inbox instead.",
+  ],
+  forged: [
+    403,
+    "Link not valid",
+    "This link's signature does not match: it was not issued by this server, or it was changed.",
+  ],
+  expired: [
+    410,
+    "Link expired",
+    "This link has expired. Open the request in the inbox, or reply to the mail.",
+  ],
+} as const;
+
+function html(c: Context, status: number, title: string, body: string): Response {
+  return c.html(page(title, body), status as 200, PAGE_HEADERS);
+}
+
+function actionLabel(claims: LinkClaims, request: ApprovalRequest): string {
+  if (claims.o === "approved") {
+    return request.items.length > 0 ? `approve all ${request.items.length} items` : "approve";
+  }
+  return claims.m === "skip" ? "skip (approve none of the items)" : "reject";
+}
+
+function decidedText(d: Decision | undefined, status: string): string {
+  if (!d) return `This request is already ${status}.`;
+  if (d.method === "timeout") return `This request already timed out at ${iso(d.decidedAt)}.`;
+  return `This request was already decided by ${d.reviewer} (${d.channel}) at ${iso(d.decidedAt)}: ${d.outcome}.`;
+}
+
+export function linkHandlers(email: EmailContext, deps: InboundDeps) {
+  async function load(c: Context, id: string): Promise<ApprovalRequest | Response> {
+    try {
+      return await deps.airlock.get(id);
+    } catch (err) {
+      if (isAirlockError(err, "not_found")) {
+        return html(c, 404, "Request not found", paragraph("This request no longer exists."));
+      }
+      throw err;
+    }
+  }
+
+  async function refuse(reason: string, claims?: LinkClaims): Promise<void> {
+    email.logger.warn({ reason, requestId: claims?.r }, "email link refused");
+    await deps.refuse({
+      channel: "email",
+      target: email.name,
+      reason,
+      ...(claims ? { requestId: claims.r, actor: claims.to } : {}),
+    });
+  }
+
+  async function show(c: Context): Promise<Response> {
+    const token = c.req.param("token") ?? "";
+    const check = verifyLink(email.options.linkSecret, token, deps.now());
+    if (!check.ok) {
+      const [status, title, text] = FAILURE_PAGES[check.reason];
+      return html(c, status, title, paragraph(text));
+    }
+    const { claims } = check;
+    const request = await load(c, claims.r);
+    if (request instanceof Response) return request;
+    const inbox = `<p>${link(inboxUrl(deps.publicUrl, request.id), "Open it in the inbox")}</p>`;
+    if (request.status !== "pending") {
+      return html(
+        c,
+        200,
+        "Already decided",
+        paragraph(decidedText(request.decision, request.status)) + inbox,
+      );
+    }
+    const reviewer = email.identities.byEmail(claims.to);
+    if (!reviewer) {
+      return html(c, 403, "Not allowed", paragraph(`${claims.to} is not a configured reviewer.`));
+    }
+    const what = actionLabel(claims, request);
+    const comment =
+      claims.o === "rejected"
+        ? `<p><label for="comment">Reason (optional)</label><br><textarea id="comment" name="comment" maxlength="${MAX_COMMENT_CHARS}"></textarea></p>`
+        : "";
+    const form = `<form method="post">
+<input type="hidden" name="token" value="${escapeHtml(token)}">
+${comment}<p><button type="submit">Confirm: ${escapeHtml(what)}</button></p>
+</form>`;
+    return html(
+      c,
+      200,
+      `Confirm: ${what}`,
+      paragraph(
+        `You are about to ${what} as ${reviewer.name}. Nothing is decided until you confirm.`,
+      ) +
+        preformatted(formatRequest(request, "text", { now: deps.now() })) +
+        form +
+        inbox,
+    );
+  }
+
+  async function decide(c: Context): Promise<Response> {
+    const token = c.req.param("token") ?? "";
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    const bodyToken = form.token;
+    if (bodyToken !== undefined && bodyToken !== token) {
+      return html(c, 400, "Link not valid", paragraph("The form does not belong to this link."));
+    }
+    const rawComment = typeof form.comment === "string" ? form.comment.trim() : "";
+    if (rawComment.length > MAX_COMMENT_CHARS) {
+      return html(
+        c,
+        400,
+        "Reason too long",
+        paragraph(`Keep the reason under ${MAX_COMMENT_CHARS} characters.`),
+      );
+    }
+    const check = verifyLink(email.options.linkSecret, token, deps.now());
+    if (!check.ok) {
+      // A forged token's claims are not to be believed, so they are not recorded.
+      await refuse(
+        `email link ${check.reason}`,
+        check.reason === "expired" ? check.claims : undefined,
+      );
+      const [status, title, text] = FAILURE_PAGES[check.reason];
+      return html(c, status, title, paragraph(text));
+    }
+    const { claims } = check;
+    const reviewer = email.identities.byEmail(claims.to);
+    if (!reviewer) {
+      await refuse(`email link for ${claims.to}, who is not a configured reviewer`, claims);
+      return html(c, 403, "Not allowed", paragraph(`${claims.to} is not a configured reviewer.`));
+    }
+    const key = `email-link:${claims.n}`;
+    const before = await load(c, claims.r);
+    if (before instanceof Response) return before;
+    const inbox = `<p>${link(inboxUrl(deps.publicUrl, claims.r), "Open it in the inbox")}</p>`;
+    const usedBefore = before.decisions.some((d) => d.key === key);
+    let after: ApprovalRequest;
+    try {
+      after = await deps.airlock.decide(claims.r, {
+        outcome: claims.o,
+        method: claims.m,
+        reviewer: reviewer.name,
+        groups: reviewer.groups,
+        channel: "email",
+        key,
+        ...(rawComment && claims.o === "rejected" ? { comment: rawComment } : {}),
+      });
+    } catch (err) {
+      if (isAirlockError(err, "conflict")) {
+        const current = (err as { request?: ApprovalRequest }).request ?? before;
+        return html(
+          c,
+          409,
+          "Already decided",
+          paragraph(decidedText(current.decision, current.status)) + inbox,
+        );
+      }
+      if (isAirlockError(err, "forbidden")) {
+        await refuse(`email link refused by the state machine: ${err.message}`, claims);
+        return html(c, 403, "Not allowed", paragraph(err.message) + inbox);
+      }
+      if (isAirlockError(err, "invalid_input")) {
+        return html(c, 422, "Not recorded", paragraph(err.message) + inbox);
+      }
+      throw err;
+    }
+    const mine = after.decisions.find(
+      (d) => d.key === key && sameIdentity(d.reviewer, reviewer.name),
+    );
+    if (mine && mine.outcome !== claims.o) {
+      await refuse(
+        `email link reused for another outcome (${claims.o} after ${mine.outcome})`,
+        claims,
+      );
+      return html(
+        c,
+        409,
+        "Link already used",
+        paragraph(
+          `This mail's links were already used to decide: ${mine.outcome}, at ${iso(mine.decidedAt)}. A mail's links decide once.`,
+        ) + inbox,
+      );
+    }
+    if (usedBefore) {
+      return html(
+        c,
+        200,
+        "Already decided",
+        paragraph(decidedText(after.decision ?? mine, after.status)) + inbox,
+      );
+    }
+    const waiting =
+      after.status === "pending"
+        ? paragraph(
+            `Recorded. The request needs ${after.quorum} approvals; it stays pending until they are in.`,
+          )
+        : paragraph(
+            `Done: ${after.status} by ${reviewer.name} (email) at ${iso(mine?.decidedAt ?? deps.now())}.`,
+          );
+    return html(c, 200, "Decision recorded", waiting + inbox);
+  }
+
+  return { show, decide };
+}

@@ -1,0 +1,74 @@
+// The email channel's pure parts: link and reply tokens, quoted-text stripping, auto-reply detection.
+import { simpleParser } from "mailparser";
+import { describe, expect, it } from "vitest";
+import { automaticReason } from "../../src/channels/email/inbound.js";
+import { stripQuoted } from "../../src/channels/email/quoted.js";
+import {
+  replyToken,
+  signLink,
+  verifyLink,
+  verifyReplyToken,
+} from "../../src/channels/email/tokens.js";
+
+const SECRET = "0123456789abcdef0123456789abcdef";
+const ID = "req_01jabcdefghjkmnpqrstvwxyz0";
+
+describe("link tokens", () => {
+  const claims = {
+    r: ID,
+    to: "a@example.com",
+    o: "approved",
+    m: "approve_all",
+    exp: 2000,
+    n: "nonce",
+  } as const;
+  it("verify with the secret until they expire", () => {
+    const token = signLink(SECRET, claims);
+    expect(verifyLink(SECRET, token, 1_999_000)).toEqual({ ok: true, claims });
+    expect(verifyLink(SECRET, token, 2_000_000)).toMatchObject({ ok: false, reason: "expired" });
+    expect(verifyLink(`${SECRET}x`, token, 0)).toMatchObject({ ok: false, reason: "forged" });
+    expect(verifyLink(SECRET, "nodot", 0)).toMatchObject({ ok: false, reason: "malformed" });
+  });
+});
+
+describe("reply tokens", () => {
+  it("bind a request to one address, whatever its case", () => {
+    const token = replyToken(SECRET, ID, "Alice@Example.com") as string;
+    expect(token).toMatch(/^[a-z0-9]{46}$/);
+    expect(verifyReplyToken(SECRET, token.toUpperCase(), "alice@example.com")).toBe(ID);
+    expect(verifyReplyToken(SECRET, token, "bob@example.com")).toBeUndefined();
+    expect(verifyReplyToken(`${SECRET}x`, token, "alice@example.com")).toBeUndefined();
+    expect(replyToken(SECRET, "not-a-request-id", "a@example.com")).toBeUndefined();
+  });
+});
+
+describe("stripQuoted", () => {
+  it("keeps what was written above the quoted mail", () => {
+    expect(
+      stripQuoted(
+        "SELECT 1,3\n\nOn Mon, Nov 23, 2026 at 9:00 AM Airlock <\nairlock@x> wrote:\n> APPROVE ALL",
+      ),
+    ).toBe("SELECT 1,3");
+    expect(stripQuoted("REVISE shorter\nplease\n-----Original Message-----\nFrom: x")).toBe(
+      "REVISE shorter\nplease",
+    );
+    expect(stripQuoted("> APPROVE ALL\nSKIP")).toBe("SKIP");
+    expect(stripQuoted("APPROVE\n-- \nAlice")).toBe("APPROVE");
+  });
+});
+
+describe("automaticReason", () => {
+  const parse = (headers: string) =>
+    simpleParser(`${headers}\r\nFrom: a@example.com\r\n\r\nAPPROVE ALL`);
+  it("flags RFC 3834 auto-replies, bulk mail and autoresponders, not people", async () => {
+    expect(automaticReason(await parse("Auto-Submitted: auto-replied"))).toContain(
+      "Auto-Submitted",
+    );
+    expect(automaticReason(await parse("Auto-Submitted: no"))).toBeUndefined();
+    expect(automaticReason(await parse("Precedence: junk"))).toContain("Precedence");
+    expect(automaticReason(await parse("X-Autoreply: yes"))).toBe("X-Autoreply");
+    expect(automaticReason(await parse("X-Autorespond: yes"))).toBe("X-Autorespond");
+    expect(automaticReason(await parse("Subject: hi"))).toBeUndefined();
+    expect(automaticReason(await parse("Subject: hi"), { mailFrom: "" })).toContain("bounce");
+  });
+});
