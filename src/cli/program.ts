@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { Command, CommanderError } from "commander";
 import { setRedactionKeys } from "../audit/redact.js";
 import { registerAudit } from "./commands/audit.js";
+import { registerChannels } from "./commands/channels.js";
 import { registerDecide } from "./commands/decide.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerMcp } from "./commands/mcp.js";
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerToken(program, globals);
   registerDemo(program, globals);
   registerMcp(program, globals);
+  registerChannels(program);
   registerMcpProxy(program, globals);
   return program;
 }

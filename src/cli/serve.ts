@@ -4,8 +4,11 @@
 // answered, streams ended, store closed).
 import type { Command } from "commander";
 import pino, { type Logger } from "pino";
+import { loadChannelsConfig } from "../channels/config.js";
+import { createChannels, type RunningChannels, startChannels } from "../channels/setup.js";
 import type { Store } from "../core/store.js";
 import { type Airlock, createAirlock } from "../engine/engine.js";
+import { inboundDeps } from "../server/channels.js";
 import type { ServerLimits } from "../server/limits.js";
 import { parseRateLimit, type RateLimitOptions } from "../server/rate-limit.js";
 import { createServer, type ServerOptions } from "../server/server.js";
@@ -35,6 +38,8 @@ export interface ServeOptions {
   checkpointFile?: string;
   /** HTTP settings passed to `createServer`: rate limit, size limits and quotas, streams, cookies. */
   http?: HttpSettings;
+  /** A channels config file (`--config`, AIRLOCK_CONFIG): Slack, email, webhooks, routes, reminders. */
+  config?: string;
 }
 
 /** The `createServer` options `airlock serve` sets from its flags. */
@@ -58,6 +63,7 @@ interface ServeFlags {
   checkpointFile?: string;
   secureCookies?: boolean;
   trustProxy?: boolean;
+  config?: string;
 }
 
 /** The HTTP settings the flags (and AIRLOCK_METRICS_TOKEN) ask for; unset ones keep the defaults. */
@@ -139,6 +145,10 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
     )
     .option("--secure-cookies", "mark the inbox's cookies Secure (serving behind a TLS proxy)")
     .option("--trust-proxy", "believe X-Forwarded-Proto from the proxy in front of the server")
+    .option(
+      "--config <file>",
+      "channels config: Slack, email, webhooks, routes, reminders (AIRLOCK_CONFIG)",
+    )
     .action(async (opts: ServeFlags) => {
       // Ctrl-C and SIGTERM are handled from the very start: a signal that arrives while the server is
       // starting (or right after it printed its address) stops it gracefully instead of killing it.
@@ -146,6 +156,7 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
       const env = process.env;
       const postgres = opts.postgres ?? env.AIRLOCK_DATABASE_URL ?? env.AIRLOCK_POSTGRES;
       const db = globals().db;
+      const config = opts.config ?? env.AIRLOCK_CONFIG;
       let serving: Serving;
       try {
         serving = await startServe({
@@ -157,6 +168,7 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
           env,
           ...(opts.checkpointFile === undefined ? {} : { checkpointFile: opts.checkpointFile }),
           http: httpSettings(opts, env),
+          ...(config ? { config } : {}),
         });
       } catch (err) {
         signals.release();
@@ -192,7 +204,13 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
   let airlock: Airlock | undefined;
   let demo: DemoAgents | undefined;
   let server: ReturnType<typeof createServer> | undefined;
+  let running: RunningChannels | undefined;
   try {
+    // Read before anything starts: a bad config fails the start with its one-line reason.
+    const channels = options.config
+      ? await createChannels(loadChannelsConfig(options.config, env), { logger })
+      : undefined;
+    let publicUrl = channels?.config.publicUrl ?? "";
     // The demo's small file writes pass by rule and its actions have schemas; those live on the
     // server, as agents may not skip approval themselves.
     const demoModule = options.demo ? await loadDemo() : undefined;
@@ -200,8 +218,22 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
       store,
       logger,
       ...(demoModule ? demoModule.engineOptions() : {}),
+      ...(channels
+        ? { notifiers: channels.router, onOutbox: () => running?.dispatcher.wake() }
+        : {}),
     });
-    const http = createServer({ airlock, auth: { tokens }, logger, ...options.http });
+    const serverChannels = channels && {
+      drivers: channels.drivers,
+      identities: channels.identities,
+      publicUrl: () => publicUrl,
+    };
+    const http = createServer({
+      airlock,
+      auth: { tokens },
+      logger,
+      ...options.http,
+      ...(serverChannels ? { channels: serverChannels } : {}),
+    });
     server = http;
     const port = options.port ?? 7420;
     const host = options.host ?? "127.0.0.1";
@@ -210,6 +242,18 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
       server = undefined;
       throw listenError(err, host, port);
     });
+    if (channels && serverChannels) {
+      publicUrl ||= url;
+      running = await startChannels(channels, {
+        store,
+        inbound: inboundDeps(airlock, serverChannels, logger),
+        logger,
+        publicUrl: () => publicUrl,
+      });
+      print(
+        `Channels: ${channels.drivers.map((d) => `${d.name} (${d.type})`).join(", ") || "none"}; delivery log at ${url}/v1/outbox`,
+      );
+    }
     const adminToken = await ensureAdminToken(tokens, env);
     print(
       `Airlock is serving at ${url}/ (the inbox; the API is under ${url}/v1, described at ${url}/openapi.json)`,
@@ -221,6 +265,7 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     demo = demoModule ? await demoModule.startDemoAgents({ url, tokens, print, env }) : undefined;
     const engine = airlock;
     const agents = demo;
+    const delivering = running;
     let closing: Promise<void> | undefined;
     return {
       url,
@@ -229,6 +274,7 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
         closing ??= (async () => {
           await agents?.stop();
           await http.close();
+          await delivering?.close();
           await engine.close();
           await tokens.close();
           logger.info("Airlock server stopped");
@@ -239,6 +285,7 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
   } catch (err) {
     await demo?.stop().catch(() => {});
     await server?.close().catch(() => {});
+    await running?.close().catch(() => {});
     await airlock?.close().catch(() => {});
     if (!airlock) await store.close().catch(() => {});
     await tokens.close().catch(() => {});

@@ -11,8 +11,9 @@ import type { Airlock } from "../engine/types.js";
 export interface ServerChannels {
   drivers: readonly ChannelDriver[];
   identities: IdentityDirectory;
-  /** This server's absolute base URL as people reach it (no trailing slash). */
-  publicUrl: string;
+  /** This server's absolute base URL as people reach it (no trailing slash); a function when it is
+   * known only once the server listens (its port). */
+  publicUrl: string | (() => string);
 }
 
 export function inboundDeps(
@@ -20,11 +21,14 @@ export function inboundDeps(
   channels: Omit<ServerChannels, "drivers">,
   logger: Logger,
 ): InboundDeps {
+  const base = channels.publicUrl;
   return {
     airlock,
     identities: channels.identities,
     logger,
-    publicUrl: channels.publicUrl.replace(/\/+$/, ""),
+    get publicUrl() {
+      return (typeof base === "function" ? base() : base).replace(/\/+$/, "");
+    },
     now: () => Date.now(),
     async refuse(refusal) {
       logger.warn(refusal, "channel input refused");
