@@ -62,7 +62,9 @@ describe("upgrading a SQLite database to the outbox", () => {
     ]);
 
     const check = new Database(file, { readonly: true });
-    cleanups.push(() => check.close());
+    cleanups.push(() => {
+      check.close();
+    });
     const versions = check
       .prepare<[], { version: number }>("SELECT version FROM airlock_migrations ORDER BY version")
       .all()
