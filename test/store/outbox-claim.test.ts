@@ -1,7 +1,9 @@
 // The SQLite outbox shared by several connections to one file: concurrent claimers get each row
 // exactly once, and a claim or settle that meets another connection's write lock waits on timers and
 // then fails with store_unavailable, as every other write does.
+import { spawn } from "node:child_process";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { OutboxDraft, OutboxMessage } from "../../src/core/outbox.js";
@@ -64,7 +66,109 @@ async function claimer(
   return got;
 }
 
+// Another process claiming from the same file: plain JavaScript run by node with tsx loaded, so it can
+// import the store's TypeScript. It prints one line per row it claimed, and stops after 20 empty
+// rounds in a row (or its round and time bounds).
+const CHILD = `
+const { sqliteStore } = await import(process.env.STORE_MODULE);
+const store = sqliteStore(process.env.DB, { lockWaitMs: 10000 });
+console.log("ready");
+let empty = 0;
+const stopAt = Date.now() + 30000;
+for (let round = 0; round < 5000 && Date.now() < stopAt; round++) {
+  const batch = await store.claimOutbox({ now: 2000, limit: 3, leaseMs: 600000, owner: "child" });
+  for (const m of batch) {
+    console.log("claimed " + m.id + " " + m.attempts);
+    const ok = await store.settleOutbox(m.id, "child", { status: "delivered" });
+    if (!ok) console.log("lost " + m.id);
+  }
+  if (batch.length > 0) empty = 0;
+  else if (++empty >= 20) break;
+  await new Promise((resolve) => setTimeout(resolve, batch.length ? 0 : 5));
+}
+await store.close();
+console.log("done");
+`;
+
+function startClaimerProcess(file: string) {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "--input-type=module", "--eval", CHILD],
+    {
+      env: {
+        ...process.env,
+        DB: file,
+        STORE_MODULE: fileURLToPath(new URL("../../src/store/sqlite.ts", import.meta.url)),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL");
+      await exited;
+    }
+  });
+  const lines = () => out.split("\n").filter(Boolean);
+  /** Resolves once a line equals `line`; fails with the child's stderr after 30 s or on exit. */
+  const until = async (line: string) => {
+    const stopAt = Date.now() + 30_000;
+    while (!lines().includes(line)) {
+      if (Date.now() > stopAt || child.exitCode !== null) {
+        throw new Error(`the claimer process never printed "${line}"; stderr: ${err}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+  return { lines, until, exited };
+}
+
 describe("SQLite outbox across connections", () => {
+  it("another process and this one claiming 200 rows of one file get each row exactly once", async () => {
+    const file = tmpFile();
+    const store = open(file);
+    expect(await store.enqueueOutbox(drafts(200))).toBe(200);
+    const other = startClaimerProcess(file);
+    await other.until("ready");
+    const mine: string[] = [];
+    const stopAt = Date.now() + 30_000;
+    for (let round = 0; round < 5000 && Date.now() < stopAt; round++) {
+      const batch = await store.claimOutbox({ now: 2000, limit: 3, leaseMs: 600_000, owner: "me" });
+      for (const m of batch) {
+        mine.push(m.id);
+        expect(m.attempts).toBe(1);
+        expect(await store.settleOutbox(m.id, "me", { status: "delivered" })).toBe(true);
+      }
+      if ((await store.listOutbox({ status: "pending", limit: 1 })).length === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, batch.length ? 0 : 5));
+    }
+    await other.until("done");
+    expect(await other.exited).toBe(0);
+    const theirs = other
+      .lines()
+      .filter((l) => l.startsWith("claimed "))
+      .map((l) => {
+        const [, id, attempts] = l.split(" ");
+        expect(attempts).toBe("1");
+        return id as string;
+      });
+    expect(other.lines().filter((l) => l.startsWith("lost "))).toEqual([]);
+    const all = [...mine, ...theirs];
+    expect(all).toHaveLength(200);
+    expect(new Set(all).size).toBe(200);
+    const rows = await store.listOutbox({ limit: 1000 });
+    expect(rows.every((m) => m.status === "delivered" && m.attempts === 1)).toBe(true);
+  });
+
   it("two connections to one file claiming 200 rows in loops get each row exactly once", async () => {
     const file = tmpFile();
     const a = open(file);
