@@ -127,12 +127,9 @@ export interface WebhookDeps {
   resolve?: Resolver;
 }
 
-export function resolveWebhookOptions(name: string, options: unknown): ResolvedWebhookOptions {
-  const parsed = parseOrThrow(
-    webhookOptionsSchema,
-    options,
-    `options of webhook channel \`${name}\``,
-  );
+/** Checks a webhook channel's options (errors name the option, never a secret's value). */
+export function resolveWebhookOptions(options: unknown): ResolvedWebhookOptions {
+  const parsed = parseOrThrow(webhookOptionsSchema, options, `webhook channel options`);
   return {
     url: new URL(parsed.url),
     secrets: parsed.secrets ?? (parsed.secret === undefined ? [] : [parsed.secret]),
@@ -193,7 +190,7 @@ export function createWebhookChannel(
   options: unknown,
   deps: WebhookDeps,
 ): ChannelDriver {
-  const resolved = resolveWebhookOptions(name, options);
+  const resolved = resolveWebhookOptions(options);
   const origin = resolved.url.origin;
   const logger = deps.logger.child({ channel: name, type: "webhook", target: origin });
   const redact = redactor([...resolved.secrets, ...Object.values(resolved.headers)]);
