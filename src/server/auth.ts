@@ -3,6 +3,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
 import { normalizeIdentity } from "../core/identity.js";
+import { type EmbedTokens, embedPrincipal, isEmbedToken } from "./embed/token.js";
 import type { Principal, ServerEnv } from "./env.js";
 import { HttpProblem } from "./problem.js";
 import type { RateLimiter } from "./rate-limit.js";
@@ -14,6 +15,9 @@ export interface AuthOptions {
   tokens: TokenStore;
   /** Limits failed attempts per client address; `undefined` disables that limit. */
   failures: RateLimiter | undefined;
+  /** Reads embed tokens (`ale_...`, scoped to one request: see embed/token.ts); without it they are
+   * refused like any unknown token. */
+  embed?: EmbedTokens;
 }
 
 /** Sets `principal` from `Authorization: Bearer <token>` (hono's bearer-auth), or answers 401.
@@ -23,7 +27,7 @@ export interface AuthOptions {
  * limit slows down guessing, it never locks out someone holding a credential. A request with no
  * credential at all gets its 401 without counting. */
 export function authenticate(options: AuthOptions): MiddlewareHandler<ServerEnv> {
-  const { tokens, failures } = options;
+  const { tokens, failures, embed } = options;
   // Thrown from bearer-auth's message hooks: answered as our problem+json by the error handler.
   const refused = (detail: string, challenge: string): never => {
     throw new HttpProblem(401, "unauthorized", detail, {
@@ -56,6 +60,15 @@ export function authenticate(options: AuthOptions): MiddlewareHandler<ServerEnv>
     },
     verifyToken: async (secret, c) => {
       const hash = hashToken(secret);
+      const scoped =
+        embed && isEmbedToken(secret)
+          ? embedPrincipal(embed, secret, c.req.method, c.req.path)
+          : undefined;
+      if (scoped) {
+        c.set("principal", scoped);
+        c.set("tokenHash", hash);
+        return true;
+      }
       const record = await tokens.findByHash(hash);
       if (!record) {
         if (failures) {

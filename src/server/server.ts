@@ -11,6 +11,7 @@ import { authenticate, limitRate } from "./auth.js";
 import { limitBody } from "./body.js";
 import { channelRoutes, inboundDeps, type ServerChannels } from "./channels.js";
 import { createCredentialWatch } from "./credentials.js";
+import { createEmbedTokens } from "./embed/token.js";
 import type { RouteDeps, ServerEnv } from "./env.js";
 import { createEventHub } from "./event-hub.js";
 import { type InboxOptions, inboxRoutes } from "./inbox/routes.js";
@@ -28,6 +29,7 @@ import {
 import { mount } from "./route.js";
 import { auditRoutes } from "./routes/audit.js";
 import { decisionRoutes } from "./routes/decisions.js";
+import { embedPublicRoutes, embedRoutes } from "./routes/embed.js";
 import { eventRoutes } from "./routes/events.js";
 import { outboxRoutes } from "./routes/outbox.js";
 import { requestRoutes } from "./routes/requests.js";
@@ -87,12 +89,27 @@ export interface ServerOptions {
   /** Slack, email and webhook channels (`airlock serve --config`): their inbound routes are served at
    * `/channels/<name>`, each authenticating its caller itself (a signing secret, a signed link). */
   channels?: ServerChannels;
+  /** Signs the approval card's embed tokens (HMAC-SHA256). Give every server sharing a database the
+   * same one. @default a random secret per process: embed tokens die on restart and are accepted by
+   * this process only */
+  embedSecret?: string;
+  /** Origins of the pages that embed the approval card (`https://chat.example.com`): the
+   * /v1/embed/* routes answer CORS for them. @default none: same origin only */
+  embedOrigins?: readonly string[];
 }
 
 type Resolved = Required<
   Omit<
     ServerOptions,
-    "registry" | "logger" | "limits" | "metricsToken" | "inbox" | "rateLimitStore" | "channels"
+    | "registry"
+    | "logger"
+    | "limits"
+    | "metricsToken"
+    | "inbox"
+    | "rateLimitStore"
+    | "channels"
+    | "embedSecret"
+    | "embedOrigins"
   >
 > & {
   rateLimitStore: RateLimitStore | undefined;
@@ -295,6 +312,10 @@ export function createServer(options: ServerOptions): AirlockServer {
     app.route("/", channelRoutes(inboundDeps(airlock, o.channels, logger), o.channels.drivers));
   }
 
+  // The approval card's script and its CORS answers (a preflight carries no token).
+  const embed = createEmbedTokens(options.embedSecret);
+  app.route("/", embedPublicRoutes(options.embedOrigins));
+
   // A scraper's own secret opens /metrics only; everyone else needs an admin token (below).
   if (o.metricsToken !== undefined) app.use("/metrics", metricsTokenGate(o.metricsToken, metrics));
 
@@ -302,6 +323,7 @@ export function createServer(options: ServerOptions): AirlockServer {
     "*",
     authenticate({
       tokens: o.auth.tokens,
+      embed,
       failures: o.authFailureLimit
         ? createRateLimiter(o.authFailureLimit, "auth_failures", o.rateLimitStore)
         : undefined,
@@ -324,6 +346,7 @@ export function createServer(options: ServerOptions): AirlockServer {
   app.route("/v1/audit", auditRoutes(deps));
   app.route("/v1/tokens", tokenRoutes(deps, o.auth.tokens));
   app.route("/v1/outbox", outboxRoutes(deps));
+  app.route("/", embedRoutes(deps, o.auth.tokens, embed));
   mount(app, "", openApiRoute, async (c) => c.json(openApiDocument()));
   // Global counts and per-route statistics: for operators (admins, or the metrics token) only.
   mount(app, "", metricsRoute, () => metricsResponse(metrics));

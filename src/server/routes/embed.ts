@@ -1,0 +1,256 @@
+// The embeddable approval card's routes.
+//
+//   POST /v1/requests/{id}/embed-token     an admin or the requester's agent mints a short-lived
+//                                           token for one reviewer of one request (embed/mint.ts)
+//   GET  /v1/embed/requests/{id}           the request           } with that embed token only,
+//   GET  /v1/embed/requests/{id}/wait      long-poll             } for that request only (the
+//   POST /v1/embed/requests/{id}/decisions decide, channel "chat"} scope is checked in auth.ts too)
+//   GET  /embed/airlock-approval.js        the <airlock-approval> element: a static public asset,
+//                                           like the inbox's /assets/* (no data in it)
+//
+// The card runs on the chat app's origin: the /v1/embed/* routes answer CORS for the configured
+// `embedOrigins` only (none by default: same origin only). No other route answers CORS, and an embed
+// token opens no other route, so a page holding one can do nothing else with it.
+import { type Context, Hono } from "hono";
+import { cors } from "hono/cors";
+import { z } from "zod";
+import { isAirlockError } from "../../core/errors.js";
+import { decisionInputSchema } from "../../core/schemas.js";
+import { invalidOption } from "../../core/validate.js";
+import { loadVisible } from "../access.js";
+import { APPROVAL_CARD_JS } from "../embed/card.js";
+import { checkMint } from "../embed/mint.js";
+import type { EmbedClaims, EmbedTokens } from "../embed/token.js";
+import type { RouteDeps, ServerEnv } from "../env.js";
+import { HttpProblem } from "../problem.js";
+import { defineRoute, mount } from "../route.js";
+import { waitQuery } from "../schemas.js";
+import type { TokenStore } from "../tokens.js";
+
+/** Seconds an embed token lives when the minter names none, and the most it may ask for. */
+export const EMBED_TTL_DEFAULT_SECONDS = 600;
+export const EMBED_TTL_MAX_SECONDS = 3600;
+/** Seconds the card's long-poll waits when it names no timeout. */
+const DEFAULT_WAIT_SECONDS = 30;
+
+const identity = z.string().trim().min(1).max(200);
+
+export const embedTokenBody = z
+  .object({
+    /** Who will decide through the card: recorded as the decision's reviewer. */
+    reviewer: identity,
+    /** Groups through which the reviewer approves (an admin's word, or held by a reviewer token). */
+    groups: z.array(identity).max(20).default([]),
+    /** @default 600 */
+    ttlSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(EMBED_TTL_MAX_SECONDS)
+      .default(EMBED_TTL_DEFAULT_SECONDS),
+  })
+  .strict();
+
+export const embedToken = z.object({
+  /** `ale_...`: send as `Authorization: Bearer` to the /v1/embed/requests/{id} routes only. */
+  token: z.string(),
+  /** Epoch ms after which it is refused. */
+  expiresAt: z.number(),
+});
+
+/** What the card may send: the reviewer, groups and channel come from the token. */
+export const embedDecisionBody = decisionInputSchema.pick({
+  outcome: true,
+  selected: true,
+  comment: true,
+  key: true,
+});
+
+export const mintEmbedTokenRoute = defineRoute({
+  method: "post",
+  path: "/v1/requests/{id}/embed-token",
+  summary:
+    "Mint a short-lived token for an approval card (admin, or the agent that created the request): it opens only this request's /v1/embed routes, for the named reviewer, who must be allowed to decide it and is never the requester",
+  roles: ["agent", "admin"],
+  body: { schema: embedTokenBody, component: "EmbedTokenInput", required: true },
+  responses: { 201: { description: "the token, shown once", schema: "EmbedToken" } },
+  problems: [400, 403, 404, 413, 415, 422],
+});
+
+export const embedGetRoute = defineRoute({
+  method: "get",
+  path: "/v1/embed/requests/{id}",
+  summary: "The request, for an approval card (embed token of this request only)",
+  responses: { 200: { description: "the request", schema: "ApprovalRequest" } },
+  problems: [403, 404],
+});
+
+export const embedWaitRoute = defineRoute({
+  method: "get",
+  path: "/v1/embed/requests/{id}/wait",
+  summary:
+    "Long-poll for an approval card (embed token of this request only): answers when the request is decided, after `timeout` seconds, or when the token is about to expire",
+  query: waitQuery,
+  responses: {
+    200: {
+      description: "the request; still `pending` if the time ran out",
+      schema: "ApprovalRequest",
+    },
+  },
+  problems: [400, 403, 404],
+});
+
+export const embedDecideRoute = defineRoute({
+  method: "post",
+  path: "/v1/embed/requests/{id}/decisions",
+  summary:
+    "Decide from an approval card (embed token of this request only): recorded as the token's reviewer, channel `chat`, through the same state machine as every decision",
+  body: { schema: embedDecisionBody, component: "EmbedDecisionInput", required: true },
+  responses: { 200: { description: "the request after the decision", schema: "ApprovalRequest" } },
+  problems: [400, 403, 404, 409, 413, 415, 422],
+});
+
+export const EMBED_ROUTES = [mintEmbedTokenRoute, embedGetRoute, embedWaitRoute, embedDecideRoute];
+
+/** The embed routes behind authentication: mount with `app.route("/", embedRoutes(...))` after the
+ * API's bearer authentication (which reads embed tokens when given the same `EmbedTokens`). */
+export function embedRoutes(
+  deps: RouteDeps,
+  tokens: TokenStore,
+  embed: EmbedTokens,
+): Hono<ServerEnv> {
+  const { airlock } = deps;
+  const app = new Hono<ServerEnv>();
+  const id = (c: Context<ServerEnv>) => c.req.param("id") ?? "";
+
+  mount(app, "", mintEmbedTokenRoute, async (c, { body }) => {
+    const caller = c.var.principal;
+    const request = await loadVisible(airlock, caller, id(c));
+    const who = await checkMint(caller, request, body, tokens);
+    const expiresAt = Date.now() + body.ttlSeconds * 1000;
+    const token = embed.mint({
+      requestId: request.id,
+      reviewer: who.reviewer,
+      groups: who.groups,
+      expiresAt,
+      mintedBy: caller.name,
+    });
+    deps.logger.info(
+      { requestId: request.id, reviewer: who.reviewer, mintedBy: caller.name, expiresAt },
+      "embed token minted",
+    );
+    return c.json({ token, expiresAt }, 201);
+  });
+
+  /** The token's claims, for this route's request only (auth.ts checked it already; this is the
+   * same check where it is used, so a change of the mounting cannot open the route to other tokens). */
+  const claimsFor = (c: Context<ServerEnv>): EmbedClaims => {
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    const claims = bearer === undefined ? undefined : embed.read(bearer);
+    if (!claims) {
+      throw new HttpProblem(
+        403,
+        "forbidden",
+        "this route takes an embed token (POST /v1/requests/{id}/embed-token), not an API token; use /v1/requests/{id} with an API token",
+      );
+    }
+    if (claims.requestId !== id(c)) {
+      throw new HttpProblem(403, "forbidden", `this embed token opens only ${claims.requestId}`);
+    }
+    return claims;
+  };
+
+  mount(app, "", embedGetRoute, async (c) => {
+    const claims = claimsFor(c);
+    return c.json(await airlock.get(claims.requestId));
+  });
+
+  mount(app, "", embedWaitRoute, async (c, { query: q }) => {
+    const claims = claimsFor(c);
+    const requested = Math.round((q.timeout ?? DEFAULT_WAIT_SECONDS) * 1000);
+    // Never past the token's own end: the next call would be refused anyway.
+    const timeoutMs = Math.max(
+      0,
+      Math.min(requested, deps.maxWaitMs, claims.expiresAt - Date.now()),
+    );
+    const first = await airlock.get(claims.requestId);
+    if (first.status !== "pending" || timeoutMs === 0 || deps.shutdown.aborted) {
+      return c.json(first);
+    }
+    const stop = new AbortController();
+    const abort = () => stop.abort();
+    c.req.raw.signal.addEventListener("abort", abort, { once: true });
+    deps.shutdown.addEventListener("abort", abort, { once: true });
+    try {
+      return c.json(await airlock.waitFor(first.id, { timeoutMs, signal: stop.signal }));
+    } catch (err) {
+      if (isAirlockError(err, "timeout") || isAirlockError(err, "aborted")) {
+        return c.json(await airlock.get(first.id));
+      }
+      throw err;
+    } finally {
+      c.req.raw.signal.removeEventListener("abort", abort);
+      deps.shutdown.removeEventListener("abort", abort);
+    }
+  });
+
+  mount(app, "", embedDecideRoute, async (c, { body }) => {
+    const claims = claimsFor(c);
+    // The engine checks, at this moment, that the reviewer may decide (approvers, never the
+    // requester, still pending): the token only says who is deciding.
+    const decided = await airlock.decide(claims.requestId, {
+      ...body,
+      reviewer: claims.reviewer,
+      groups: claims.groups,
+      channel: "chat",
+    });
+    return c.json(decided);
+  });
+
+  return app;
+}
+
+/** The routes before authentication: the card's script, and CORS for the /v1/embed routes when
+ * `origins` lists any (a preflight carries no token, so it is answered here). */
+export function embedPublicRoutes(origins: readonly string[] = []): Hono<ServerEnv> {
+  const app = new Hono<ServerEnv>();
+  const allowed = new Set(origins.map(checkOrigin));
+  if (allowed.size > 0) {
+    app.use(
+      "/v1/embed/*",
+      cors({
+        origin: (origin) => (allowed.has(origin) ? origin : null),
+        allowMethods: ["GET", "POST"],
+        allowHeaders: ["authorization", "content-type"],
+        maxAge: 600,
+      }),
+    );
+  }
+  app.get("/embed/airlock-approval.js", (c) =>
+    c.body(APPROVAL_CARD_JS, 200, {
+      "content-type": "text/javascript; charset=utf-8",
+      "cache-control": "public, max-age=300",
+      // Loaded by <script src> from the chat app's page, another origin.
+      "cross-origin-resource-policy": "cross-origin",
+    }),
+  );
+  return app;
+}
+
+/** An origin as browsers send it: scheme, host and port, nothing else. */
+function checkOrigin(origin: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(origin);
+  } catch {
+    url = undefined;
+  }
+  if (!url || url.origin !== origin || origin === "null") {
+    throw invalidOption(
+      "embedOrigins",
+      'origins like "https://chat.example.com" (scheme, host and port; no path, no trailing slash)',
+      origin,
+    );
+  }
+  return origin;
+}
