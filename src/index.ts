@@ -17,6 +17,13 @@ export {
   reviewTimeoutMs,
 } from "./channels/console.js";
 export { type ReviewOptions, type ReviewResult, runReview } from "./channels/review.js";
+// For the receivers of Airlock's outgoing webhooks (Standard Webhooks signatures).
+export {
+  generateWebhookSecret,
+  verifyWebhook,
+  type WebhookEvent,
+  WebhookVerificationError,
+} from "./channels/webhook.js";
 export { type AirlockClient, type ClientOptions, createClient } from "./client/index.js";
 export { type ExecutionCheck, verifyApproval } from "./core/binding.js";
 export type { Clock } from "./core/clock.js";
@@ -35,6 +42,13 @@ export { canonicalJson, hashArgs } from "./core/hash.js";
 export { normalizeIdentity, sameIdentity } from "./core/identity.js";
 export { jsonDepthExceeds, MAX_ESCALATION_DEPTH, MAX_JSON_DEPTH } from "./core/limits.js";
 export type { Metrics, MetricsBucket } from "./core/metrics.js";
+export type {
+  OutboxDraft,
+  OutboxMessage,
+  OutboxSettlement,
+  OutboxStatus,
+  OutboxTopic,
+} from "./core/outbox.js";
 export type { Policy, PolicyContext, PolicyVerdict } from "./core/policy.js";
 export { presentationOf, type RequestPresentation } from "./core/presentation.js";
 export type {
