@@ -82,8 +82,12 @@ export function checkSettlement(id: string, who: string, s: OutboxSettlement): v
   if (s.status === "pending") instant(s.availableAt, "availableAt");
 }
 
-/** Refuses filter values that name no status or topic (a typo would otherwise list nothing). */
+/** Refuses filter values that name no status or topic (a typo would otherwise list nothing), and
+ * text no column can hold (PostgreSQL would fail on a NUL instead of finding nothing). */
 export function checkOutboxFilter(f: OutboxFilter): void {
+  columnText(f.requestId, "requestId");
+  columnText(f.target, "target");
+  columnText(f.after, "after");
   if (f.status !== undefined && !OUTBOX_STATUSES.includes(f.status)) {
     throw bad(
       `Expected \`status\` to be one of ${OUTBOX_STATUSES.join(", ")}, got ${JSON.stringify(f.status)}`,

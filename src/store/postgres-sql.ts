@@ -62,6 +62,12 @@ export function statements(schema: string) {
       WITH ORDINALITY AS d(id, target, topic, request_id, payload, available_at, ord)
     ORDER BY d.ord
     ON CONFLICT (id) DO NOTHING`;
+  const settleSql = `UPDATE ${outbox} SET status = $3::text,
+      available_at = COALESCE($4::double precision, available_at),
+      last_error = COALESCE($5::text, last_error), receipt = $6::text,
+      delivered_at = $7::double precision, lease_owner = NULL, lease_until = NULL,
+      updated_at = $8::double precision
+    WHERE id = $1 AND lease_owner = $2 AND status = 'pending' RETURNING 1`;
   return {
     schema: s,
     migrationsTable: `CREATE TABLE IF NOT EXISTS ${s}.airlock_migrations (version integer PRIMARY KEY, applied_at double precision NOT NULL)`,
@@ -138,19 +144,13 @@ export function statements(schema: string) {
         LIMIT $2
         FOR UPDATE SKIP LOCKED)
       RETURNING *`),
-    // Only the lease holder settles ($1 id, $2 owner); a NULL keeps the column as it was. The head
-    // is locked only when the row was settled, for the events appended with it.
-    outboxSettle: prepared(
-      writeThenLockHead(
-        head,
-        `UPDATE ${outbox} SET status = $3::text,
-          available_at = COALESCE($4::double precision, available_at),
-          last_error = COALESCE($5::text, last_error), receipt = $6::text,
-          delivered_at = $7::double precision, lease_owner = NULL, lease_until = NULL,
-          updated_at = $8::double precision
-        WHERE id = $1 AND lease_owner = $2 AND status = 'pending' RETURNING 1`,
-      ),
-    ),
+    // Only the lease holder settles ($1 id, $2 owner); a NULL keeps the column as it was. With events
+    // to append, the head is locked only when the row was settled; without (a retry put off), the
+    // settle is one statement that leaves the audit chain alone ($9 channel, $10 sender).
+    outboxSettle: prepared(writeThenLockHead(head, settleSql)),
+    outboxSettleAlone: prepared(`WITH written AS (${settleSql})
+      SELECT (SELECT COUNT(*) FROM written)::integer AS written,
+        CASE WHEN EXISTS (SELECT 1 FROM written) THEN pg_notify($9, $10) END AS signalled`),
     /** The delivery log: oldest first (by n), after the row `filter.after` (an unknown id compares
      * with NULL: nothing is after it). */
     listOutbox(filter: OutboxFilter): Query {

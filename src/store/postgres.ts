@@ -427,6 +427,14 @@ export function postgresStore(
       checkSettlement(id, owner, settlement);
       checkDrafts(events);
       const values = settleValues(id, owner, settlement, Date.now());
+      if (events.length === 0) {
+        const [row] = await read<{ written: number }>("settleOutbox", sql.outboxSettleAlone, [
+          ...values,
+          channel,
+          selfId,
+        ]);
+        return (row?.written ?? 0) > 0;
+      }
       return run("settleOutbox", async (c, step) => {
         // One round trip: open, settle if still held and, if it did, lock the chain head.
         const [, written] = await send(c, [BEGIN, { ...sql.outboxSettle, values }]);

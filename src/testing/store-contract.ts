@@ -416,6 +416,15 @@ function outboxContract(test: (name: string, fn: () => Promise<void>) => void, g
     await expect(
       store.listOutbox({ status: "nope" as OutboxFilter["status"] }),
     ).rejects.toMatchObject({ code: "invalid_input" });
+    for (const bad of UNSTORABLE) {
+      await expect(store.listOutbox({ requestId: bad })).rejects.toMatchObject({
+        code: "invalid_input",
+        field: "requestId",
+      });
+      await expect(store.listOutbox({ after: bad })).rejects.toMatchObject({
+        code: "invalid_input",
+      });
+    }
   });
 
   test("outbox: the default page is 100 rows and at most 1000 are listed", async () => {
