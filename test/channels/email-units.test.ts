@@ -1,14 +1,17 @@
 // The email channel's pure parts: link and reply tokens, quoted-text stripping, auto-reply detection.
 import { simpleParser } from "mailparser";
+import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { automaticReason } from "../../src/channels/email/inbound.js";
 import { stripQuoted } from "../../src/channels/email/quoted.js";
+import { limitRefusals } from "../../src/channels/email/refusals.js";
 import {
   replyToken,
   signLink,
   verifyLink,
   verifyReplyToken,
 } from "../../src/channels/email/tokens.js";
+import type { InboundDeps } from "../../src/channels/types.js";
 
 const SECRET = "0123456789abcdef0123456789abcdef";
 const ID = "req_01jabcdefghjkmnpqrstvwxyz0";
@@ -70,5 +73,24 @@ describe("automaticReason", () => {
     expect(automaticReason(await parse("X-Autorespond: yes"))).toBe("X-Autorespond");
     expect(automaticReason(await parse("Subject: hi"))).toBeUndefined();
     expect(automaticReason(await parse("Subject: hi"), { mailFrom: "" })).toContain("bounce");
+  });
+});
+
+describe("limitRefusals", () => {
+  it("audits at most the given number of refusals a minute", async () => {
+    let now = 0;
+    const audited: string[] = [];
+    const deps = {
+      now: () => now,
+      refuse: async (r: { reason: string }) => {
+        audited.push(r.reason);
+      },
+    } as unknown as InboundDeps; // only `now` and `refuse` are used
+    const refuse = limitRefusals(deps, pino({ level: "silent" }), 2);
+    for (const reason of ["a", "b", "c"])
+      await refuse({ channel: "email", target: "mail", reason });
+    now = 60_000;
+    await refuse({ channel: "email", target: "mail", reason: "d" });
+    expect(audited).toEqual(["a", "b", "d"]);
   });
 });

@@ -5,6 +5,7 @@ import nodemailer from "nodemailer";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createEmailChannel, type EmailChannel } from "../../src/channels/email/index.js";
+import { signLink } from "../../src/channels/email/tokens.js";
 import type { IdentityDirectory, InboundDeps, Reviewer } from "../../src/channels/types.js";
 import type { OutboxMessage, OutboxTopic } from "../../src/core/outbox.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
@@ -197,6 +198,13 @@ describe("delivery", () => {
     const aliceReply = alice.parsed.replyTo?.value[0]?.address ?? "";
     expect(aliceReply).toMatch(/^airlock\+[a-z0-9]{46}@reply\.example\.com$/);
     expect(aliceReply).not.toBe(bob.parsed.replyTo?.value[0]?.address);
+    // carol (no approver) and dave (the requester) are fixed recipients: a copy to read, no links.
+    for (const reader of ["carol@example.com", "dave@example.com"]) {
+      const mail = byRecipient.get(reader) as SinkMail;
+      expect(mail.parsed.text).toContain("For your information");
+      expect(mail.parsed.text).not.toContain("/channels/mail/l/");
+      expect(mail.parsed.replyTo).toBeUndefined();
+    }
   });
 
   it("escapes what the request says in the HTML part", async () => {
@@ -386,12 +394,38 @@ describe("one-click links", () => {
 
   it("the state machine refuses a non-approver's link and the requester's own, audited", async () => {
     const request = await newRequest();
-    const mails = await mailsFor(request);
-    const carol = await confirm(linksOf(mails.get("carol@example.com") as SinkMail).approve);
-    expect(carol.status).toBe(403);
-    const dave = await confirm(linksOf(mails.get("dave@example.com") as SinkMail).approve);
-    expect(dave.status).toBe(403);
+    // Neither gets links by mail; these are signed with the secret as if they had.
+    const linkFor = (to: string) =>
+      `${PUBLIC_URL}/channels/mail/l/${signLink(SECRET, {
+        r: request.id,
+        to,
+        o: "approved",
+        m: "approve_all",
+        exp: Math.floor(Date.now() / 1000) + 3600,
+        n: `nonce-${to}`,
+      })}`;
+    const page = await open(linkFor("carol@example.com"));
+    expect(page.status).toBe(403);
+    expect(await page.text()).toContain("carol may not decide this request");
+    expect((await confirm(linkFor("carol@example.com"))).status).toBe(403);
+    expect((await confirm(linkFor("dave@example.com"))).status).toBe(403);
     expect(refusals.map((r) => r.actor)).toEqual(["carol@example.com", "dave@example.com"]);
+    expect(refusals[1]?.reason).toContain("refused by the state machine");
+    expect((await airlock.get(request.id)).status).toBe("pending");
+  });
+
+  it("refuses a link for an address that is no configured person", async () => {
+    const request = await newRequest();
+    const url = `${PUBLIC_URL}/channels/mail/l/${signLink(SECRET, {
+      r: request.id,
+      to: "stranger@example.com",
+      o: "approved",
+      m: "approve_all",
+      exp: Math.floor(Date.now() / 1000) + 3600,
+      n: "nonce-stranger",
+    })}`;
+    expect((await confirm(url)).status).toBe(403);
+    expect(refusals).toEqual([expect.objectContaining({ actor: "stranger@example.com" })]);
     expect((await airlock.get(request.id)).status).toBe("pending");
   });
 });
@@ -444,6 +478,15 @@ describe("replies", () => {
     const after = await airlock.get(request.id);
     expect(after.decision).toMatchObject({ method: "select", reviewer: "bob" });
     expect(after.decision?.selected).toEqual([request.items[0]?.id, request.items[2]?.id]);
+  });
+
+  it("the SMTP listener takes mail only for this channel's reply addresses", async () => {
+    const error = await replyOverSmtp({
+      from: "alice@example.com",
+      to: "postmaster@reply.example.com",
+      text: "APPROVE ALL",
+    }).catch((err: unknown) => err);
+    expect(error).toMatchObject({ responseCode: 550 });
   });
 
   it("ignores auto-replies", async () => {

@@ -8,6 +8,7 @@ import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
 import type { Logger } from "pino";
 import type { OutboxMessage } from "../../core/outbox.js";
 import type { ApprovalRequest } from "../../core/schemas.js";
+import { canDecide } from "../../core/state.js";
 import type {
   ChannelDriver,
   DeliveryContext,
@@ -21,11 +22,13 @@ import {
   composeNoticeMail,
   composeRequestMail,
   composeTestMail,
+  type RecipientRole,
 } from "./compose.js";
 import type { EmailContext } from "./context.js";
 import { type Envelope, errorText, type InboundResult, inboundHandler } from "./inbound.js";
 import { listenForReplies, type ReplyListener } from "./listener.js";
 import { type EmailOptions, resolveEmailOptions } from "./options.js";
+import { limitRefusals } from "./refusals.js";
 import { emailRoutes } from "./routes.js";
 
 export interface EmailChannel extends ChannelDriver {
@@ -87,12 +90,18 @@ export function createEmailChannel(
     },
   };
 
-  let inbound: ((raw: Buffer | string, envelope?: Envelope) => Promise<InboundResult>) | undefined;
+  type Inbound = (raw: Buffer | string, envelope?: Envelope) => Promise<InboundResult>;
+  let bound: { deps: InboundDeps; inbound: Inbound } | undefined;
   let listener: ReplyListener | undefined;
   let starting: Promise<void> | undefined;
+  /** The inbound side, made once from the first deps given (the server gives the same to both
+   * `routes` and `start`), with refusals audited at a bounded rate. */
   const bind = (deps: InboundDeps) => {
-    inbound ??= inboundHandler(email, deps);
-    return inbound;
+    if (!bound) {
+      const limited: InboundDeps = { ...deps, refuse: limitRefusals(deps, logger) };
+      bound = { deps: limited, inbound: inboundHandler(email, limited) };
+    }
+    return bound;
   };
 
   function recipientsOf(request: ApprovalRequest | undefined): string[] {
@@ -108,13 +117,19 @@ export function createEmailChannel(
     return [...seen];
   }
 
+  function roleOf(request: ApprovalRequest, address: string): RecipientRole {
+    const reviewer = env.identities.byEmail(address);
+    return reviewer && canDecide(request, reviewer.name, reviewer.groups) ? "decider" : "reader";
+  }
+
   async function deliver(message: OutboxMessage, ctx: DeliveryContext): Promise<DeliveryResult> {
     const request = ctx.request;
     const compose = (recipient: string, c: ComposeContext): ComposedMail | undefined => {
       if (message.topic === "test") return composeTestMail(recipient, c);
       if (!request) return undefined;
-      if (REQUEST_TOPICS.has(message.topic))
-        return composeRequestMail(message.topic, request, recipient, c);
+      if (REQUEST_TOPICS.has(message.topic)) {
+        return composeRequestMail(message.topic, request, recipient, roleOf(request, recipient), c);
+      }
       if (NOTICE_TOPICS.has(message.topic))
         return composeNoticeMail(message.topic, request, recipient, c);
       return undefined;
@@ -173,10 +188,11 @@ export function createEmailChannel(
     type: "email",
     deliver,
     routes(deps) {
-      return emailRoutes(email, deps, bind(deps));
+      const b = bind(deps);
+      return emailRoutes(email, b.deps, b.inbound);
     },
     async start(deps) {
-      const handle = bind(deps);
+      const handle = bind(deps).inbound;
       const port = resolved.inbound?.smtpPort;
       if (port === undefined) return;
       starting ??= listenForReplies({
@@ -198,14 +214,14 @@ export function createEmailChannel(
       transport.close();
     },
     handleInboundMail(raw, envelope) {
-      if (!inbound) {
+      if (!bound) {
         return Promise.reject(
           new Error(
             `email channel "${name}": call routes(deps) or start(deps) before handling mail`,
           ),
         );
       }
-      return inbound(raw, envelope);
+      return bound.inbound(raw, envelope);
     },
     get replyPort() {
       return listener?.port;

@@ -32,6 +32,10 @@ export interface ComposeContext {
   messageKey: string;
 }
 
+/** Whether the recipient may decide: a configured person who is an approver and not the requester
+ * gets links and a reply address; anyone else (a fixed `to` address) a copy to read. */
+export type RecipientRole = "decider" | "reader";
+
 interface OneClick {
   outcome: LinkOutcome;
   method: LinkMethod;
@@ -99,35 +103,47 @@ export function composeRequestMail(
   topic: OutboxTopic,
   request: ApprovalRequest,
   recipient: string,
+  role: RecipientRole,
   ctx: ComposeContext,
 ): ComposedMail {
   const { options } = ctx;
   const to = recipient.toLowerCase();
+  const decider = role === "decider";
   const nonce = newNonce();
   const exp = Math.floor(ctx.now / 1000) + options.linkTtlSeconds;
-  const links = oneClicks(request).map((c) => ({
+  const links = (decider ? oneClicks(request) : []).map((c) => ({
     ...c,
     url: `${ctx.publicUrl}/channels/${encodeURIComponent(ctx.channelName)}/l/${signLink(options.linkSecret, { r: request.id, to, o: c.outcome, m: c.method, exp, n: nonce })}`,
   }));
   const inbox = inboxUrl(ctx.publicUrl, request.id);
-  const replyTo = replyAddress(options, request.id, to);
+  const replyTo = decider ? replyAddress(options, request.id, to) : undefined;
   const body = formatRequest(request, "text", { now: ctx.now });
-  const lead =
-    topic === "escalated"
+  const lead = !decider
+    ? `For your information: ${oneLine(request.requester, 100)} asks for an approval you cannot give.`
+    : topic === "escalated"
       ? "This request was escalated to you."
       : topic === "reminder"
         ? "Reminder: this request is still waiting for a decision."
         : `${oneLine(request.requester, 100)} asks for your approval.`;
-  const wordy = [
-    request.allowed.includes("select") && request.items.length > 0
-      ? "To approve some items only, reply SELECT with their numbers, or open the inbox."
-      : "",
-    request.allowed.includes("revise") ? "To ask for changes, reply REVISE and your comment." : "",
-  ].filter(Boolean);
+  const wordy = (
+    decider
+      ? [
+          request.allowed.includes("select") && request.items.length > 0
+            ? "To approve some items only, reply SELECT with their numbers, or open the inbox."
+            : "",
+          request.allowed.includes("revise")
+            ? "To ask for changes, reply REVISE and your comment."
+            : "",
+        ]
+      : []
+  ).filter(Boolean);
   const replyHint = replyTo
     ? "Or reply to this mail with one of the responses above, on the first line."
     : "";
 
+  const linkNote = decider
+    ? [`Links are yours alone and expire at ${iso(exp * 1000)}; the first decision counts.`]
+    : [];
   const text = [
     lead,
     "",
@@ -139,8 +155,7 @@ export function composeRequestMail(
     ...wordy,
     ...(replyHint ? [replyHint] : []),
     `Open it in the inbox: ${inbox}`,
-    "",
-    `Links are yours alone and expire at ${iso(exp * 1000)}; the first decision counts.`,
+    ...(linkNote.length ? ["", ...linkNote] : []),
   ].join("\n");
 
   const buttons = links
@@ -157,7 +172,7 @@ export function composeRequestMail(
     ...wordy.map((w) => paragraph(w)),
     replyHint ? paragraph(replyHint) : "",
     `<p>${link(inbox, "Open it in the inbox")}</p>`,
-    paragraph(`Links are yours alone and expire at ${iso(exp * 1000)}; the first decision counts.`),
+    ...linkNote.map((l) => paragraph(l)),
     "</body></html>",
   ].join("\n");
 

@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import { isAirlockError } from "../../core/errors.js";
 import { sameIdentity } from "../../core/identity.js";
 import type { ApprovalRequest, Decision } from "../../core/schemas.js";
+import { canDecide } from "../../core/state.js";
 import { formatRequest } from "../../reply/format.js";
 import type { InboundDeps } from "../types.js";
 import { inboxUrl, iso } from "./compose.js";
@@ -95,6 +96,17 @@ export function linkHandlers(email: EmailContext, deps: InboundDeps) {
     const reviewer = email.identities.byEmail(claims.to);
     if (!reviewer) {
       return html(c, 403, "Not allowed", paragraph(`${claims.to} is not a configured reviewer.`));
+    }
+    // Told now rather than after the click; the POST is checked by the state machine all the same.
+    if (!canDecide(request, reviewer.name, reviewer.groups)) {
+      return html(
+        c,
+        403,
+        "Not allowed",
+        paragraph(
+          `${reviewer.name} may not decide this request (only its approvers may, and never its requester).`,
+        ) + inbox,
+      );
     }
     const what = actionLabel(claims, request);
     const comment =

@@ -33,6 +33,7 @@ export async function listenForReplies(options: {
     logger: false,
     banner: "Airlock reply listener",
     socketTimeout: 60_000,
+    maxClients: 100,
     closeTimeout: 5_000,
     onRcptTo(address, _session, callback) {
       const a = address.address.toLowerCase();
