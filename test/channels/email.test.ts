@@ -238,6 +238,39 @@ describe("delivery", () => {
     expect(notice.parsed.inReplyTo).toBeTruthy();
   });
 
+  it("reminds with links again, sends nothing with links once decided, and a test message to the fixed recipients", async () => {
+    const request = await newRequest();
+    expect((await deliver("reminder", request)).ok).toBe(true);
+    const reminders = await sink.waitFor(4);
+    const alice = reminders.find((m) => m.envelope.to[0] === "alice@example.com") as SinkMail;
+    expect(alice.parsed.subject).toBe(
+      "[Airlock] Reminder, approval needed: Run 3 extra search queries",
+    );
+    expect(linksOf(alice).approve).toContain("/channels/mail/l/");
+    sink.mails.length = 0;
+    const decided = await airlock.decide(request.id, {
+      outcome: "rejected",
+      method: "skip",
+      reviewer: "bob",
+      groups: ["ops"],
+      channel: "slack",
+    });
+    expect(await deliver("created", decided)).toMatchObject({
+      ok: true,
+      detail: expect.stringContaining("no longer pending"),
+    });
+    expect(await deliver("test")).toMatchObject({
+      ok: true,
+      receipt: { messageIds: expect.any(Object) },
+    });
+    const tests = await sink.waitFor(2);
+    expect(tests.map((m) => m.envelope.to[0]).sort()).toEqual([
+      "carol@example.com",
+      "dave@example.com",
+    ]);
+    expect(tests[0]?.parsed.subject).toBe("[Airlock] Test message");
+  });
+
   it("classifies SMTP failures: 5xx is final, 4xx and a refused connection are retried", async () => {
     const request = await newRequest();
     sink.answer = () => 550;
