@@ -1,5 +1,5 @@
 // The inbox's static files, all served by Airlock itself (no CDN, no external fonts): the style
-// sheet, a small script for countdowns, live updates and keyboard shortcuts, and htmx from its npm
+// sheet, a small script for countdowns, live updates, bulk selection and keyboard shortcuts, and htmx from its npm
 // package. The Content-Security-Policy allows scripts and styles from this origin only.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -98,7 +98,25 @@ dl.facts { display:grid; grid-template-columns:max-content 1fr; gap:.2rem .8rem;
 dl.facts dt { color:var(--muted); } dl.facts dd { margin:0; min-width:0; overflow-wrap:anywhere; }
 .login { max-width: 420px; margin: 3rem auto; }
 .login input { width: 100%; }
+table.queue th.pick, table.queue td.pick { width:2rem; padding-right:0; }
+input.pick, #pick-shown { width:1.15rem; height:1.15rem; margin:.1rem 0; cursor:pointer; }
+table.queue tr.row.focused { background:#eef3ff; box-shadow: inset 3px 0 0 var(--accent); }
+table.queue tr.row.picked { background:#f3f7ff; }
+table.queue tr.group-head th { background:#eef0f4; color:var(--fg); font-size:.85rem; padding:.35rem .6rem; overflow-wrap:anywhere; }
+form.bulk { display:flex; flex-direction:column; gap:.5rem; padding:.7rem 1rem; }
+form.bulk .bulk-row { display:flex; flex-wrap:wrap; gap:.5rem 1rem; align-items:end; min-width:0; }
+form.bulk .scope { font-size:.9rem; min-width:0; }
+form.bulk .bulk-comment { display:flex; flex-direction:column; flex:1 1 14rem; min-width:0; font-size:.8rem; }
+form.bulk .bulk-comment input { width:100%; padding:.4rem .5rem; border:1px solid var(--line); border-radius:6px; }
+.overlay { position:fixed; inset:0; z-index:10; background:rgba(17,24,39,.45); display:flex; align-items:center; justify-content:center; padding:1rem; }
+.overlay[hidden] { display:none; }
+.overlay .card { max-width:32rem; width:100%; max-height:90vh; overflow:auto; }
+section.card ul { margin:.2rem 0; padding-left:1.2rem; } section.card li { margin:.25rem 0; overflow-wrap:anywhere; }
 @media (max-width: 720px) {
+  table.queue td.pick { width:auto; padding-top:.3rem; }
+  table.queue tr.group-head th { display:block; }
+  form.bulk { padding:.6rem; }
+  form.bulk button { flex:1 1 auto; }
   .grid { grid-template-columns: 1fr; }
   table.queue thead { display:none; }
   table.queue, table.queue tbody, table.queue tr, table.queue td { display:block; width:100%; }
@@ -161,16 +179,24 @@ export const INBOX_JS = `
     localTimes(next);
     tick();
   }
+  // The filter as the form says now (htmx filters without changing the address).
+  function currentFilter() {
+    var f = document.querySelector("form.filters");
+    if (!f || !window.URLSearchParams || !window.FormData) return location.search;
+    return "?" + new URLSearchParams(new FormData(f)).toString();
+  }
+  var queueSwapped = function () {};
   function refresh() {
     timer = null;
     if (live === "queue") {
       var q = document.getElementById("queue");
       if (!q) return;
-      fragment("/inbox/queue" + location.search, function (holder, res) {
+      fragment("/inbox/queue" + currentFilter(), function (holder, res) {
         var count = res.headers.get("x-pending-count");
         if (count !== null) document.title = "(" + count + ") Airlock inbox";
         q.innerHTML = holder.innerHTML;
         tick();
+        queueSwapped();
       });
     } else if (live === "request" && requestId) {
       var base = "/inbox/requests/" + encodeURIComponent(requestId);
@@ -219,9 +245,153 @@ export const INBOX_JS = `
     if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); var b = document.getElementById("btn-revise"); if (b) b.click(); }
   });
 
+  // Bulk review on the queue: the selection is kept in memory, so a live refresh that drops a row
+  // (someone else decided it) keeps it selected; the server then reports who decided it first.
+  var bulk = document.getElementById("bulk");
+  if (bulk) {
+    var picked = {};
+    var pickedCount = 0;
+    var focusedId = null;
+    var lastBox = null;
+    var scope = document.getElementById("scope-filter");
+    var help = document.getElementById("keys-help");
+    var boxes = function () { return Array.prototype.slice.call(document.querySelectorAll("#queue input.pick")); };
+    var rows = function () { return Array.prototype.slice.call(document.querySelectorAll("#queue tr.row")); };
+    var setPicked = function (id, on) {
+      if (on && !picked[id]) { picked[id] = true; pickedCount++; }
+      else if (!on && picked[id]) { delete picked[id]; pickedCount--; }
+    };
+    var show = function () {
+      var present = {};
+      boxes().forEach(function (b) {
+        b.checked = !!picked[b.value];
+        present[b.value] = true;
+        var tr = b.closest("tr");
+        if (tr) tr.classList.toggle("picked", b.checked);
+      });
+      var kept = document.getElementById("bulk-kept");
+      if (kept) {
+        kept.textContent = "";
+        Object.keys(picked).forEach(function (id) {
+          if (present[id]) return;
+          var h = document.createElement("input");
+          h.type = "hidden"; h.name = "ids"; h.value = id;
+          kept.appendChild(h);
+        });
+      }
+      var out = document.getElementById("picked-count");
+      if (out) {
+        out.textContent = scope && scope.checked
+          ? "All pending requests matching this filter"
+          : pickedCount ? pickedCount + " selected" : "Tick requests to decide several at once.";
+      }
+    };
+    var focusRow = function (tr) {
+      rows().forEach(function (r) { r.classList.remove("focused"); r.removeAttribute("aria-current"); });
+      focusedId = tr ? tr.getAttribute("data-request-id") : null;
+      if (!tr) return;
+      tr.classList.add("focused");
+      tr.setAttribute("aria-current", "true");
+      if (tr.scrollIntoView) tr.scrollIntoView({ block: "nearest" });
+    };
+    var focused = function () {
+      return rows().filter(function (r) { return r.getAttribute("data-request-id") === focusedId; })[0] || null;
+    };
+    queueSwapped = function () { show(); var tr = focused(); if (tr) focusRow(tr); };
+    // A new filter is a new list: the selection starts again.
+    document.body.addEventListener("htmx:afterSwap", function (e) {
+      if (!e.target || e.target.id !== "queue") return;
+      picked = {}; pickedCount = 0; lastBox = null;
+      queueSwapped();
+    });
+    document.addEventListener("click", function (e) {
+      var t = e.target;
+      if (!t || t.tagName !== "INPUT") return;
+      if (t.id === "pick-shown") {
+        boxes().forEach(function (b) { setPicked(b.value, t.checked); });
+        show();
+        return;
+      }
+      if (!t.classList.contains("pick")) return;
+      var all = boxes();
+      // Shift-click: everything between the last box clicked and this one takes this one's state.
+      if (e.shiftKey && lastBox && all.indexOf(lastBox) !== -1) {
+        var from = all.indexOf(lastBox), to = all.indexOf(t);
+        var lo = Math.min(from, to), hi = Math.max(from, to);
+        for (var i = lo; i <= hi; i++) setPicked(all[i].value, t.checked);
+      } else {
+        setPicked(t.value, t.checked);
+      }
+      lastBox = t;
+      var tr = t.closest("tr");
+      if (tr) focusRow(tr);
+      show();
+    });
+    if (scope) scope.addEventListener("change", show);
+    var toggleHelp = function (open) {
+      if (!help) return;
+      help.hidden = open === undefined ? !help.hidden : !open;
+      if (!help.hidden) { var c = document.getElementById("keys-close"); if (c) c.focus(); }
+    };
+    var kt = document.getElementById("keys-toggle");
+    if (kt) kt.addEventListener("click", function () { toggleHelp(); });
+    var kc = document.getElementById("keys-close");
+    if (kc) kc.addEventListener("click", function () { toggleHelp(false); });
+    if (help) help.addEventListener("click", function (e) { if (e.target === help) toggleHelp(false); });
+    var decide = function (buttonId) {
+      var button = document.getElementById(buttonId);
+      if (!button) return;
+      if (!pickedCount && !(scope && scope.checked)) {
+        // Nothing selected: the request under the cursor, if it can be decided.
+        var tr = focused();
+        var box = tr && tr.querySelector("input.pick");
+        if (!box) return;
+        setPicked(box.value, true);
+        show();
+      }
+      if (bulk.requestSubmit) bulk.requestSubmit(button); else button.click();
+    };
+    document.addEventListener("keydown", function (e) {
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      var t = e.target;
+      var typing = t && (t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable ||
+        (t.tagName === "INPUT" && t.type !== "checkbox" && t.type !== "radio"));
+      if (typing) return;
+      if (e.key === "Escape" && help && !help.hidden) { e.preventDefault(); toggleHelp(false); return; }
+      if (e.key === "?") { e.preventDefault(); toggleHelp(); return; }
+      if (help && !help.hidden) return;
+      var list = rows();
+      var at = list.indexOf(focused());
+      if (e.key === "j" || e.key === "k") {
+        if (!list.length) return;
+        e.preventDefault();
+        var next = e.key === "j" ? Math.min(at + 1, list.length - 1) : Math.max(at - 1, 0);
+        focusRow(list[at === -1 ? 0 : next]);
+      } else if (e.key === "x") {
+        var tr = focused();
+        var box = tr && tr.querySelector("input.pick");
+        if (!box) return;
+        e.preventDefault();
+        setPicked(box.value, !picked[box.value]);
+        lastBox = box;
+        show();
+      } else if (e.key === "a" || e.key === "r") {
+        e.preventDefault();
+        decide(e.key === "a" ? "bulk-approve" : "bulk-reject");
+      } else if (e.key === "d") {
+        var link = focused() && focused().querySelector("a[href]");
+        if (!link) return;
+        e.preventDefault();
+        location.href = link.getAttribute("href");
+      }
+    });
+    show();
+  }
+
   // Keyboard shortcuts, as in the terminal console: a approve, r revise (where a revision may be
   // asked), d decline. High-risk approvals and a partial selection still ask to confirm.
   document.addEventListener("keydown", function (e) {
+    if (bulk) return; // the queue has its own keys (above)
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     var t = e.target;
     if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;

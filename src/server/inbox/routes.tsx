@@ -30,9 +30,11 @@ import type { Airlock } from "../../engine/engine.js";
 import { canSee, decidingGroups, eventVisibility, scopeList } from "../access.js";
 import { hasRole, type Principal } from "../env.js";
 import { createRateLimiter, type RateLimitOptions } from "../rate-limit.js";
+import { type DecisionResult, decideEach, MAX_DECISIONS } from "../routes/decisions.js";
 import { hashToken, type TokenStore } from "../tokens.js";
 import { CSP, FAVICON_SVG, htmxScript, INBOX_CSS, INBOX_JS } from "./assets.js";
 import { Layout } from "./layout.js";
+import { type BulkLine, BulkResultPage } from "./pages/bulk.js";
 import { DashboardPage } from "./pages/dashboard.js";
 import { LoginPage } from "./pages/login.js";
 import { arrange, QueuePage, QueueRows, readQueueQuery } from "./pages/queue.js";
@@ -180,7 +182,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     if (!passed) return csrfRefused(c);
     await next();
   };
-  for (const path of ["/login", "/logout", "/requests/:id/decide"]) {
+  for (const path of ["/login", "/logout", "/requests/:id/decide", "/inbox/decisions"]) {
     app.post(path, formLimit, originCheck);
   }
 
@@ -322,7 +324,13 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       return page(
         c,
         `(${q.pending}) Airlock inbox`,
-        <QueuePage rows={q.rows} query={q.query} actions={q.actions} />,
+        <QueuePage
+          rows={q.rows}
+          query={q.query}
+          actions={q.actions}
+          me={u.principal.name}
+          csrf={u.session.csrf}
+        />,
         200,
         {
           ...userProps(u),
@@ -336,12 +344,127 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     "/inbox/queue",
     signedIn(async (c, u) => {
       const q = await queue(c, u.principal);
-      return c.html(String(<QueueRows rows={q.rows} />), 200, {
-        ...PAGE_HEADERS,
-        "x-pending-count": String(q.pending),
-      });
+      return c.html(
+        String(<QueueRows rows={q.rows} query={q.query} me={u.principal.name} />),
+        200,
+        {
+          ...PAGE_HEADERS,
+          "x-pending-count": String(q.pending),
+        },
+      );
     }, "fragment"),
   );
+
+  // Bulk review: the ticked requests, or all pending ones matching the queue's filter (resolved
+  // here, bounded), each decided on its own as by `POST /v1/decisions`; the answer lists those
+  // decided and, apart, those someone else decided first.
+  async function matchingFilter(p: Principal, form: FormValues) {
+    const query = readQueueQuery((n) => {
+      const v = form[`filter_${n}`];
+      return typeof v === "string" ? v : undefined;
+    });
+    const filter = scopeList(p, {
+      status: "pending",
+      ...(query.action ? { action: query.action } : {}),
+      order: "deadline",
+      limit: QUEUE_ROWS,
+    });
+    const rows = filter ? await summaries(filter) : [];
+    return arrange(
+      rows.filter((r) => canSee(p, r) && !sameIdentity(r.requester, p.name)),
+      { ...query, group: "" },
+    ).map((r) => r.id);
+  }
+  function bulkProblem(c: Context, u: SessionUser, message: string, status: number) {
+    return page(
+      c,
+      "Bulk review · Airlock",
+      <>
+        <h1>Nothing decided</h1>
+        <p class="error">{message}</p>
+        <p>
+          <a href="/">Back to the inbox</a>
+        </p>
+      </>,
+      status,
+      userProps(u),
+    );
+  }
+  app.post(
+    "/inbox/decisions",
+    signedIn(async (c, u) => {
+      const form = await c.req.parseBody({ all: true });
+      if (!csrfMatches(u.session, form._csrf)) return csrfRefused(c);
+      const verb = form.action === "approve" || form.action === "reject" ? form.action : undefined;
+      if (!verb) return bulkProblem(c, u, "Choose Approve selected or Reject selected.", 422);
+      const p = u.principal;
+      let ids: string[];
+      let note: string | undefined;
+      if (form.scope === "filter") {
+        ids = await matchingFilter(p, form);
+        if (ids.length > MAX_DECISIONS) {
+          note = `${ids.length} pending requests match this filter; the ${MAX_DECISIONS} most urgent were decided. Send the form again for the rest.`;
+          ids = ids.slice(0, MAX_DECISIONS);
+        }
+      } else {
+        ids = [...new Set(valuesOf(form, "ids").filter((id) => id.length > 0 && id.length <= 200))];
+      }
+      if (ids.length === 0) {
+        return bulkProblem(
+          c,
+          u,
+          "Select at least one pending request (tick its box, or “all pending requests matching this filter”).",
+          422,
+        );
+      }
+      if (ids.length > MAX_DECISIONS) {
+        return bulkProblem(
+          c,
+          u,
+          `You selected ${ids.length} requests; decide at most ${MAX_DECISIONS} at a time.`,
+          413,
+        );
+      }
+      const comment = typeof form.comment === "string" ? form.comment.trim().slice(0, 2000) : "";
+      const outcome = verb === "approve" ? "approved" : "rejected";
+      const results = await decideEach(
+        airlock,
+        p,
+        ids.map((id) => ({ id, outcome, ...(comment ? { comment } : {}) })),
+        { channel: "web", logger },
+      );
+      const lines = await bulkLines(p, results);
+      return page(
+        c,
+        "Bulk review · Airlock",
+        <BulkResultPage verb={verb} {...lines} {...(note ? { note } : {})} />,
+        200,
+        userProps(u),
+      );
+    }, "form"),
+  );
+  /** Sorts the results into decided, decided by someone else first, and not decided. A request
+   * that is no longer pending after a refused decision was settled by someone else. */
+  async function bulkLines(p: Principal, results: DecisionResult[]) {
+    const decided: BulkLine[] = [];
+    const first: BulkLine[] = [];
+    const failed: BulkLine[] = [];
+    for (const r of results) {
+      if (r.ok) {
+        decided.push({ id: r.id, title: r.request.title, status: r.request.status });
+        continue;
+      }
+      const fresh = await visible(p, r.id);
+      const base = { id: r.id, ...(fresh ? { title: fresh.title, status: fresh.status } : {}) };
+      if (r.code === "conflict" && fresh && !isPending(fresh)) {
+        const winner = fresh.decision ?? r.decision;
+        first.push({ ...base, ...(winner ? { winner } : {}) });
+      } else {
+        failed.push({ ...base, detail: r.detail });
+      }
+    }
+    return { decided, first, failed };
+  }
 
   // One request.
   async function visible(p: Principal, id: string): Promise<ApprovalRequest | undefined> {
@@ -717,6 +840,14 @@ function describeSchema(schema: ZodType): string {
 }
 
 type FormValues = Record<string, string | File | (string | File)[]>;
+
+/** Every string value of a form field (one or many). */
+function valuesOf(form: FormValues, name: string): string[] {
+  const raw = form[name];
+  return (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter(
+    (v): v is string => typeof v === "string",
+  );
+}
 
 function ticked(form: FormValues): string[] {
   const raw = form.items;

@@ -1,7 +1,13 @@
-// The queue: requests the reviewer may decide, with filters, search and live countdowns.
+// The queue: requests the reviewer may decide, with filters, search and live countdowns, grouping,
+// and bulk review (tick pending requests, or all that match the filter, and decide them at once).
 import type { FC } from "hono/jsx";
+import { sameIdentity } from "../../../core/identity.js";
 import { RISKS, STATUSES } from "../../../core/schemas.js";
 import type { RequestSummary } from "../../../core/store.js";
+
+/** What the queue can be grouped by, so similar gates sit side by side. */
+export const GROUPS = ["action", "requester", "correlation"] as const;
+export type QueueGroup = (typeof GROUPS)[number];
 
 export interface QueueQuery {
   status: string;
@@ -9,6 +15,8 @@ export interface QueueQuery {
   risk: string;
   q: string;
   sort: "urgent" | "newest";
+  /** Empty: not grouped. */
+  group: QueueGroup | "";
 }
 
 export function readQueueQuery(get: (name: string) => string | undefined): QueueQuery {
@@ -20,16 +28,37 @@ export function readQueueQuery(get: (name: string) => string | undefined): Queue
     risk: (RISKS as readonly string[]).includes(get("risk") ?? "") ? (get("risk") as string) : "",
     q: get("q")?.trim() ?? "",
     sort: get("sort") === "newest" ? "newest" : "urgent",
+    group: (GROUPS as readonly string[]).includes(get("group") ?? "")
+      ? (get("group") as QueueGroup)
+      : "",
   };
+}
+
+/** The value a row is grouped by. */
+export function groupKey(r: RequestSummary, group: QueueGroup): string {
+  if (group === "action") return r.action;
+  if (group === "requester") return r.requester;
+  return r.correlationId;
 }
 
 /** Filters what the store could not (risk, title search); the store already ordered the rows
  * (most urgent first: the nearest deadline, then requests without one; or the newest first). */
 export function arrange(rows: RequestSummary[], q: QueueQuery): RequestSummary[] {
   const needle = q.q.toLowerCase();
-  return rows.filter(
+  const kept = rows.filter(
     (r) => (!q.risk || r.risk === q.risk) && (!needle || r.title.toLowerCase().includes(needle)),
   );
+  if (!q.group) return kept;
+  // Grouped: each group where its most urgent (or newest) row stood, the store's order inside it.
+  const group = q.group;
+  const groups = new Map<string, RequestSummary[]>();
+  for (const r of kept) {
+    const key = groupKey(r, group);
+    const list = groups.get(key) ?? [];
+    list.push(r);
+    groups.set(key, list);
+  }
+  return [...groups.values()].flat();
 }
 
 export const Badge: FC<{ kind: string; text: string | undefined }> = ({ kind, text }) =>
@@ -44,55 +73,126 @@ export const Countdown: FC<{ deadline: number | undefined }> = ({ deadline }) =>
     </span>
   );
 
-export const QueueRows: FC<{ rows: RequestSummary[] }> = ({ rows }) =>
-  rows.length === 0 ? (
-    <p class="empty">Nothing waiting for you. New requests appear here as they arrive.</p>
-  ) : (
-    <table class="queue">
-      <thead>
-        <tr>
-          <th>Request</th>
-          <th>Action</th>
-          <th>Risk</th>
-          <th>Confidence</th>
-          <th>Level</th>
-          <th>Requester</th>
-          <th>Deadline</th>
-          <th>Status</th>
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((r) => (
-          <tr data-request-id={r.id}>
-            <td>
-              <a href={`/requests/${r.id}`}>{r.title}</a>
-            </td>
-            <td data-label="Action">{r.action}</td>
-            <td data-label="Risk">
-              <Badge kind="risk" text={r.risk} />
-            </td>
-            <td data-label="Confidence">
-              {r.confidence !== undefined ? String(r.confidence) : "—"}
-            </td>
-            <td data-label="Level">{r.level}</td>
-            <td data-label="Requester">{r.requester}</td>
-            <td data-label="Deadline">
-              {r.status === "pending" ? <Countdown deadline={r.deadline} /> : "—"}
-            </td>
-            <td class={`status-${r.status}`}>
-              {r.status === "revise" ? "revision requested" : r.status.replace("_", " ")}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
+export interface QueueRowsProps {
+  rows: RequestSummary[];
+  query: QueueQuery;
+  /** The reviewer: their own requests get no checkbox (somebody else has to decide them). */
+  me: string;
+}
 
-export const QueuePage: FC<{ rows: RequestSummary[]; query: QueueQuery; actions: string[] }> = ({
-  rows,
-  query,
-  actions,
-}) => (
+export const QueueRows: FC<QueueRowsProps> = ({ rows, query, me }) => (
+  <>
+    {/* The filter the rows were read with, for "all matching this filter" (outside the table, in
+        the bulk form by its `form` attribute, and swapped with the rows when the filter changes). */}
+    {(["status", "action", "risk", "q"] as const).map((name) => (
+      <input key={name} type="hidden" form="bulk" name={`filter_${name}`} value={query[name]} />
+    ))}
+    {rows.length === 0 ? (
+      <p class="empty">Nothing waiting for you. New requests appear here as they arrive.</p>
+    ) : (
+      <table class="queue">
+        <thead>
+          <tr>
+            <th class="pick">
+              <input
+                type="checkbox"
+                id="pick-shown"
+                aria-label="Select every pending request shown"
+                title="Select every pending request shown (x selects one)"
+              />
+            </th>
+            <th>Request</th>
+            <th>Action</th>
+            <th>Risk</th>
+            <th>Confidence</th>
+            <th>Level</th>
+            <th>Requester</th>
+            <th>Deadline</th>
+            <th>Status</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r, i) => {
+            const group = query.group ? groupKey(r, query.group) : undefined;
+            const prev = rows[i - 1];
+            const starts =
+              query.group &&
+              group !== undefined &&
+              (!prev || groupKey(prev, query.group) !== group);
+            const size = starts
+              ? rows.filter((x) => groupKey(x, query.group as QueueGroup) === group).length
+              : 0;
+            const decidable = r.status === "pending" && !sameIdentity(r.requester, me);
+            return (
+              <>
+                {starts ? (
+                  <tr class="group-head">
+                    <th colspan={9} scope="rowgroup">
+                      {query.group === "correlation" ? "correlation id" : query.group}: {group}{" "}
+                      <span class="muted">({String(size)})</span>
+                    </th>
+                  </tr>
+                ) : null}
+                <tr data-request-id={r.id} class="row">
+                  <td class="pick">
+                    {decidable ? (
+                      <input
+                        type="checkbox"
+                        class="pick"
+                        form="bulk"
+                        name="ids"
+                        value={r.id}
+                        aria-label={`Select: ${r.title}`}
+                      />
+                    ) : null}
+                  </td>
+                  <td>
+                    <a href={`/requests/${r.id}`}>{r.title}</a>
+                  </td>
+                  <td data-label="Action">{r.action}</td>
+                  <td data-label="Risk">
+                    <Badge kind="risk" text={r.risk} />
+                  </td>
+                  <td data-label="Confidence">
+                    {r.confidence !== undefined ? String(r.confidence) : "—"}
+                  </td>
+                  <td data-label="Level">{r.level}</td>
+                  <td data-label="Requester">{r.requester}</td>
+                  <td data-label="Deadline">
+                    {r.status === "pending" ? <Countdown deadline={r.deadline} /> : "—"}
+                  </td>
+                  <td class={`status-${r.status}`}>
+                    {r.status === "revise" ? "revision requested" : r.status.replace("_", " ")}
+                  </td>
+                </tr>
+              </>
+            );
+          })}
+        </tbody>
+      </table>
+    )}
+  </>
+);
+
+/** The keys of the queue page, shown by `?`. */
+export const QUEUE_KEYS: [string, string][] = [
+  ["j / k", "next / previous request"],
+  ["x", "select or unselect the request"],
+  ["shift-click", "select a range of checkboxes"],
+  ["a", "approve the selected requests (or the one under the cursor)"],
+  ["r", "reject the selected requests (or the one under the cursor)"],
+  ["d", "open the request's details"],
+  ["?", "show or hide these keys"],
+  ["Esc", "close this panel"],
+];
+
+export const QueuePage: FC<{
+  rows: RequestSummary[];
+  query: QueueQuery;
+  actions: string[];
+  me: string;
+  csrf: string;
+}> = ({ rows, query, actions, me, csrf }) => (
   <>
     <h1>Inbox</h1>
     <search>
@@ -113,7 +213,7 @@ export const QueuePage: FC<{ rows: RequestSummary[]; query: QueueQuery; actions:
           Status
           <select name="status">
             {["pending", ...STATUSES.filter((s) => s !== "pending"), "all"].map((s) => (
-              <option value={s} selected={s === query.status}>
+              <option key={s} value={s} selected={s === query.status}>
                 {s}
               </option>
             ))}
@@ -124,7 +224,7 @@ export const QueuePage: FC<{ rows: RequestSummary[]; query: QueueQuery; actions:
           <select name="action">
             <option value="">any</option>
             {actions.map((a) => (
-              <option value={a} selected={a === query.action}>
+              <option key={a} value={a} selected={a === query.action}>
                 {a}
               </option>
             ))}
@@ -135,7 +235,7 @@ export const QueuePage: FC<{ rows: RequestSummary[]; query: QueueQuery; actions:
           <select name="risk">
             <option value="">any</option>
             {RISKS.map((r) => (
-              <option value={r} selected={r === query.risk}>
+              <option key={r} value={r} selected={r === query.risk}>
                 {r}
               </option>
             ))}
@@ -152,11 +252,79 @@ export const QueuePage: FC<{ rows: RequestSummary[]; query: QueueQuery; actions:
             </option>
           </select>
         </label>
+        <label>
+          Group by
+          <select name="group">
+            <option value="" selected={query.group === ""}>
+              nothing
+            </option>
+            {GROUPS.map((g) => (
+              <option key={g} value={g} selected={g === query.group}>
+                {g === "correlation" ? "correlation id" : g}
+              </option>
+            ))}
+          </select>
+        </label>
         <button type="submit">Filter</button>
       </form>
     </search>
+    <form id="bulk" class="bulk card" method="post" action="/inbox/decisions">
+      <input type="hidden" name="_csrf" value={csrf} />
+      <span id="bulk-kept" hidden></span>
+      <div class="bulk-row">
+        <span id="picked-count" class="muted" aria-live="polite">
+          Tick requests to decide several at once.
+        </span>
+        <label class="scope">
+          <input type="checkbox" name="scope" value="filter" id="scope-filter" /> all pending
+          requests matching this filter, not only those shown
+        </label>
+      </div>
+      <div class="bulk-row">
+        <label class="bulk-comment">
+          <span class="muted">Comment for each (optional)</span>
+          <input type="text" name="comment" id="bulk-comment" maxlength={2000} />
+        </label>
+        <button type="submit" name="action" value="approve" class="approve" id="bulk-approve">
+          Approve selected
+        </button>
+        <button type="submit" name="action" value="reject" class="reject" id="bulk-reject">
+          Reject selected
+        </button>
+        <button type="button" class="keys-toggle" id="keys-toggle" aria-controls="keys-help">
+          Keys <kbd>?</kbd>
+        </button>
+      </div>
+    </form>
     <div id="queue" aria-live="polite">
-      <QueueRows rows={rows} />
+      <QueueRows rows={rows} query={query} me={me} />
+    </div>
+    <div
+      id="keys-help"
+      class="overlay"
+      role="dialog"
+      aria-modal="true"
+      aria-label="Keyboard shortcuts"
+      hidden
+    >
+      <div class="card">
+        <h2>Keyboard shortcuts</h2>
+        <dl class="facts">
+          {QUEUE_KEYS.map(([k, what]) => (
+            <>
+              <dt>
+                <kbd>{k}</kbd>
+              </dt>
+              <dd>{what}</dd>
+            </>
+          ))}
+        </dl>
+        <p>
+          <button type="button" id="keys-close">
+            Close
+          </button>
+        </p>
+      </div>
     </div>
   </>
 );
