@@ -56,9 +56,9 @@ describe.skipIf(!haveBrowser)("bulk review in the inbox (chromium)", () => {
       .evaluateAll((els) => els.map((el) => el.getAttribute("data-request-id")));
 
   it("approves 50 at once and reports exactly the 3 someone else decided meanwhile", async () => {
-    const ids = await gates("bulk.deploy", 50);
+    const ids = await gates("bulk.notify", 50);
     const page = await signIn(s.tokens.alice);
-    await page.goto(`${s.url}/?action=bulk.deploy`);
+    await page.goto(`${s.url}/?action=bulk.notify`);
     await expect(page.locator("#queue input.pick").count()).resolves.toBe(50);
     await page.click("#pick-shown");
     await expect(page.locator("#picked-count").textContent()).resolves.toBe("50 selected");
@@ -236,6 +236,40 @@ describe.skipIf(!haveBrowser)("bulk review in the inbox (chromium)", () => {
     await page.waitForURL(`${s.url}/inbox/decisions`);
     await expect(page.locator(".error").textContent()).resolves.toContain("Select at least one");
     for (const id of other) expect((await s.airlock.get(id)).status).toBe("pending");
+    await page.context().close();
+  });
+
+  it("approving a high-risk request in bulk asks first: all, or all but the risky ones", async () => {
+    const plain = await gates("risk.mix", 2);
+    const risky = await s.airlock.request({
+      title: "Drop table users",
+      action: "risk.mix",
+      requester: "bot",
+      risk: "high",
+    });
+    const page = await signIn(s.tokens.alice);
+    await page.goto(`${s.url}/?action=risk.mix`);
+    await page.click("#pick-shown");
+    await page.fill("#bulk-comment", "checked");
+    await page.click("#bulk-approve");
+    await page.waitForURL(`${s.url}/inbox/decisions`);
+    expect(await listed(page, "#bulk-risky")).toEqual([risky.id]);
+    await expect(page.locator("#bulk-risky").textContent()).resolves.toContain("high risk");
+    for (const id of [...plain, risky.id]) expect((await s.airlock.get(id)).status).toBe("pending");
+    await page.click("#bulk-confirm-safe");
+    await page.waitForURL(`${s.url}/inbox/decisions`);
+    expect(new Set(await listed(page, "#bulk-decided"))).toEqual(new Set(plain));
+    expect((await s.airlock.get(risky.id)).status).toBe("pending");
+    expect((await s.airlock.get(plain[0] as string)).decision?.comment).toBe("checked");
+
+    await page.goto(`${s.url}/?action=risk.mix`);
+    await page.keyboard.press("j");
+    await page.keyboard.press("a");
+    await page.waitForURL(`${s.url}/inbox/decisions`);
+    await page.click("#bulk-confirm-all");
+    await page.waitForURL(`${s.url}/inbox/decisions`);
+    expect(await listed(page, "#bulk-decided")).toEqual([risky.id]);
+    expect((await s.airlock.get(risky.id)).status).toBe("approved");
     await page.context().close();
   });
 

@@ -34,7 +34,7 @@ import { type DecisionResult, decideEach, MAX_DECISIONS } from "../routes/decisi
 import { hashToken, type TokenStore } from "../tokens.js";
 import { CSP, FAVICON_SVG, htmxScript, INBOX_CSS, INBOX_JS } from "./assets.js";
 import { Layout } from "./layout.js";
-import { type BulkLine, BulkResultPage } from "./pages/bulk.js";
+import { BulkConfirmPage, type BulkLine, BulkResultPage } from "./pages/bulk.js";
 import { DashboardPage } from "./pages/dashboard.js";
 import { LoginPage } from "./pages/login.js";
 import { arrange, QueuePage, QueueRows, readQueueQuery } from "./pages/queue.js";
@@ -426,6 +426,25 @@ export function inboxRoutes(deps: InboxDeps): Hono {
         );
       }
       const comment = typeof form.comment === "string" ? form.comment.trim().slice(0, 2000) : "";
+      // As on a request's own page, approving what is high risk or hard to undo asks first.
+      if (verb === "approve" && form.confirmed !== "yes") {
+        const risky = await riskyOf(p, ids);
+        if (risky.length > 0) {
+          return page(
+            c,
+            "Confirm · Airlock",
+            <BulkConfirmPage
+              csrf={u.session.csrf}
+              ids={ids}
+              risky={risky}
+              comment={comment}
+              {...(note ? { note } : {})}
+            />,
+            200,
+            userProps(u),
+          );
+        }
+      }
       const outcome = verb === "approve" ? "approved" : "rejected";
       const results = await decideEach(
         airlock,
@@ -443,6 +462,17 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       );
     }, "form"),
   );
+  /** The pending requests among `ids` that a single approval would confirm first. */
+  async function riskyOf(p: Principal, ids: string[]) {
+    const out: { id: string; title: string; why: string }[] = [];
+    for (const id of ids) {
+      const r = await visible(p, id);
+      if (!r || !isPending(r) || !needsConfirmation(r)) continue;
+      const why = r.risk === "high" || r.risk === "critical" ? `${r.risk} risk` : r.action;
+      out.push({ id, title: r.title, why });
+    }
+    return out;
+  }
   /** Sorts the results into decided, decided by someone else first, and not decided. A request
    * that is no longer pending after a refused decision was settled by someone else. */
   async function bulkLines(p: Principal, results: DecisionResult[]) {

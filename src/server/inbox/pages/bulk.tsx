@@ -97,3 +97,60 @@ export const BulkResultPage: FC<BulkResultProps> = ({ verb, decided, first, fail
     ) : null}
   </>
 );
+
+export interface BulkConfirmProps {
+  csrf: string;
+  /** Every request to approve, the risky ones included. */
+  ids: string[];
+  risky: { id: string; title: string; why: string }[];
+  comment: string;
+  note?: string;
+}
+
+/** Approving in bulk asks first when any of the requests is one a single approval would confirm
+ * (high or critical risk, or an action that is hard to undo): all of them, or all but those. */
+export const BulkConfirmPage: FC<BulkConfirmProps> = ({ csrf, ids, risky, comment, note }) => {
+  const riskyIds = new Set(risky.map((r) => r.id));
+  const safe = ids.filter((id) => !riskyIds.has(id));
+  const form = (list: string[], label: string, id: string) => (
+    <form method="post" action="/inbox/decisions">
+      <input type="hidden" name="_csrf" value={csrf} />
+      <input type="hidden" name="confirmed" value="yes" />
+      <input type="hidden" name="comment" value={comment} />
+      {list.map((rid) => (
+        <input key={rid} type="hidden" name="ids" value={rid} />
+      ))}
+      <button type="submit" name="action" value="approve" class="approve" id={id}>
+        {label}
+      </button>
+    </form>
+  );
+  return (
+    <>
+      <h1>Approve {String(ids.length)} requests?</h1>
+      {note ? <p class="error">{note}</p> : null}
+      <section class="card confirm" aria-label="confirm" id="bulk-risky">
+        <p>
+          {String(risky.length)} of them {risky.length === 1 ? "is" : "are"} high risk or hard to
+          undo:
+        </p>
+        <ul>
+          {risky.map((r) => (
+            <li key={r.id} data-request-id={r.id}>
+              <a href={`/requests/${r.id}`}>{r.title}</a> <span class="muted">({r.why})</span>
+            </li>
+          ))}
+        </ul>
+        <div class="actions">
+          {form(ids, `Yes, approve all ${ids.length}`, "bulk-confirm-all")}
+          {safe.length > 0
+            ? form(safe, `Approve the other ${safe.length} only`, "bulk-confirm-safe")
+            : null}
+          <a class="button" href="/">
+            Cancel
+          </a>
+        </div>
+      </section>
+    </>
+  );
+};
