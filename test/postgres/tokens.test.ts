@@ -70,6 +70,7 @@ await describePg("postgres token store", ({ url }) => {
       expect(await adminQuery(url, `SELECT version FROM "${fresh}".airlock_migrations`)).toEqual([
         { version: 1 },
         { version: 2 },
+        { version: 3 },
       ]);
       expect(await requests.countPending()).toBe(0);
       expect(await many[0]?.list()).toEqual([]);
