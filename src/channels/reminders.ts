@@ -65,6 +65,7 @@ export function createReminders(options: RemindersOptions): Reminders {
             topic: "reminder",
             requestId: request.id,
             payload: { deadline: s.deadline, beforeMs: options.beforeMs },
+            availableAt: t,
           });
         }
       }
