@@ -269,6 +269,9 @@ export const INBOX_JS = `
         var tr = b.closest("tr");
         if (tr) tr.classList.toggle("picked", b.checked);
       });
+      var all = boxes();
+      var head = document.getElementById("pick-shown");
+      if (head) head.checked = all.length > 0 && all.every(function (b) { return b.checked; });
       var kept = document.getElementById("bulk-kept");
       if (kept) {
         kept.textContent = "";
