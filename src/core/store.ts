@@ -34,6 +34,10 @@ export interface ListFilter {
    * with no approvers is open to everyone). */
   approver?: string | string[];
   requester?: string;
+  /** Requests whose title contains this text, ignoring case (`titleMatches` in paging.ts is the
+   * reference: Unicode lower case on both sides, a plain substring, no wildcards). At most 200
+   * characters. */
+  q?: string;
   /** Where the previous page ended (its `nextCursor`, from a listing in the same `order`). */
   cursor?: string;
   limit?: number;

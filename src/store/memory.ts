@@ -20,6 +20,7 @@ import {
   pageOf,
   parseCursor,
   summaryOf,
+  titleMatches,
 } from "./paging.js";
 import { checkColumns, checkDrafts, idTaken } from "./storable.js";
 
@@ -51,6 +52,7 @@ export function memoryStore(): Store {
     if (statuses.length && !statuses.includes(r.status)) return false;
     if (f.action !== undefined && r.action !== f.action) return false;
     if (f.requester !== undefined && r.requester !== f.requester) return false;
+    if (!titleMatches(r.title, f.q)) return false;
     if (f.approver !== undefined) {
       const names = Array.isArray(f.approver) ? f.approver : [f.approver];
       if (r.approvers.length && !r.approvers.some((a) => names.includes(a))) return false;

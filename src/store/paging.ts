@@ -122,3 +122,9 @@ export function summaryOf(r: ApprovalRequest): RequestSummary {
 export function docBytes(doc: string): number {
   return Buffer.byteLength(doc, "utf8");
 }
+
+/** The title search of `ListFilter.q`: the title contains the text, ignoring case. Stores that
+ * search with an index must answer exactly what this says. */
+export function titleMatches(title: string, q: string | undefined): boolean {
+  return q === undefined || q === "" || title.toLowerCase().includes(q.toLowerCase());
+}
