@@ -301,8 +301,11 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
       var buttons = this._card.querySelectorAll("button");
       buttons.forEach(function (b) { b.disabled = true; });
       try {
-        this._show(await this._call("POST", "/decisions", body, undefined));
-        if (this._run) this._run.abort();
+        var decided = await this._call("POST", "/decisions", body, undefined);
+        this._show(decided);
+        // Final: the long-poll under way has nothing left to wait for. (A partial approval towards
+        // a quorum stays pending, and the card keeps following it.)
+        if (decided.status !== "pending" && this._run) this._run.abort();
       } catch (e) {
         // Someone else decided first: show what they decided.
         if (e.status === 409 && e.request) this._show(e.request);
