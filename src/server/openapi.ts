@@ -6,6 +6,7 @@ import { approvalRequestSchema, auditEventSchema, onTimeoutSchema } from "../cor
 import { problemSchema } from "./problem.js";
 import { COMMON_PROBLEMS, defineRoute, type RouteSpec } from "./route.js";
 import { AUDIT_ROUTES } from "./routes/audit.js";
+import { DECISION_ROUTES, decisionResults } from "./routes/decisions.js";
 import { eventsRoute } from "./routes/events.js";
 import { OUTBOX_ROUTES, outboxPage } from "./routes/outbox.js";
 import { REQUEST_ROUTES } from "./routes/requests.js";
@@ -58,6 +59,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
   openApiRoute,
   metricsRoute,
   ...REQUEST_ROUTES,
+  ...DECISION_ROUTES,
   eventsRoute,
   ...AUDIT_ROUTES,
   ...TOKEN_ROUTES,
@@ -76,6 +78,7 @@ const OUTPUTS: Record<string, z.ZodType> = {
   TokenList: tokenList,
   Health: health,
   OutboxPage: outboxPage,
+  DecisionResults: decisionResults,
 };
 
 const PROBLEM_TEXT: Record<number, string> = {
