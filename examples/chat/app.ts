@@ -74,6 +74,9 @@ export async function startChatExample(options: ChatExampleOptions): Promise<Cha
   });
   const tokens = memoryTokenStore();
   const agentToken = (await createToken(tokens, { name: "chat-agent", roles: ["agent"] })).token;
+  // The chat user is a reviewer the server knows (the token itself is never used): only then may the
+  // agent's backend mint cards for them. An app that mints with an admin token needs no such record.
+  await createToken(tokens, { name: CHAT_USER, roles: ["reviewer"] });
   const inboxToken = (
     await createToken(tokens, { name: "rita", roles: ["reviewer"], groups: ["finance"] })
   ).token;

@@ -39,6 +39,15 @@ describe("embed tokens over HTTP", () => {
     expect(byAgent.body.expiresAt).toBeLessThanOrEqual(Date.now() + 60_000);
     // The default lifetime is 10 minutes.
     expect(byAdmin.body.expiresAt).toBeGreaterThan(byAgent.body.expiresAt);
+    // Each mint is audited, without the token.
+    const audit = await s.call(s.tokens.admin, "GET", `/v1/audit?requestId=${id}`);
+    const issued = audit.body.items.filter(
+      (e: { type: string; data: { event?: string } }) =>
+        e.type === "notified" && e.data.event === "embed token issued",
+    );
+    expect(issued.map((e: { actor: string }) => e.actor)).toEqual(["root", "bot"]);
+    expect(issued[1].data).toMatchObject({ reviewer: "alice", channel: "chat" });
+    expect(audit.text).not.toContain(byAgent.body.token);
   });
 
   it("refuses other agents, reviewers, the requester as reviewer and non-approvers", async () => {
@@ -82,6 +91,11 @@ describe("embed tokens over HTTP", () => {
     expect((await mint(s.tokens.admin, id, { reviewer: "carol", groups: ["ops"] })).status).toBe(
       201,
     );
+    // The requester picks its request's approvers: naming a made-up one gains nothing.
+    const listed = await open({ approvers: ["puppet"] });
+    const byName = await mint(s.tokens.agent, listed, { reviewer: "puppet" });
+    expect(byName.status).toBe(403);
+    expect(byName.body.detail).toContain("holds no reviewer token");
     // A request open to any reviewer: only names the server knows as reviewers.
     const anyone = await open();
     expect((await mint(s.tokens.agent, anyone, { reviewer: "puppet" })).status).toBe(403);

@@ -1,15 +1,17 @@
 // Who may mint an embed token, and for which reviewer.
 //
 // Trust model. The token is minted by the chat app's backend, which knows who its signed-in user is
-// and vouches for that name. Two callers may mint:
-//   - an admin, for any reviewer who may decide the request (any groups it names are believed);
-//   - the agent that created the request (its requester), for a reviewer the request lists BY NAME
-//     among its approvers, or for one who holds a reviewer token on this server whose groups (or
-//     name) the request lists. A requester cannot vouch for group membership on its own: otherwise
-//     it could name a puppet "in group ops" and approve its own gate through it.
-// Never for the requester itself (nobody approves their own request), and never for a name that
-// may not decide the request. The decision still goes through the engine's state machine, which
-// checks all of this again at the moment of deciding.
+// and vouches for that name: whoever mints can decide through the card as that reviewer. So:
+//   - an admin may mint for any reviewer who may decide the request (any groups it names are
+//     believed);
+//   - the agent that created the request (its requester) may mint only for a reviewer the server
+//     itself knows: one holding a live reviewer token of that name, with every group asked for, who
+//     (by name or one of those groups) may decide the request. The requester chooses its request's
+//     approvers, so its word alone would let it list a made-up "puppet" and approve its own gate
+//     through it; the server's own record of reviewers closes that.
+// Never for the requester itself (nobody approves their own request). Every mint is audited (a
+// `notified` event naming the minter and the reviewer), and the decision still goes through the
+// engine's state machine, which checks the approvers again at the moment of deciding.
 import { normalizeIdentity, sameIdentity } from "../../core/identity.js";
 import type { ApprovalRequest } from "../../core/schemas.js";
 import { mayDecide } from "../../core/state.js";
@@ -52,17 +54,13 @@ export async function checkMint(
     if (!mayDecide(request, reviewer, groups)) throw notApprover(reviewer, request, approvers);
     return { reviewer, groups };
   }
-  // The requester's word is enough for a name the request itself lists.
-  const listedByName = request.approvers.some((a) => sameIdentity(a, reviewer));
-  if (listedByName && groups.length === 0) return { reviewer, groups };
-  // Anything else (groups, or a request open to any reviewer) needs the server's own record of the
-  // reviewer: a live reviewer token of that name holding the groups asked for.
+  // The requester's word is not enough: the server's own record of the reviewer is needed.
   const held = await heldGroups(tokens, reviewer);
   if (held === undefined) {
     throw new HttpProblem(
       403,
       "forbidden",
-      `${reviewer} is not listed by name among the approvers of ${request.id} (${approvers}) and holds no reviewer token on this server: the requester cannot vouch for it; ask an admin to mint the token`,
+      `${reviewer} holds no reviewer token on this server, so the requester cannot vouch for it: give the reviewer a token (role reviewer), or mint with an admin token`,
       { field: "reviewer" },
     );
   }

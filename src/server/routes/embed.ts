@@ -128,6 +128,13 @@ export function embedRoutes(
     const request = await loadVisible(airlock, caller, id(c));
     const who = await checkMint(caller, request, body, tokens);
     const expiresAt = Date.now() + body.ttlSeconds * 1000;
+    // Audited before the token exists: who let whom decide through a chat, until when.
+    await airlock.record({
+      type: "notified",
+      actor: caller.name,
+      requestId: request.id,
+      data: { event: "embed token issued", channel: "chat", reviewer: who.reviewer, expiresAt },
+    });
     const token = embed.mint({
       requestId: request.id,
       reviewer: who.reviewer,
