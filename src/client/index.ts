@@ -132,6 +132,7 @@ export function createClient(options: ClientOptions): AirlockClient {
             action: filter.action,
             approver: filter.approver,
             requester: filter.requester,
+            q: filter.q,
             cursor: filter.cursor,
             limit: filter.limit,
             order: filter.order,

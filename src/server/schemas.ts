@@ -40,6 +40,8 @@ export const listQuery = z.object({
   action: z.string().min(1).max(200).optional(),
   approver: oneOrMany(name).optional(),
   requester: name.optional(),
+  /** Requests whose title contains this text, ignoring case. */
+  q: z.string().min(1).max(200).optional(),
   cursor: z.string().min(1).max(200).optional(),
   /** Requests per page; a value above 100 is lowered to 100. @default 50 */
   limit: z.coerce.number().int().min(1).max(10_000).optional(),

@@ -172,6 +172,7 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     if (q.action !== undefined) filter.action = q.action;
     if (q.approver !== undefined) filter.approver = q.approver;
     if (q.requester !== undefined) filter.requester = q.requester;
+    if (q.q !== undefined) filter.q = q.q;
     if (q.cursor !== undefined) filter.cursor = q.cursor;
     // Bounded work per page whatever is stored: at most MAX_LIST_LIMIT full requests.
     filter.limit = Math.min(q.limit ?? 50, MAX_LIST_LIMIT);
