@@ -218,6 +218,29 @@ describe.skipIf(!haveBrowser)("the approval card (chromium)", () => {
     await page.close();
   });
 
+  it("keeps following after a partial approval towards a quorum", async () => {
+    const r = await s.airlock.request({
+      title: "Two keys",
+      requester: "bot",
+      approvers: ["alice", "bob"],
+      quorum: 2,
+    });
+    const page = await openCard(r.id, await mint(r.id));
+    const card = page.locator("airlock-approval");
+    await card.locator("button[data-action=approve]").click();
+    await page.waitForFunction(async (id) => {
+      const el = document.querySelector("airlock-approval") as HTMLElement & {
+        request?: { decisions: unknown[]; id: string };
+      };
+      return el.request?.id === id && el.request.decisions.length === 1;
+    }, r.id);
+    expect(await card.getAttribute("status")).toBe("pending");
+    await s.airlock.decide(r.id, { outcome: "approved", reviewer: "bob", channel: "web" });
+    await page.waitForSelector("airlock-approval[status=approved]");
+    await expect(card.locator(".status").textContent()).resolves.toBe("Approved by bob (web)");
+    await page.close();
+  });
+
   it("its token cannot read or decide another request from the page, nor reach the API", async () => {
     const mine = await s.airlock.request({ title: "mine", requester: "bot", approvers: ["alice"] });
     const other = await s.airlock.request({
