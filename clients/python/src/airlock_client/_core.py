@@ -1,0 +1,248 @@
+"""What the sync and async clients share: each API call described as data (``Call``), answers and
+failures mapped to models and exceptions, and the retry policy. The two clients only do the I/O."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence, Union
+from urllib.parse import quote
+
+import httpx
+
+from .errors import AirlockError, UnavailableError, error_from_problem
+from .models import DecisionInput, RequestInput
+
+BACKOFF_MIN_S = 0.1
+BACKOFF_MAX_S = 5.0
+#: Extra time the client gives a long-poll beyond what it asked the server to wait.
+POLL_MARGIN_S = 10.0
+
+ItemInput = Union[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Options:
+    url: str
+    token: str
+    timeout_s: float = 30.0
+    poll_s: float = 55.0
+    retries: int = 3
+    max_retry_delay_s: float = 10.0
+
+
+def resolve_options(
+    url: Optional[str],
+    token: Optional[str],
+    timeout_s: float,
+    poll_s: float,
+    retries: int,
+    max_retry_delay_s: float,
+) -> Options:
+    url = url or os.environ.get("AIRLOCK_URL")
+    token = token or os.environ.get("AIRLOCK_TOKEN")
+    if not url or not url.startswith(("http://", "https://")):
+        raise ValueError(
+            f"Expected `url` to be the server's address, like http://127.0.0.1:7420 "
+            f"(or AIRLOCK_URL), got {url!r}"
+        )
+    if not token:
+        raise ValueError("Expected `token` to be an API token (or AIRLOCK_TOKEN), got nothing")
+    for name, value in (("timeout_s", timeout_s), ("poll_s", poll_s)):
+        if not value > 0:
+            raise ValueError(f"Expected `{name}` to be a number above 0, got {value!r}")
+    if not (isinstance(retries, int) and retries >= 0):
+        raise ValueError(f"Expected `retries` to be an integer from 0 and up, got {retries!r}")
+    if not max_retry_delay_s >= 0:
+        raise ValueError(
+            f"Expected `max_retry_delay_s` to be a number from 0 and up, got {max_retry_delay_s!r}"
+        )
+    return Options(url.rstrip("/"), token, timeout_s, poll_s, retries, max_retry_delay_s)
+
+
+@dataclass(frozen=True)
+class Call:
+    method: str
+    path: str
+    #: Safe to send again: a repeat cannot act twice (reads, creates with a key).
+    safe: bool
+    body: Optional[dict[str, Any]] = None
+    query: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    timeout_s: Optional[float] = None
+
+
+def request_path(request_id: str, rest: str = "") -> str:
+    return f"/v1/requests/{quote(request_id, safe='')}{rest}"
+
+
+def create_call(
+    title: str,
+    *,
+    action: Optional[str],
+    items: Optional[Sequence[ItemInput]],
+    args: Optional[dict[str, Any]],
+    key: Optional[str],
+    timeout_s: Optional[float],
+    fields: dict[str, Any],
+) -> Call:
+    """``POST /v1/requests``. ``fields`` are further request fields, snake_case or camelCase."""
+    data: dict[str, Any] = {"title": title, **fields}
+    if action is not None:
+        data["action"] = action
+    if items is not None:
+        data["items"] = list(items)
+    if args is not None:
+        data["args"] = args
+    if key is not None:
+        data["key"] = key
+    if timeout_s is not None:
+        data["timeout_ms"] = max(1, round(timeout_s * 1000))
+    body = RequestInput.model_validate(data).to_wire()
+    # Without a key a repeat could open a second gate: such a create is sent once.
+    return Call(
+        "POST",
+        "/v1/requests",
+        safe=key is not None,
+        body=body,
+        headers={} if key is None else {"idempotency-key": key},
+    )
+
+
+def list_query(
+    status: Union[str, Sequence[str], None],
+    action: Optional[str],
+    approver: Union[str, Sequence[str], None],
+    requester: Optional[str],
+    cursor: Optional[str],
+    limit: Optional[int],
+    order: Optional[str],
+) -> dict[str, Any]:
+    q = {
+        "status": status,
+        "action": action,
+        "approver": approver,
+        "requester": requester,
+        "cursor": cursor,
+        "limit": limit,
+        "order": order,
+    }
+    return {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in q.items() if v is not None}
+
+
+def decide_call(
+    request_id: str,
+    outcome: str,
+    *,
+    method: Optional[str],
+    selected: Optional[Sequence[str]],
+    edited_args: Optional[dict[str, Any]],
+    comment: Optional[str],
+    key: Optional[str],
+    valid_for_s: Optional[float],
+) -> Call:
+    body = DecisionInput.model_validate(
+        {
+            "outcome": outcome,
+            "method": method,
+            "selected": None if selected is None else list(selected),
+            "edited_args": edited_args,
+            "comment": comment,
+            "key": key,
+            "valid_for_ms": None if valid_for_s is None else max(1, round(valid_for_s * 1000)),
+        }
+    ).to_wire()
+    return Call("POST", request_path(request_id, "/decisions"), safe=False, body=body)
+
+
+def cancel_call(request_id: str, reason: Optional[str]) -> Call:
+    body = {} if reason is None else {"reason": reason}
+    return Call("POST", request_path(request_id, "/cancel"), safe=False, body=body)
+
+
+def record_call(
+    event_type: str, request_id: Optional[str], data: Optional[dict[str, Any]]
+) -> Call:
+    body: dict[str, Any] = {"type": event_type, "data": data or {}}
+    if request_id is not None:
+        body["requestId"] = request_id
+    return Call("POST", "/v1/audit", safe=False, body=body)
+
+
+def wait_call(request_id: str, seconds: float) -> Call:
+    return Call(
+        "GET",
+        request_path(request_id, "/wait"),
+        safe=True,
+        query={"timeout": f"{seconds:.3f}"},
+        timeout_s=seconds + POLL_MARGIN_S,
+    )
+
+
+def headers_for(token: str) -> dict[str, str]:
+    return {
+        "authorization": f"Bearer {token}",
+        "accept": "application/json, application/problem+json",
+        "user-agent": "airlock-client-python",
+    }
+
+
+def read_answer(res: httpx.Response, call: Call) -> Any:
+    """The JSON of a successful answer; the matching exception for anything else."""
+    try:
+        value = res.json() if res.content else None
+    except ValueError:
+        value = None
+    if res.is_success:
+        if value is None:
+            raise UnavailableError(
+                "store_unavailable",
+                f"the server answered {call.method} {call.path} with something other than JSON",
+                status=res.status_code,
+            )
+        return value
+    raise error_from_problem(res.status_code, value, res.headers.get("retry-after"))
+
+
+def network_error(err: Exception, base_url: str, call: Call) -> UnavailableError:
+    if isinstance(err, httpx.TimeoutException):
+        detail = f"the Airlock server at {base_url} did not answer {call.method} {call.path} in time"
+    else:
+        detail = f"cannot reach the Airlock server at {base_url}: {err}"
+    unavailable = UnavailableError("unreachable", detail)
+    unavailable.__cause__ = err
+    return unavailable
+
+
+class Backoff:
+    """Pauses between tries: the server's Retry-After when it names one, else doubling from 0.1 s
+    to 5 s. ``limit_s`` bounds one pause (a longer Retry-After is not waited for)."""
+
+    def __init__(self, limit_s: float = float("inf")) -> None:
+        self.next_s = BACKOFF_MIN_S
+        self.limit_s = limit_s
+
+    def pause_for(self, err: UnavailableError) -> Optional[float]:
+        pause = err.retry_after_s if err.retry_after_s is not None else self.next_s
+        self.next_s = min(self.next_s * 2, BACKOFF_MAX_S)
+        return None if pause > self.limit_s else pause
+
+    def reset(self) -> None:
+        self.next_s = BACKOFF_MIN_S
+
+
+def retry_pause(err: AirlockError, attempt: int, options: Options, backoff: Backoff) -> Optional[float]:
+    """How long to sleep before trying a safe call again, or None to give up and raise."""
+    if attempt >= options.retries or not isinstance(err, UnavailableError) or not err.retryable:
+        return None
+    return backoff.pause_for(err)
+
+
+class Deadline:
+    def __init__(self, timeout_s: Optional[float]) -> None:
+        self.timeout_s = timeout_s
+        self.at = None if timeout_s is None else time.monotonic() + timeout_s
+
+    def remaining(self) -> float:
+        return float("inf") if self.at is None else self.at - time.monotonic()
