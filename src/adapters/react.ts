@@ -25,8 +25,8 @@ export {
   followApproval,
 } from "./react/embed-client.js";
 
-/** `loading` until the request is read, then its status; `error` when it cannot be read at all
- * (expired or foreign token, unreachable server). */
+/** `loading` until the request is read (and while `requestId` or `token` is still empty), then its
+ * status; `error` when it cannot be read at all (expired or foreign token, unreachable server). */
 export type ApprovalStatus = "loading" | Status | "error";
 
 export interface UseApprovalOptions extends EmbedClientOptions {}
@@ -72,8 +72,10 @@ export function useApproval(requestId: string, options: UseApprovalOptions): Use
   const [state, setState] = useState<State>(INITIAL);
 
   useEffect(() => {
-    const stop = new AbortController();
     setState(INITIAL);
+    // Apps often mint the token after the first render: nothing to read until both are there.
+    if (!requestId || !token) return;
+    const stop = new AbortController();
     void followApproval(
       client,
       (request) => setState((s) => ({ ...s, request, error: undefined })),
@@ -81,7 +83,7 @@ export function useApproval(requestId: string, options: UseApprovalOptions): Use
       stop.signal,
     );
     return () => stop.abort();
-  }, [client]);
+  }, [client, requestId, token]);
 
   const decide = useCallback(
     async (decision: EmbedDecision): Promise<ApprovalRequest> => {
