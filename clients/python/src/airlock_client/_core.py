@@ -10,6 +10,7 @@ from typing import Any, Optional, Sequence, Union
 from urllib.parse import quote
 
 import httpx
+from pydantic.alias_generators import to_camel
 
 from .errors import AirlockError, UnavailableError, error_from_problem
 from .models import DecisionInput, RequestInput
@@ -88,7 +89,8 @@ def create_call(
     fields: dict[str, Any],
 ) -> Call:
     """``POST /v1/requests``. ``fields`` are further request fields, snake_case or camelCase."""
-    data: dict[str, Any] = {"title": title, **fields}
+    # Further fields may be given snake_case (``revision_of``) or as on the wire (``revisionOf``).
+    data: dict[str, Any] = {"title": title, **{to_camel(k): v for k, v in fields.items()}}
     if action is not None:
         data["action"] = action
     if items is not None:
