@@ -7,6 +7,7 @@ import { problemSchema } from "./problem.js";
 import { COMMON_PROBLEMS, defineRoute, type RouteSpec } from "./route.js";
 import { AUDIT_ROUTES } from "./routes/audit.js";
 import { DECISION_ROUTES, decisionResults } from "./routes/decisions.js";
+import { EMBED_ROUTES, embedToken } from "./routes/embed.js";
 import { eventsRoute } from "./routes/events.js";
 import { OUTBOX_ROUTES, outboxPage } from "./routes/outbox.js";
 import { REQUEST_ROUTES } from "./routes/requests.js";
@@ -64,6 +65,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
   ...AUDIT_ROUTES,
   ...TOKEN_ROUTES,
   ...OUTBOX_ROUTES,
+  ...EMBED_ROUTES,
 ] as RouteSpec[];
 
 const OUTPUTS: Record<string, z.ZodType> = {
@@ -79,6 +81,7 @@ const OUTPUTS: Record<string, z.ZodType> = {
   Health: health,
   OutboxPage: outboxPage,
   DecisionResults: decisionResults,
+  EmbedToken: embedToken,
 };
 
 const PROBLEM_TEXT: Record<number, string> = {
