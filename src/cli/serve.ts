@@ -45,7 +45,13 @@ export interface ServeOptions {
 /** The `createServer` options `airlock serve` sets from its flags. */
 export type HttpSettings = Pick<
   ServerOptions,
-  "rateLimit" | "limits" | "maxStreamsPerToken" | "metricsToken" | "inbox"
+  | "rateLimit"
+  | "limits"
+  | "maxStreamsPerToken"
+  | "metricsToken"
+  | "inbox"
+  | "embedSecret"
+  | "embedOrigins"
 >;
 
 interface ServeFlags {
@@ -64,6 +70,7 @@ interface ServeFlags {
   secureCookies?: boolean;
   trustProxy?: boolean;
   config?: string;
+  embedOrigin?: string[];
 }
 
 /** The HTTP settings the flags (and AIRLOCK_METRICS_TOKEN) ask for; unset ones keep the defaults. */
@@ -83,6 +90,8 @@ export function httpSettings(f: ServeFlags, env: NodeJS.ProcessEnv): HttpSetting
     ...(f.maxStreams === undefined ? {} : { maxStreamsPerToken: f.maxStreams }),
     ...(env.AIRLOCK_METRICS_TOKEN ? { metricsToken: env.AIRLOCK_METRICS_TOKEN } : {}),
     ...(Object.keys(inbox).length ? { inbox } : {}),
+    ...(env.AIRLOCK_EMBED_SECRET ? { embedSecret: env.AIRLOCK_EMBED_SECRET } : {}),
+    ...(f.embedOrigin?.length ? { embedOrigins: f.embedOrigin } : {}),
   };
 }
 
@@ -145,6 +154,11 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
     )
     .option("--secure-cookies", "mark the inbox's cookies Secure (serving behind a TLS proxy)")
     .option("--trust-proxy", "believe X-Forwarded-Proto from the proxy in front of the server")
+    .option(
+      "--embed-origin <origin>",
+      "an origin whose pages may show the approval card (repeatable; embed tokens are signed with AIRLOCK_EMBED_SECRET)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option(
       "--config <file>",
       "channels config: Slack, email, webhooks, routes, reminders (AIRLOCK_CONFIG)",

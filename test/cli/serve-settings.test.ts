@@ -37,8 +37,9 @@ describe("airlock serve's HTTP settings", () => {
           maxArgsBytes: 100,
           maxStreams: 2,
           secureCookies: true,
+          embedOrigin: ["https://chat.example.com", "http://127.0.0.1:7421"],
         },
-        { AIRLOCK_METRICS_TOKEN: "m".repeat(20) },
+        { AIRLOCK_METRICS_TOKEN: "m".repeat(20), AIRLOCK_EMBED_SECRET: "e".repeat(40) },
       ),
     ).toEqual({
       rateLimit: false,
@@ -46,6 +47,8 @@ describe("airlock serve's HTTP settings", () => {
       maxStreamsPerToken: 2,
       metricsToken: "m".repeat(20),
       inbox: { secureCookies: true },
+      embedSecret: "e".repeat(40),
+      embedOrigins: ["https://chat.example.com", "http://127.0.0.1:7421"],
     });
   });
 
