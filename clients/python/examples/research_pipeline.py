@@ -14,7 +14,7 @@ Then decide in the inbox (or `airlock decide ID approve --select 1,3` with a rev
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional
+from typing import Any
 
 from airlock_client import Airlock, ApprovalDecision, ask
 
@@ -62,9 +62,9 @@ def format_approval_request(reflection: dict[str, Any]) -> str:
 
 
 def get_research_approval_step(
-    airlock: Optional[Airlock],
+    airlock: Airlock | None,
     reflection: dict[str, Any],
-    key: Optional[str] = None,
+    key: str | None = None,
     require_approval: bool = True,
 ) -> ApprovalDecision:
     """The approval step: always answers, never raises (a failure is ``error``, not approved)."""
@@ -97,7 +97,7 @@ def execute_approved_searches_step(
     }
 
 
-def run_pipeline(airlock: Optional[Airlock], question: str, key: Optional[str] = None) -> dict[str, Any]:
+def run_pipeline(airlock: Airlock | None, question: str, key: str | None = None) -> dict[str, Any]:
     reflection = generate_reflection_step(question)
     decision = get_research_approval_step(airlock, reflection, key=key)
     return execute_approved_searches_step(reflection, decision)

@@ -13,9 +13,9 @@ import shlex
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
 
 import httpx
 import pytest
@@ -61,7 +61,7 @@ class Server:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.admin_token = "adm_" + secrets.token_urlsafe(24)
-        self.proc: Optional[subprocess.Popen[bytes]] = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
     def start(self) -> None:
@@ -86,7 +86,9 @@ class Server:
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"airlock serve exited with {self.proc.returncode}: {self.log()}")
+                raise RuntimeError(
+                    f"airlock serve exited with {self.proc.returncode}: {self.log()}"
+                )
             try:
                 if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
                     return

@@ -39,12 +39,16 @@ def test_same_verbs_and_parameters() -> None:
 
 
 async def test_async_round_trip(server: Server, tokens: Tokens) -> None:
-    async with AsyncAirlock(server.url, tokens.agent) as agent, AsyncAirlock(
-        server.url, tokens.alice
-    ) as alice, AsyncAirlock(server.url, tokens.bob) as bob:
+    async with (
+        AsyncAirlock(server.url, tokens.agent) as agent,
+        AsyncAirlock(server.url, tokens.alice) as alice,
+        AsyncAirlock(server.url, tokens.bob) as bob,
+    ):
         key = unique("async")
         req = await agent.request("Async gate", items=["x", "y"], key=key, args={"n": 1})
-        assert (await agent.request("Async gate", items=["x", "y"], key=key, args={"n": 1})).id == req.id
+        assert (
+            await agent.request("Async gate", items=["x", "y"], key=key, args={"n": 1})
+        ).id == req.id
         found = await agent.get_by_key(key)
         assert found is not None and found.id == req.id
         assert (await agent.get(req.id)).status == "pending"

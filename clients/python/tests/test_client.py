@@ -3,8 +3,8 @@ timeouts, revise, select, conflicts, execution claims, and errors with their sta
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterator
 
 import pytest
 from conftest import Server, Tokens, unique
@@ -37,7 +37,9 @@ def bob(server: Server, tokens: Tokens) -> Iterator[Airlock]:
         yield client
 
 
-def test_request_decided_by_another_token_and_wait_returns_it(agent: Airlock, alice: Airlock) -> None:
+def test_request_decided_by_another_token_and_wait_returns_it(
+    agent: Airlock, alice: Airlock
+) -> None:
     req = agent.request(
         title="Run 3 extra searches",
         action="research.search",
@@ -185,9 +187,9 @@ def test_bad_options_are_refused_with_the_option_named() -> None:
 
 
 def test_unreachable_server_is_retried_then_raised() -> None:
-    from airlock_client import UnavailableError
-
     from conftest import free_port
+
+    from airlock_client import UnavailableError
 
     with Airlock(url=f"http://127.0.0.1:{free_port()}", token="t", retries=2) as client:
         with pytest.raises(UnavailableError) as caught:

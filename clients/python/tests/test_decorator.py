@@ -42,7 +42,9 @@ def test_runs_once_when_two_threads_race(server: Server, tokens: Tokens) -> None
     lock = threading.Lock()
     with Airlock(server.url, tokens.agent) as agent, Airlock(server.url, tokens.alice) as alice:
 
-        @require_approval(agent, action=action, title="Deploy {service} to {env}", wait_timeout_s=60)
+        @require_approval(
+            agent, action=action, title="Deploy {service} to {env}", wait_timeout_s=60
+        )
         def deploy(service: str, env: str = "prod") -> str:
             with lock:
                 runs.append({"service": service, "env": env})
@@ -97,9 +99,10 @@ def test_runs_with_edited_args_and_not_after_a_rejection(server: Server, tokens:
 async def test_runs_once_when_two_tasks_race(server: Server, tokens: Tokens) -> None:
     action = unique("async.race")
     runs: list[int] = []
-    async with AsyncAirlock(server.url, tokens.agent) as agent, AsyncAirlock(
-        server.url, tokens.alice
-    ) as alice:
+    async with (
+        AsyncAirlock(server.url, tokens.agent) as agent,
+        AsyncAirlock(server.url, tokens.alice) as alice,
+    ):
 
         @require_approval(agent, action=action, wait_timeout_s=60)
         async def reindex(shard: int) -> int:

@@ -48,10 +48,14 @@ def test_ask_select_approve_all_and_skip(server: Server, tokens: Tokens) -> None
     with Airlock(server.url, tokens.agent) as agent, Airlock(server.url, tokens.alice) as alice:
         with ThreadPoolExecutor(1) as pool:
             action = unique("research.search")
-            asking = pool.submit(ask, "# Extra research?\nDetails", queries, 60, airlock=agent, action=action)
+            asking = pool.submit(
+                ask, "# Extra research?\nDetails", queries, 60, airlock=agent, action=action
+            )
             req = pending_for(alice, action)
             assert req.title == "Extra research?"
-            alice.decide(req.id, "approved", method="select", selected=[req.items[0].id, req.items[2].id])
+            alice.decide(
+                req.id, "approved", method="select", selected=[req.items[0].id, req.items[2].id]
+            )
             d = asking.result(timeout=60)
         assert d.approved and d.approval_method == "select"
         assert d.selected_queries == ["q one", "q three"]
@@ -93,7 +97,9 @@ def test_research_pipeline_example_runs_against_the_server(server: Server, token
     with Airlock(server.url, tokens.agent) as agent, Airlock(server.url, tokens.alice) as alice:
         with ThreadPoolExecutor(1) as pool:
             key = unique("pipeline")
-            run = pool.submit(example.run_pipeline, agent, "How do heat pumps behave in frost?", key)
+            run = pool.submit(
+                example.run_pipeline, agent, "How do heat pumps behave in frost?", key
+            )
             req = pending_for(alice, example.ACTION)
             assert req.key == key
             alice.decide(req.id, "approved", method="select", selected=[req.items[1].id])
@@ -107,7 +113,12 @@ def test_research_pipeline_example_runs_against_the_server(server: Server, token
 
 def test_confidence_and_levels_match_pattern_3() -> None:
     assert calculate_confidence("sign_contract", {"amount": 5000}, {}) == 35
-    assert calculate_confidence("sign_contract", {}, {"user_role": "admin", "workspace_verified": True}) == 65
+    assert (
+        calculate_confidence(
+            "sign_contract", {}, {"user_role": "admin", "workspace_verified": True}
+        )
+        == 65
+    )
     assert calculate_confidence("send_bulk_notification", {}, {}) == 60
     assert calculate_confidence("update_task_status", {}, {"userRole": "admin"}) == 95
     cfg = HITLConfig()
@@ -144,14 +155,20 @@ def test_hitl_tool_auto_quick_and_resume_once(server: Server, tokens: Tokens) ->
         name = unique("approve_expense")
 
         @hitl_tool(
-            name=name, airlock=agent, approval_type="expense", auto_threshold=75, requires_reason=True
+            name=name,
+            airlock=agent,
+            approval_type="expense",
+            auto_threshold=75,
+            requires_reason=True,
         )
         def approve_expense(expense_id: str, amount: float) -> dict[str, Any]:
             calls.append({"expense_id": expense_id, "amount": amount})
             return {"approved": expense_id, "amount": amount}
 
         # 70 (unknown tool) + 10 admin = 80 >= 75: runs at once, audited.
-        assert approve_expense(expense_id="E-1", amount=10, _hitl_context={"user_role": "admin"}) == {
+        assert approve_expense(
+            expense_id="E-1", amount=10, _hitl_context={"user_role": "admin"}
+        ) == {
             "approved": "E-1",
             "amount": 10,
         }
@@ -180,9 +197,10 @@ def test_hitl_tool_auto_quick_and_resume_once(server: Server, tokens: Tokens) ->
 async def test_async_hitl_tool_blocking(server: Server, tokens: Tokens) -> None:
     import asyncio
 
-    async with AsyncAirlock(server.url, tokens.agent) as agent, AsyncAirlock(
-        server.url, tokens.alice
-    ) as alice:
+    async with (
+        AsyncAirlock(server.url, tokens.agent) as agent,
+        AsyncAirlock(server.url, tokens.alice) as alice,
+    ):
         name = unique("delete_project")
 
         @hitl_tool(name=name, airlock=agent, blocking=True)

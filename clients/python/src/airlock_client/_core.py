@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence, Union
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -20,7 +21,7 @@ BACKOFF_MAX_S = 5.0
 #: Extra time the client gives a long-poll beyond what it asked the server to wait.
 POLL_MARGIN_S = 10.0
 
-ItemInput = Union[str, dict[str, Any]]
+ItemInput = str | dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,8 @@ class Options:
 
 
 def resolve_options(
-    url: Optional[str],
-    token: Optional[str],
+    url: str | None,
+    token: str | None,
     timeout_s: float,
     poll_s: float,
     retries: int,
@@ -68,10 +69,10 @@ class Call:
     path: str
     #: Safe to send again: a repeat cannot act twice (reads, creates with a key).
     safe: bool
-    body: Optional[dict[str, Any]] = None
+    body: dict[str, Any] | None = None
     query: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
-    timeout_s: Optional[float] = None
+    timeout_s: float | None = None
 
 
 def request_path(request_id: str, rest: str = "") -> str:
@@ -81,11 +82,11 @@ def request_path(request_id: str, rest: str = "") -> str:
 def create_call(
     title: str,
     *,
-    action: Optional[str],
-    items: Optional[Sequence[ItemInput]],
-    args: Optional[dict[str, Any]],
-    key: Optional[str],
-    timeout_s: Optional[float],
+    action: str | None,
+    items: Sequence[ItemInput] | None,
+    args: dict[str, Any] | None,
+    key: str | None,
+    timeout_s: float | None,
     fields: dict[str, Any],
 ) -> Call:
     """``POST /v1/requests``. ``fields`` are further request fields, snake_case or camelCase."""
@@ -113,13 +114,13 @@ def create_call(
 
 
 def list_query(
-    status: Union[str, Sequence[str], None],
-    action: Optional[str],
-    approver: Union[str, Sequence[str], None],
-    requester: Optional[str],
-    cursor: Optional[str],
-    limit: Optional[int],
-    order: Optional[str],
+    status: str | Sequence[str] | None,
+    action: str | None,
+    approver: str | Sequence[str] | None,
+    requester: str | None,
+    cursor: str | None,
+    limit: int | None,
+    order: str | None,
 ) -> dict[str, Any]:
     q = {
         "status": status,
@@ -130,19 +131,21 @@ def list_query(
         "limit": limit,
         "order": order,
     }
-    return {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in q.items() if v is not None}
+    return {
+        k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in q.items() if v is not None
+    }
 
 
 def decide_call(
     request_id: str,
     outcome: str,
     *,
-    method: Optional[str],
-    selected: Optional[Sequence[str]],
-    edited_args: Optional[dict[str, Any]],
-    comment: Optional[str],
-    key: Optional[str],
-    valid_for_s: Optional[float],
+    method: str | None,
+    selected: Sequence[str] | None,
+    edited_args: dict[str, Any] | None,
+    comment: str | None,
+    key: str | None,
+    valid_for_s: float | None,
 ) -> Call:
     body = DecisionInput.model_validate(
         {
@@ -158,14 +161,12 @@ def decide_call(
     return Call("POST", request_path(request_id, "/decisions"), safe=False, body=body)
 
 
-def cancel_call(request_id: str, reason: Optional[str]) -> Call:
+def cancel_call(request_id: str, reason: str | None) -> Call:
     body = {} if reason is None else {"reason": reason}
     return Call("POST", request_path(request_id, "/cancel"), safe=False, body=body)
 
 
-def record_call(
-    event_type: str, request_id: Optional[str], data: Optional[dict[str, Any]]
-) -> Call:
+def record_call(event_type: str, request_id: str | None, data: dict[str, Any] | None) -> Call:
     body: dict[str, Any] = {"type": event_type, "data": data or {}}
     if request_id is not None:
         body["requestId"] = request_id
@@ -209,7 +210,9 @@ def read_answer(res: httpx.Response, call: Call) -> Any:
 
 def network_error(err: Exception, base_url: str, call: Call) -> UnavailableError:
     if isinstance(err, httpx.TimeoutException):
-        detail = f"the Airlock server at {base_url} did not answer {call.method} {call.path} in time"
+        detail = (
+            f"the Airlock server at {base_url} did not answer {call.method} {call.path} in time"
+        )
     else:
         detail = f"cannot reach the Airlock server at {base_url}: {err}"
     unavailable = UnavailableError("unreachable", detail)
@@ -225,7 +228,7 @@ class Backoff:
         self.next_s = BACKOFF_MIN_S
         self.limit_s = limit_s
 
-    def pause_for(self, err: UnavailableError) -> Optional[float]:
+    def pause_for(self, err: UnavailableError) -> float | None:
         pause = err.retry_after_s if err.retry_after_s is not None else self.next_s
         self.next_s = min(self.next_s * 2, BACKOFF_MAX_S)
         return None if pause > self.limit_s else pause
@@ -234,7 +237,9 @@ class Backoff:
         self.next_s = BACKOFF_MIN_S
 
 
-def retry_pause(err: AirlockError, attempt: int, options: Options, backoff: Backoff) -> Optional[float]:
+def retry_pause(
+    err: AirlockError, attempt: int, options: Options, backoff: Backoff
+) -> float | None:
     """How long to sleep before trying a safe call again, or None to give up and raise."""
     if attempt >= options.retries or not isinstance(err, UnavailableError) or not err.retryable:
         return None
@@ -242,7 +247,7 @@ def retry_pause(err: AirlockError, attempt: int, options: Options, backoff: Back
 
 
 class Deadline:
-    def __init__(self, timeout_s: Optional[float]) -> None:
+    def __init__(self, timeout_s: float | None) -> None:
         self.timeout_s = timeout_s
         self.at = None if timeout_s is None else time.monotonic() + timeout_s
 

@@ -6,7 +6,8 @@ reply nobody could read), ``timeout``, ``no_items``, ``auto`` (approval not requ
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .client import Airlock
 from .models import ApprovalDecision
@@ -20,10 +21,10 @@ def ask(
     items: Sequence[str],
     timeout_s: float = 3600,
     *,
-    airlock: Optional[Airlock] = None,
-    title: Optional[str] = None,
+    airlock: Airlock | None = None,
+    title: str | None = None,
     required: bool = True,
-    key: Optional[str] = None,
+    key: str | None = None,
     action: str = "research.search",
     **fields: Any,
 ) -> ApprovalDecision:
@@ -33,18 +34,13 @@ def ask(
     ``critiques``, ``estimate``, ``progress``, ``labels``, ``approvers``) go to the request."""
     chosen = list(items)
     if not required:
-        return ApprovalDecision(
-            approved=True,
-            selected_items=chosen,
-            approval_method="auto",
-            reviewer_notes="Approval not required by configuration",
-        )
+        return _auto_approved(airlock, message, chosen, action)
     if not chosen:
         return ApprovalDecision(
             approved=False, approval_method="no_items", reviewer_notes="Nothing to approve"
         )
     own = airlock is None
-    request_id: Optional[str] = None
+    request_id: str | None = None
     try:
         client = airlock or Airlock()
         try:
@@ -77,7 +73,9 @@ def ask(
     reviewer = d.reviewer if d else None
     if req.approved and d is not None:
         selected = req.selected_items
-        method = "approve_all" if len(selected) == len(chosen) and d.method != "select" else "select"
+        method = (
+            "approve_all" if len(selected) == len(chosen) and d.method != "select" else "select"
+        )
         if d.method in ("approve_all", "select", "auto"):
             method = d.method
         return ApprovalDecision(
@@ -100,4 +98,28 @@ def ask(
         reviewer_notes=notes or f"request {req.id} is {req.status}",
         reviewer=reviewer,
         request_id=req.id,
+    )
+
+
+def _auto_approved(
+    airlock: Airlock | None, message: str, items: list[str], action: str
+) -> ApprovalDecision:
+    """Approval not required: approved at once, and recorded in the audit log when a client is at
+    hand (an agent may not open a request that skips the human, so it is a ``notified`` event)."""
+    notes = "Approval not required by configuration"
+    if airlock is not None:
+        try:
+            airlock.record(
+                "notified",
+                data={
+                    "autoApproved": True,
+                    "action": action,
+                    "items": items,
+                    "message": message[:2000],
+                },
+            )
+        except Exception as err:  # recording is best effort; the step's answer stands
+            notes += f" (not recorded: {err})"
+    return ApprovalDecision(
+        approved=True, selected_items=items, approval_method="auto", reviewer_notes=notes
     )

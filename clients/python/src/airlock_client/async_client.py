@@ -4,7 +4,8 @@ awaited. Keep the two in step: a change to one is a change to both."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import Any
 
 import httpx
 
@@ -25,14 +26,14 @@ class AsyncAirlock:
 
     def __init__(
         self,
-        url: Optional[str] = None,
-        token: Optional[str] = None,
+        url: str | None = None,
+        token: str | None = None,
         *,
         timeout_s: float = 30.0,
         poll_s: float = 55.0,
         retries: int = 3,
         max_retry_delay_s: float = 10.0,
-        transport: Optional[httpx.AsyncBaseTransport] = None,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.options = _core.resolve_options(
             url, token, timeout_s, poll_s, retries, max_retry_delay_s
@@ -90,18 +91,24 @@ class AsyncAirlock:
         self,
         title: str,
         *,
-        action: Optional[str] = None,
-        items: Optional[Sequence[ItemInput]] = None,
-        args: Optional[dict[str, Any]] = None,
-        key: Optional[str] = None,
-        timeout_s: Optional[float] = None,
+        action: str | None = None,
+        items: Sequence[ItemInput] | None = None,
+        args: dict[str, Any] | None = None,
+        key: str | None = None,
+        timeout_s: float | None = None,
         **fields: Any,
     ) -> ApprovalRequest:
         """Opens a gate. With ``key``, a repeat (a crashed caller replaying) returns the first
         request. ``timeout_s`` is the gate's deadline; further fields (``summary``, ``approvers``,
         ``risk``, ``on_timeout``, ``metadata``, ``question``, ``critiques``, ...) go as they are."""
         call = _core.create_call(
-            title, action=action, items=items, args=args, key=key, timeout_s=timeout_s, fields=fields
+            title,
+            action=action,
+            items=items,
+            args=args,
+            key=key,
+            timeout_s=timeout_s,
+            fields=fields,
         )
         return ApprovalRequest.model_validate(await self._run(call))
 
@@ -110,7 +117,7 @@ class AsyncAirlock:
             await self._run(Call("GET", _core.request_path(request_id), safe=True))
         )
 
-    async def get_by_key(self, key: str, *, requester: Optional[str] = None) -> Optional[ApprovalRequest]:
+    async def get_by_key(self, key: str, *, requester: str | None = None) -> ApprovalRequest | None:
         """The request created with this idempotency key (by default by this token), or None."""
         query = {"key": key} if requester is None else {"key": key, "requester": requester}
         page = RequestPage.model_validate(
@@ -121,20 +128,20 @@ class AsyncAirlock:
     async def list(
         self,
         *,
-        status: Union[str, Sequence[str], None] = None,
-        action: Optional[str] = None,
-        approver: Union[str, Sequence[str], None] = None,
-        requester: Optional[str] = None,
-        cursor: Optional[str] = None,
-        limit: Optional[int] = None,
-        order: Optional[str] = None,
+        status: str | Sequence[str] | None = None,
+        action: str | None = None,
+        approver: str | Sequence[str] | None = None,
+        requester: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+        order: str | None = None,
     ) -> RequestPage:
         query = _core.list_query(status, action, approver, requester, cursor, limit, order)
         return RequestPage.model_validate(
             await self._run(Call("GET", "/v1/requests", safe=True, query=query))
         )
 
-    async def wait(self, request_id: str, timeout_s: Optional[float] = None) -> ApprovalRequest:
+    async def wait(self, request_id: str, timeout_s: float | None = None) -> ApprovalRequest:
         """Long-polls until the request is terminal and returns it. Reconnects through server
         restarts, 503 and 429 until ``timeout_s`` (None: no limit), then raises
         ``WaitTimeoutError``. A missing request or a refused token raises at once."""
@@ -162,12 +169,12 @@ class AsyncAirlock:
         request_id: str,
         outcome: str,
         *,
-        method: Optional[str] = None,
-        selected: Optional[Sequence[str]] = None,
-        edited_args: Optional[dict[str, Any]] = None,
-        comment: Optional[str] = None,
-        key: Optional[str] = None,
-        valid_for_s: Optional[float] = None,
+        method: str | None = None,
+        selected: Sequence[str] | None = None,
+        edited_args: dict[str, Any] | None = None,
+        comment: str | None = None,
+        key: str | None = None,
+        valid_for_s: float | None = None,
     ) -> ApprovalRequest:
         """Decides as the token's principal (a reviewer or admin token). ``outcome`` is
         ``approved``, ``rejected`` or ``revise``; ``selected`` are item ids. A request decided first
@@ -184,8 +191,10 @@ class AsyncAirlock:
         )
         return ApprovalRequest.model_validate(await self._run(call))
 
-    async def cancel(self, request_id: str, *, reason: Optional[str] = None) -> ApprovalRequest:
-        return ApprovalRequest.model_validate(await self._run(_core.cancel_call(request_id, reason)))
+    async def cancel(self, request_id: str, *, reason: str | None = None) -> ApprovalRequest:
+        return ApprovalRequest.model_validate(
+            await self._run(_core.cancel_call(request_id, reason))
+        )
 
     async def claim_execution(self, request_id: str) -> ApprovalRequest:
         """Claims an approved request for execution, once; a second claim raises ``ConflictError``."""
@@ -196,8 +205,8 @@ class AsyncAirlock:
         self,
         event_type: str,
         *,
-        request_id: Optional[str] = None,
-        data: Optional[dict[str, Any]] = None,
+        request_id: str | None = None,
+        data: dict[str, Any] | None = None,
     ) -> AuditEvent:
         """Appends an ``auto_executed`` or ``notified`` audit event (the actor is the token's)."""
         return AuditEvent.model_validate(

@@ -26,9 +26,7 @@ def _sorted(value: Any) -> Any:
 
 
 def canonical_json(value: Any) -> str:
-    return json.dumps(
-        _sorted(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return json.dumps(_sorted(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def hash_args(args: Any) -> str:
@@ -42,7 +40,9 @@ def approved_args(request: ApprovalRequest) -> dict[str, Any]:
         reason = request.status if request.status != "approved" else "not_approved"
         by = f" by {d.reviewer}" if d is not None else ""
         said = f': "{d.comment}"' if d is not None and d.comment else ""
-        raise NotApprovedError(reason, f"request {request.id} is {request.status}{by}{said}", request)
+        raise NotApprovedError(
+            reason, f"request {request.id} is {request.status}{by}{said}", request
+        )
     args = request.approved_args
     expected = d.args_hash or request.args_hash
     if hash_args(args) != expected:

@@ -5,7 +5,8 @@ record."""
 from __future__ import annotations
 
 import time
-from typing import Any, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import Any
 
 import httpx
 
@@ -26,14 +27,14 @@ class Airlock:
 
     def __init__(
         self,
-        url: Optional[str] = None,
-        token: Optional[str] = None,
+        url: str | None = None,
+        token: str | None = None,
         *,
         timeout_s: float = 30.0,
         poll_s: float = 55.0,
         retries: int = 3,
         max_retry_delay_s: float = 10.0,
-        transport: Optional[httpx.BaseTransport] = None,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.options = _core.resolve_options(
             url, token, timeout_s, poll_s, retries, max_retry_delay_s
@@ -91,18 +92,24 @@ class Airlock:
         self,
         title: str,
         *,
-        action: Optional[str] = None,
-        items: Optional[Sequence[ItemInput]] = None,
-        args: Optional[dict[str, Any]] = None,
-        key: Optional[str] = None,
-        timeout_s: Optional[float] = None,
+        action: str | None = None,
+        items: Sequence[ItemInput] | None = None,
+        args: dict[str, Any] | None = None,
+        key: str | None = None,
+        timeout_s: float | None = None,
         **fields: Any,
     ) -> ApprovalRequest:
         """Opens a gate. With ``key``, a repeat (a crashed caller replaying) returns the first
         request. ``timeout_s`` is the gate's deadline; further fields (``summary``, ``approvers``,
         ``risk``, ``on_timeout``, ``metadata``, ``question``, ``critiques``, ...) go as they are."""
         call = _core.create_call(
-            title, action=action, items=items, args=args, key=key, timeout_s=timeout_s, fields=fields
+            title,
+            action=action,
+            items=items,
+            args=args,
+            key=key,
+            timeout_s=timeout_s,
+            fields=fields,
         )
         return ApprovalRequest.model_validate(self._run(call))
 
@@ -111,7 +118,7 @@ class Airlock:
             self._run(Call("GET", _core.request_path(request_id), safe=True))
         )
 
-    def get_by_key(self, key: str, *, requester: Optional[str] = None) -> Optional[ApprovalRequest]:
+    def get_by_key(self, key: str, *, requester: str | None = None) -> ApprovalRequest | None:
         """The request created with this idempotency key (by default by this token), or None."""
         query = {"key": key} if requester is None else {"key": key, "requester": requester}
         page = RequestPage.model_validate(
@@ -122,20 +129,20 @@ class Airlock:
     def list(
         self,
         *,
-        status: Union[str, Sequence[str], None] = None,
-        action: Optional[str] = None,
-        approver: Union[str, Sequence[str], None] = None,
-        requester: Optional[str] = None,
-        cursor: Optional[str] = None,
-        limit: Optional[int] = None,
-        order: Optional[str] = None,
+        status: str | Sequence[str] | None = None,
+        action: str | None = None,
+        approver: str | Sequence[str] | None = None,
+        requester: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+        order: str | None = None,
     ) -> RequestPage:
         query = _core.list_query(status, action, approver, requester, cursor, limit, order)
         return RequestPage.model_validate(
             self._run(Call("GET", "/v1/requests", safe=True, query=query))
         )
 
-    def wait(self, request_id: str, timeout_s: Optional[float] = None) -> ApprovalRequest:
+    def wait(self, request_id: str, timeout_s: float | None = None) -> ApprovalRequest:
         """Long-polls until the request is terminal and returns it. Reconnects through server
         restarts, 503 and 429 until ``timeout_s`` (None: no limit), then raises
         ``WaitTimeoutError``. A missing request or a refused token raises at once."""
@@ -163,12 +170,12 @@ class Airlock:
         request_id: str,
         outcome: str,
         *,
-        method: Optional[str] = None,
-        selected: Optional[Sequence[str]] = None,
-        edited_args: Optional[dict[str, Any]] = None,
-        comment: Optional[str] = None,
-        key: Optional[str] = None,
-        valid_for_s: Optional[float] = None,
+        method: str | None = None,
+        selected: Sequence[str] | None = None,
+        edited_args: dict[str, Any] | None = None,
+        comment: str | None = None,
+        key: str | None = None,
+        valid_for_s: float | None = None,
     ) -> ApprovalRequest:
         """Decides as the token's principal (a reviewer or admin token). ``outcome`` is
         ``approved``, ``rejected`` or ``revise``; ``selected`` are item ids. A request decided first
@@ -185,7 +192,7 @@ class Airlock:
         )
         return ApprovalRequest.model_validate(self._run(call))
 
-    def cancel(self, request_id: str, *, reason: Optional[str] = None) -> ApprovalRequest:
+    def cancel(self, request_id: str, *, reason: str | None = None) -> ApprovalRequest:
         return ApprovalRequest.model_validate(self._run(_core.cancel_call(request_id, reason)))
 
     def claim_execution(self, request_id: str) -> ApprovalRequest:
@@ -197,10 +204,8 @@ class Airlock:
         self,
         event_type: str,
         *,
-        request_id: Optional[str] = None,
-        data: Optional[dict[str, Any]] = None,
+        request_id: str | None = None,
+        data: dict[str, Any] | None = None,
     ) -> AuditEvent:
         """Appends an ``auto_executed`` or ``notified`` audit event (the actor is the token's)."""
-        return AuditEvent.model_validate(
-            self._run(_core.record_call(event_type, request_id, data))
-        )
+        return AuditEvent.model_validate(self._run(_core.record_call(event_type, request_id, data)))

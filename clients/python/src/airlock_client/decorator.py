@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Optional, TypeVar, Union
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .async_client import AsyncAirlock
 from .binding import approved_args, claim_conflict, hash_args
@@ -21,13 +22,13 @@ KeyFn = Callable[[dict[str, Any]], str]
 
 
 def require_approval(
-    client: Union[Airlock, AsyncAirlock],
+    client: Airlock | AsyncAirlock,
     *,
-    title: Optional[str] = None,
-    action: Optional[str] = None,
-    key: Union[str, KeyFn, None] = None,
-    timeout_s: Optional[float] = None,
-    wait_timeout_s: Optional[float] = None,
+    title: str | None = None,
+    action: str | None = None,
+    key: str | KeyFn | None = None,
+    timeout_s: float | None = None,
+    wait_timeout_s: float | None = None,
     **fields: Any,
 ) -> Callable[[F], F]:
     """Gates a function (sync with ``Airlock``, ``async def`` with ``AsyncAirlock``).
@@ -49,7 +50,9 @@ def require_approval(
         name = f"{fn.__module__}.{fn.__qualname__}"
         gate_action = action or name[-200:]
 
-        def open_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[inspect.BoundArguments, dict[str, Any]]:
+        def open_args(
+            args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> tuple[inspect.BoundArguments, dict[str, Any]]:
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
             return bound, {k: _jsonable(v) for k, v in bound.arguments.items()}
@@ -75,7 +78,9 @@ def require_approval(
                 **fields,
             }
 
-        def run_with(bound: inspect.BoundArguments, request: ApprovalRequest) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        def run_with(
+            bound: inspect.BoundArguments, request: ApprovalRequest
+        ) -> tuple[tuple[Any, ...], dict[str, Any]]:
             edited = approved_args(request)
             for k, v in edited.items():
                 if k in bound.arguments:
@@ -85,7 +90,9 @@ def require_approval(
 
         if inspect.iscoroutinefunction(fn):
             if not isinstance(client, AsyncAirlock):
-                raise TypeError(f"`{fn.__qualname__}` is async: gate it with an AsyncAirlock client")
+                raise TypeError(
+                    f"`{fn.__qualname__}` is async: gate it with an AsyncAirlock client"
+                )
             aclient = client
 
             @functools.wraps(fn)

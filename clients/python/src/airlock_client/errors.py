@@ -108,9 +108,7 @@ class WaitTimeoutError(AirlockError, TimeoutError):
     The gate itself stays open: its deadline is the server's business."""
 
     def __init__(self, request_id: str, timeout_s: float) -> None:
-        super().__init__(
-            "timeout", f"waited {timeout_s:g} s for {request_id}; it is still pending"
-        )
+        super().__init__("timeout", f"waited {timeout_s:g} s for {request_id}; it is still pending")
         self.request_id = request_id
         self.timeout_s = timeout_s
 
@@ -130,9 +128,7 @@ class AlreadyExecutedError(NotApprovedError):
     """The approval was already claimed for execution, by another caller or an earlier run."""
 
 
-def error_from_problem(
-    status: int, body: Any, retry_after_header: str | None
-) -> AirlockError:
+def error_from_problem(status: int, body: Any, retry_after_header: str | None) -> AirlockError:
     """Maps an HTTP failure to the exception for its problem ``code`` (falling back on status)."""
     err = _from_problem(status, body, retry_after_header)
     if err.field is None and isinstance(err.problem.get("field"), str):

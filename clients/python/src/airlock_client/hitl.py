@@ -10,8 +10,9 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+from collections.abc import Callable
 from enum import Enum
-from typing import Any, Callable, Optional, TypeVar, Union
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -54,7 +55,7 @@ class HITLConfig(BaseModel):
     requires_reason: bool = False
     approve_label: str = "Approve"
     reject_label: str = "Reject"
-    description_template: Optional[str] = None
+    description_template: str | None = None
 
     @model_validator(mode="after")
     def _ordered(self) -> HITLConfig:
@@ -71,7 +72,7 @@ class HITLConfig(BaseModel):
 
 
 def calculate_confidence(
-    tool_name: str, args: Optional[dict[str, Any]] = None, context: Optional[dict[str, Any]] = None
+    tool_name: str, args: dict[str, Any] | None = None, context: dict[str, Any] | None = None
 ) -> int:
     """Base score per tool (else 70); admin +10, verified workspace +5, ``amount`` > 1000 -15,
     bulk operation -10; clamped to 0..100."""
@@ -90,7 +91,7 @@ def calculate_confidence(
     return max(0, min(100, score))
 
 
-def determine_approval_level(confidence: float, config: Optional[HITLConfig] = None) -> ApprovalLevel:
+def determine_approval_level(confidence: float, config: HITLConfig | None = None) -> ApprovalLevel:
     config = config or HITLConfig()
     if confidence >= config.auto_threshold:
         return ApprovalLevel.AUTO
@@ -99,7 +100,15 @@ def determine_approval_level(confidence: float, config: Optional[HITLConfig] = N
     return ApprovalLevel.FULL
 
 
-_SECRET_ANYWHERE = ("password", "passwd", "secret", "credential", "apikey", "accesskey", "privatekey")
+_SECRET_ANYWHERE = (
+    "password",
+    "passwd",
+    "secret",
+    "credential",
+    "apikey",
+    "accesskey",
+    "privatekey",
+)
 _SECRET_WORDS = {"token", "auth", "authorization", "pin", "pwd", "jwt", "cookie", "bearer"}
 
 
@@ -126,7 +135,7 @@ def is_hitl_tool(fn: Any) -> bool:
     return callable(fn) and isinstance(getattr(fn, _CONFIG_ATTR, None), HITLConfig)
 
 
-def get_hitl_config(fn: Any) -> Optional[HITLConfig]:
+def get_hitl_config(fn: Any) -> HITLConfig | None:
     return getattr(fn, _CONFIG_ATTR, None) if is_hitl_tool(fn) else None
 
 
@@ -134,15 +143,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def hitl_tool(
-    fn: Optional[F] = None,
+    fn: F | None = None,
     *,
-    name: Optional[str] = None,
-    airlock: Union[Airlock, AsyncAirlock, None] = None,
+    name: str | None = None,
+    airlock: Airlock | AsyncAirlock | None = None,
     blocking: bool = False,
-    timeout_s: Optional[float] = None,
-    approvers: Optional[list[str]] = None,
-    action: Optional[str] = None,
-    confidence: Optional[Callable[[str, dict[str, Any], dict[str, Any]], float]] = None,
+    timeout_s: float | None = None,
+    approvers: list[str] | None = None,
+    action: str | None = None,
+    confidence: Callable[[str, dict[str, Any], dict[str, Any]], float] | None = None,
     **config: Any,
 ) -> Any:
     """Wraps a tool (``def`` or ``async def``; the wrapper has the same kind). Keyword arguments of
@@ -181,7 +190,9 @@ def hitl_tool(
                 cfg.description_template,
             )[:500]
 
-        def marker(args: dict[str, Any], level: ApprovalLevel, conf: float, approval_id: Optional[str]) -> dict[str, Any]:
+        def marker(
+            args: dict[str, Any], level: ApprovalLevel, conf: float, approval_id: str | None
+        ) -> dict[str, Any]:
             shown = redact(args)
             result: dict[str, Any] = {
                 "requires_approval": True,
@@ -196,7 +207,9 @@ def hitl_tool(
                 result["approval_id"] = approval_id
             return {HITL_PENDING_KEY: True, "hitl_result": result}
 
-        def request_fields(args: dict[str, Any], context: dict[str, Any], level: ApprovalLevel, conf: int) -> dict[str, Any]:
+        def request_fields(
+            args: dict[str, Any], context: dict[str, Any], level: ApprovalLevel, conf: int
+        ) -> dict[str, Any]:
             shown = redact(args)
             fields: dict[str, Any] = {
                 "action": gate_action,
@@ -253,7 +266,9 @@ def hitl_tool(
         def split(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
             context = kwargs.pop("_hitl_context", None) or {}
             if not isinstance(context, dict):
-                raise TypeError(f"Expected `_hitl_context` to be a dict, got {type(context).__name__}")
+                raise TypeError(
+                    f"Expected `_hitl_context` to be a dict, got {type(context).__name__}"
+                )
             return kwargs, context
 
         if is_async:
@@ -284,18 +299,30 @@ def hitl_tool(
                 fields = request_fields(args, context, level, conf)
                 req = await aclient.request(fields.pop("title"), **fields)
                 if req.pending and not blocking:
-                    return marker(args, ApprovalLevel(req.level if req.level != "auto" else "quick"), conf, req.id)
+                    return marker(
+                        args,
+                        ApprovalLevel(req.level if req.level != "auto" else "quick"),
+                        conf,
+                        req.id,
+                    )
                 if req.pending:
                     req = await aclient.wait(req.id)
                 return await asettle(req)
 
-            async def aresume(approval_id: str, *, wait: Optional[bool] = None) -> Any:
+            async def aresume(approval_id: str, *, wait: bool | None = None) -> Any:
                 if aclient is None:
-                    raise ValueError(f"the tool `{tool_name}` has no `airlock` client to resume with")
+                    raise ValueError(
+                        f"the tool `{tool_name}` has no `airlock` client to resume with"
+                    )
                 req = await aclient.get(approval_id)
                 if req.pending:
                     if not (blocking if wait is None else wait):
-                        return marker(req.args, ApprovalLevel(req.level if req.level != "auto" else "quick"), req.confidence or 0, req.id)
+                        return marker(
+                            req.args,
+                            ApprovalLevel(req.level if req.level != "auto" else "quick"),
+                            req.confidence or 0,
+                            req.id,
+                        )
                     req = await aclient.wait(approval_id)
                 return await asettle(req)
 
@@ -330,18 +357,25 @@ def hitl_tool(
             fields = request_fields(args, context, level, conf)
             req = sclient.request(fields.pop("title"), **fields)
             if req.pending and not blocking:
-                return marker(args, ApprovalLevel(req.level if req.level != "auto" else "quick"), conf, req.id)
+                return marker(
+                    args, ApprovalLevel(req.level if req.level != "auto" else "quick"), conf, req.id
+                )
             if req.pending:
                 req = sclient.wait(req.id)
             return settle(req)
 
-        def resume(approval_id: str, *, wait: Optional[bool] = None) -> Any:
+        def resume(approval_id: str, *, wait: bool | None = None) -> Any:
             if sclient is None:
                 raise ValueError(f"the tool `{tool_name}` has no `airlock` client to resume with")
             req = sclient.get(approval_id)
             if req.pending:
                 if not (blocking if wait is None else wait):
-                    return marker(req.args, ApprovalLevel(req.level if req.level != "auto" else "quick"), req.confidence or 0, req.id)
+                    return marker(
+                        req.args,
+                        ApprovalLevel(req.level if req.level != "auto" else "quick"),
+                        req.confidence or 0,
+                        req.id,
+                    )
                 req = sclient.wait(approval_id)
             return settle(req)
 

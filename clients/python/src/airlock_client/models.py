@@ -4,7 +4,7 @@ the wire; unknown fields the server adds later are kept (``extra="allow"``), nev
 from __future__ import annotations
 
 import time
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -15,9 +15,7 @@ Level = Literal["auto", "quick", "full"]
 Risk = Literal["low", "medium", "high", "critical"]
 Allowed = Literal["approve", "reject", "revise", "select", "edit"]
 
-TERMINAL: frozenset[str] = frozenset(
-    {"approved", "rejected", "revise", "timed_out", "cancelled"}
-)
+TERMINAL: frozenset[str] = frozenset({"approved", "rejected", "revise", "timed_out", "cancelled"})
 
 
 class _Wire(BaseModel):
@@ -35,7 +33,7 @@ class Item(_Wire):
 
     id: str
     label: str
-    detail: Optional[str] = None
+    detail: str | None = None
 
 
 class Decision(_Wire):
@@ -43,50 +41,50 @@ class Decision(_Wire):
 
     outcome: Outcome
     method: str
-    selected: Optional[list[str]] = None
-    edited_args: Optional[dict[str, Any]] = None
-    args_hash: Optional[str] = None
-    comment: Optional[str] = None
+    selected: list[str] | None = None
+    edited_args: dict[str, Any] | None = None
+    args_hash: str | None = None
+    comment: str | None = None
     reviewer: str
     channel: str
     decided_at: float
-    valid_until: Optional[float] = None
-    key: Optional[str] = None
+    valid_until: float | None = None
+    key: str | None = None
 
 
 class ApprovalRequest(_Wire):
     """One gate, as the server stores it. ``wait`` returns it once it is terminal."""
 
     id: str
-    key: Optional[str] = None
+    key: str | None = None
     action: str
     title: str
-    summary: Optional[str] = None
+    summary: str | None = None
     args: dict[str, Any] = Field(default_factory=dict)
     args_hash: str
-    preview: Optional[str] = None
+    preview: str | None = None
     items: list[Item] = Field(default_factory=list)
     allowed: list[str] = Field(default_factory=list)
-    risk: Optional[Risk] = None
-    confidence: Optional[float] = None
+    risk: Risk | None = None
+    confidence: float | None = None
     level: Level
     requester: str
     approvers: list[str] = Field(default_factory=list)
     quorum: int = 1
-    deadline: Optional[float] = None
+    deadline: float | None = None
     on_timeout: Any = "reject"
     escalations: int = 0
-    revision_of: Optional[str] = None
+    revision_of: str | None = None
     correlation_id: str
     metadata: dict[str, Any] = Field(default_factory=dict)
     status: Status
     decisions: list[Decision] = Field(default_factory=list)
-    decision: Optional[Decision] = None
+    decision: Decision | None = None
     created_at: float
     updated_at: float
     version: int
-    executed_at: Optional[float] = None
-    executed_by: Optional[str] = None
+    executed_at: float | None = None
+    executed_by: str | None = None
 
     @property
     def pending(self) -> bool:
@@ -131,13 +129,13 @@ class ApprovalRequest(_Wire):
 
 class RequestPage(_Wire):
     items: list[ApprovalRequest]
-    next_cursor: Optional[str] = None
+    next_cursor: str | None = None
 
 
 class AuditEvent(_Wire):
     seq: int
     type: str
-    request_id: Optional[str] = None
+    request_id: str | None = None
     actor: str
     at: float
     data: dict[str, Any] = Field(default_factory=dict)
@@ -153,36 +151,36 @@ class RequestInput(_Wire):
     )
 
     title: str = Field(min_length=1, max_length=500)
-    action: Optional[str] = None
-    key: Optional[str] = Field(default=None, min_length=1, max_length=200)
-    summary: Optional[str] = None
-    args: Optional[dict[str, Any]] = None
-    preview: Optional[str] = None
-    items: Optional[list[Union[str, dict[str, Any]]]] = None
-    allowed: Optional[list[Allowed]] = None
-    risk: Optional[Risk] = None
-    confidence: Optional[float] = Field(default=None, ge=0, le=100)
-    level: Optional[Level] = None
-    approvers: Optional[list[str]] = None
-    quorum: Optional[int] = Field(default=None, ge=1, le=100)
-    timeout_ms: Optional[int] = Field(default=None, gt=0)
-    on_timeout: Optional[Any] = None
-    require_approval: Optional[bool] = None
-    revision_of: Optional[str] = None
-    correlation_id: Optional[str] = None
-    metadata: Optional[dict[str, Any]] = None
+    action: str | None = None
+    key: str | None = Field(default=None, min_length=1, max_length=200)
+    summary: str | None = None
+    args: dict[str, Any] | None = None
+    preview: str | None = None
+    items: list[str | dict[str, Any]] | None = None
+    allowed: list[Allowed] | None = None
+    risk: Risk | None = None
+    confidence: float | None = Field(default=None, ge=0, le=100)
+    level: Level | None = None
+    approvers: list[str] | None = None
+    quorum: int | None = Field(default=None, ge=1, le=100)
+    timeout_ms: int | None = Field(default=None, gt=0)
+    on_timeout: Any | None = None
+    require_approval: bool | None = None
+    revision_of: str | None = None
+    correlation_id: str | None = None
+    metadata: dict[str, Any] | None = None
 
 
 class DecisionInput(_Wire):
     """What ``decide()`` sends. The reviewer and the channel come from the token on the server."""
 
     outcome: Literal["approved", "rejected", "revise"]
-    method: Optional[str] = None
-    selected: Optional[list[str]] = None
-    edited_args: Optional[dict[str, Any]] = None
-    comment: Optional[str] = None
-    key: Optional[str] = None
-    valid_for_ms: Optional[int] = Field(default=None, gt=0)
+    method: str | None = None
+    selected: list[str] | None = None
+    edited_args: dict[str, Any] | None = None
+    comment: str | None = None
+    key: str | None = None
+    valid_for_ms: int | None = Field(default=None, gt=0)
 
 
 class ApprovalDecision(BaseModel):
@@ -194,8 +192,8 @@ class ApprovalDecision(BaseModel):
     selected_items: list[str] = Field(default_factory=list)
     approval_method: str = ""
     reviewer_notes: str = ""
-    reviewer: Optional[str] = None
-    request_id: Optional[str] = None
+    reviewer: str | None = None
+    request_id: str | None = None
     timestamp: float = Field(default_factory=time.time)
 
     @property
