@@ -186,6 +186,10 @@ def test_hitl_tool_auto_quick_and_resume_once(server: Server, tokens: Tokens) ->
         again = approve_expense.resume(approval_id)
         assert again["rejected"] is True and again["code"] == "already_executed"
 
+        other = agent.request("Not a tool call", action=unique("other"))
+        with pytest.raises(ValueError, match="not a call to the tool"):
+            approve_expense.resume(other.id)
+
         marker = approve_expense(expense_id="E-3", amount=30)
         alice.decide(marker["hitl_result"]["approval_id"], "rejected", comment="too much")
         refused = approve_expense.resume(marker["hitl_result"]["approval_id"])

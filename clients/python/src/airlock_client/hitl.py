@@ -263,6 +263,17 @@ def hitl_tool(
                 out["reviewer"] = d.reviewer
             return out
 
+        def check_tool(request: ApprovalRequest) -> ApprovalRequest:
+            """Refuses to resume a request opened for another tool (its arguments are not ours)."""
+            hitl = (request.model_extra or {}).get("hitl")
+            tool_of = hitl.get("tool") if isinstance(hitl, dict) else None
+            if request.action != gate_action or tool_of != tool_name:
+                raise ValueError(
+                    f"request {request.id} is not a call to the tool `{tool_name}` "
+                    f"(its action is `{request.action}`)"
+                )
+            return request
+
         def split(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
             context = kwargs.pop("_hitl_context", None) or {}
             if not isinstance(context, dict):
@@ -314,7 +325,7 @@ def hitl_tool(
                     raise ValueError(
                         f"the tool `{tool_name}` has no `airlock` client to resume with"
                     )
-                req = await aclient.get(approval_id)
+                req = check_tool(await aclient.get(approval_id))
                 if req.pending:
                     if not (blocking if wait is None else wait):
                         return marker(
@@ -367,7 +378,7 @@ def hitl_tool(
         def resume(approval_id: str, *, wait: bool | None = None) -> Any:
             if sclient is None:
                 raise ValueError(f"the tool `{tool_name}` has no `airlock` client to resume with")
-            req = sclient.get(approval_id)
+            req = check_tool(sclient.get(approval_id))
             if req.pending:
                 if not (blocking if wait is None else wait):
                     return marker(
