@@ -8,6 +8,9 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 pkg="$root/clients/python"
 venv="$pkg/.venv"
 python="${PYTHON:-python3}"
+# An index that cannot be reached is given up at once rather than retried for minutes (the packages
+# may come from a local index or wheel folder configured for pip); set PIP_RETRIES to change it.
+export PIP_RETRIES="${PIP_RETRIES:-0}"
 
 if [ ! -f "$root/dist/src/cli/main.js" ] && [ -z "${AIRLOCK_SERVE_CMD:-}" ]; then
   echo "python-tests: dist/src/cli/main.js is missing; run \`npm ci && npm run build\` first" >&2
