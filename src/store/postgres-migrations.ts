@@ -144,4 +144,56 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       CREATE INDEX outbox_target_status ON ${s}.outbox (target, status, n);
     `,
   },
+  {
+    version: 4,
+    sql: (s) => `
+      -- Fails the statement (and so its transaction) when a condition does not hold. The one-round-trip
+      -- write sends BEGIN, its writes, the chain append and COMMIT together; a write that lost its
+      -- compare-and-set, or an append whose expected chain head moved, must then undo them all.
+      CREATE FUNCTION ${s}.airlock_require(ok boolean, what text) RETURNS void
+        LANGUAGE plpgsql AS $body$
+        BEGIN
+          IF NOT ok THEN
+            RAISE EXCEPTION USING ERRCODE = 'AL001', MESSAGE = 'airlock: ' || what;
+          END IF;
+        END
+        $body$;
+    `,
+  },
+  {
+    version: 5,
+    sql: (s) => `
+      -- Title search (ListFilter.q): each title lower-cased by Airlock itself (JavaScript's Unicode
+      -- lower case, the reference), so a substring match in SQL answers exactly what the other
+      -- stores answer. ASCII titles are filled here; others are filled by the store right after
+      -- this migration (see fillTitleLower).
+      ALTER TABLE ${s}.requests ADD COLUMN title_lower text COLLATE "C";
+      UPDATE ${s}.requests SET title_lower = translate(title,
+          'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
+        WHERE octet_length(title) = char_length(title);
+      -- A trigram index makes "contains" fast on millions of rows. pg_trgm ships with PostgreSQL
+      -- (trusted since 13); where it cannot be created the search scans, and the store says so.
+      DO $body$
+      DECLARE ext_schema name;
+      BEGIN
+        BEGIN
+          CREATE EXTENSION IF NOT EXISTS pg_trgm;
+        EXCEPTION WHEN OTHERS THEN
+          RAISE NOTICE 'airlock: pg_trgm unavailable (%), title search will scan', SQLERRM;
+        END;
+        SELECT n.nspname INTO ext_schema FROM pg_extension e
+          JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm';
+        IF ext_schema IS NOT NULL THEN
+          EXECUTE format('CREATE INDEX requests_title_trgm ON %s.requests USING gin (title_lower %I.gin_trgm_ops)',
+            ${literal(s)}, ext_schema);
+        END IF;
+      END
+      $body$;
+    `,
+  },
 ];
+
+/** A SQL string literal. */
+function literal(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}

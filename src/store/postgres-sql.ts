@@ -46,6 +46,11 @@ function writeThenLockHead(head: string, write: string): string {
     FROM (SELECT 1) AS one LEFT JOIN locked ON true`;
 }
 
+function orFail(schema: string, write: string, what: string): string {
+  return `WITH written AS (${write})
+    SELECT ${schema}.airlock_require(EXISTS (SELECT 1 FROM written), '${what}')`;
+}
+
 export function statements(schema: string) {
   const s = quoteIdent(schema);
   const requests = `${s}.requests`;
@@ -68,6 +73,36 @@ export function statements(schema: string) {
       delivered_at = $7::double precision, lease_owner = NULL, lease_until = NULL,
       updated_at = $8::double precision
     WHERE id = $1 AND lease_owner = $2 AND status = 'pending' RETURNING 1`;
+  // Idempotent create: nothing is written when the requester's key exists.
+  const insertSql = `INSERT INTO ${requests}
+      (id, key, action, title, status, risk, confidence, level, requester, approvers, quorum,
+       deadline, created_at, updated_at, correlation_id, revision_of, item_count, outcome, method,
+       reviewer, decided_at, version, doc_bytes, doc, title_lower)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text[], $11, $12, $13, $14, $15, $16, $17,
+      $18, $19, $20, $21, $22, $23, $24, $25)
+    ON CONFLICT (requester, key) DO NOTHING RETURNING 1`;
+  // The compare-and-set: only the holder of the expected version writes. Any sweeper lease ends
+  // here too, so an escalation's new deadline is free for every process to claim.
+  const updateSql = `UPDATE ${requests} SET action = $2, title = $3, status = $4, risk = $5,
+      confidence = $6, level = $7, approvers = $8::text[], quorum = $9, deadline = $10,
+      updated_at = $11, correlation_id = $12, revision_of = $13, item_count = $14, outcome = $15,
+      method = $16, reviewer = $17, decided_at = $18, version = $19, doc_bytes = $20, doc = $21,
+      title_lower = $23, claimed_by = NULL, claimed_until = NULL
+    WHERE id = $1 AND version = $22 RETURNING 1`;
+  // Events, head and signal as in \`append\`, but only if the head is still the one the events were
+  // chained after ($15 seq, $16 hash); else the statement fails (AL001) and its transaction with it.
+  const appendIfHead = `WITH moved AS (
+        UPDATE ${head} SET seq = $9, hash = $10, keyed_from = COALESCE(keyed_from, $13::bigint),
+          key_id = COALESCE(key_id, $14::text) WHERE id = 1 AND seq = $15 AND hash = $16
+        RETURNING 1
+      ), appended AS (
+        INSERT INTO ${audit} (seq, request_id, type, actor, at, data, prev_hash, hash)
+        SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[],
+          $5::double precision[], $6::text[], $7::text[], $8::text[])
+        WHERE EXISTS (SELECT 1 FROM moved)
+      )
+      SELECT ${s}.airlock_require(EXISTS (SELECT 1 FROM moved), 'the audit chain head moved'),
+        pg_notify($11, $12)`;
   return {
     schema: s,
     migrationsTable: `CREATE TABLE IF NOT EXISTS ${s}.airlock_migrations (version integer PRIMARY KEY, applied_at double precision NOT NULL)`,
@@ -77,31 +112,20 @@ export function statements(schema: string) {
     // is 0 when the key already exists (insert) or the version moved on (update), and then the head
     // is left alone. The write runs first (the head's EXISTS reads it), so every writer takes the
     // request row before the head, and a writer holding the head never waits for anything else.
-    insert: prepared(
-      writeThenLockHead(
-        head,
-        `INSERT INTO ${requests}
-          (id, key, action, title, status, risk, confidence, level, requester, approvers, quorum,
-           deadline, created_at, updated_at, correlation_id, revision_of, item_count, outcome, method,
-           reviewer, decided_at, version, doc_bytes, doc)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text[], $11, $12, $13, $14, $15, $16, $17,
-          $18, $19, $20, $21, $22, $23, $24)
-        ON CONFLICT (requester, key) DO NOTHING RETURNING 1`,
-      ),
-    ),
-    // The compare-and-set: only the holder of the expected version writes. Any sweeper lease ends
-    // here too, so an escalation's new deadline is free for every process to claim.
-    update: prepared(
-      writeThenLockHead(
-        head,
-        `UPDATE ${requests} SET action = $2, title = $3, status = $4, risk = $5, confidence = $6,
-          level = $7, approvers = $8::text[], quorum = $9, deadline = $10, updated_at = $11,
-          correlation_id = $12, revision_of = $13, item_count = $14, outcome = $15, method = $16,
-          reviewer = $17, decided_at = $18, version = $19, doc_bytes = $20, doc = $21,
-          claimed_by = NULL, claimed_until = NULL
-        WHERE id = $1 AND version = $22 RETURNING 1`,
-      ),
-    ),
+    // A guarded write and, only if it wrote a row, the chain-head lock, in one statement: `written`
+    // is 0 when the key already exists (insert) or the version moved on (update), and then the head
+    // is left alone. The write runs first (the head's EXISTS reads it), so every writer takes the
+    // request row before the head, and a writer holding the head never waits for anything else.
+    insert: prepared(writeThenLockHead(head, insertSql)),
+    update: prepared(writeThenLockHead(head, updateSql)),
+    // The same writes alone (`rowCount` says whether they wrote), for a batch that takes the head
+    // after all its writes (see postgres-writes.ts).
+    insertPlain: prepared(insertSql),
+    updatePlain: prepared(updateSql),
+    // The same writes failing (AL001) unless they wrote: in a one-round-trip transaction a lost
+    // write must undo the whole batch.
+    insertOrFail: prepared(orFail(s, insertSql, "the idempotency key exists")),
+    updateOrFail: prepared(orFail(s, updateSql, "the request moved on")),
     lockHead: prepared(`SELECT seq, hash, keyed_from, key_id FROM ${head} WHERE id = 1 FOR UPDATE`),
     byId: prepared(`SELECT doc FROM ${requests} WHERE id = $1`),
     byKey: prepared(`SELECT doc FROM ${requests} WHERE requester = $1 AND key = $2`),
@@ -124,6 +148,7 @@ export function statements(schema: string) {
           key_id = COALESCE(key_id, $14::text) WHERE id = 1
       )
       SELECT pg_notify($11, $12)`),
+    appendIfHead: prepared(appendIfHead),
     notify: prepared("SELECT pg_notify($1, $2)"),
     /** Inside a writing transaction (see `outboxValues`). */
     outboxInsert: prepared(outboxInsert),
@@ -276,10 +301,25 @@ function whereOf(filter: ListFilter): { where: string[]; values: unknown[] } {
     // Open to everyone (no approvers), or shares a name or group with the caller.
     where.push(`(cardinality(approvers) = 0 OR approvers && ${param(names)}::text[])`);
   }
+  // Backslash is LIKE's default escape character (containsPattern escapes with it).
+  if (filter.q !== undefined && filter.q !== "") {
+    where.push(`title_lower LIKE ${param(containsPattern(filter.q))}`);
+  }
   return { where, values };
 }
 
-/** The values of `insert` ($1..$24). */
+/** A title as the search compares it: `titleMatches` lower-cases with JavaScript's rules, which
+ * PostgreSQL's lower() does not follow for every language, so the column is filled from here. */
+export function titleLower(title: string): string {
+  return title.toLowerCase();
+}
+
+/** The `LIKE` pattern for "contains `q`, ignoring case": wildcards in `q` match themselves. */
+export function containsPattern(q: string): string {
+  return `%${titleLower(q).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** The values of `insert` ($1..$25). */
 export function insertValues(r: ApprovalRequest): unknown[] {
   checkColumns(r);
   const c = columnsOf(r);
@@ -308,10 +348,11 @@ export function insertValues(r: ApprovalRequest): unknown[] {
     c.version,
     c.doc_bytes,
     c.doc,
+    titleLower(r.title),
   ];
 }
 
-/** The values of `update` ($1..$22). */
+/** The values of `update` ($1..$23). */
 export function updateValues(r: ApprovalRequest, expectedVersion: number): unknown[] {
   checkColumns(r);
   const c = columnsOf(r);
@@ -338,6 +379,7 @@ export function updateValues(r: ApprovalRequest, expectedVersion: number): unkno
     c.doc_bytes,
     c.doc,
     expectedVersion,
+    titleLower(r.title),
   ];
 }
 

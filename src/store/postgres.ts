@@ -29,6 +29,7 @@ import { createRunner, type Step, send } from "./postgres-client.js";
 import { describePool, isConnectionError, maskUrl, storeUnavailable } from "./postgres-errors.js";
 import { createChangeListener, type ListenConnection } from "./postgres-listener.js";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
+import { postgresPruning } from "./postgres-prune.js";
 import {
   appendValues,
   insertValues,
@@ -37,9 +38,11 @@ import {
   quoteIdent,
   settleValues,
   statements,
+  titleLower,
   updateValues,
   type WrittenRow,
 } from "./postgres-sql.js";
+import { createWriter, headMissing, headOf, type WriteOutcome } from "./postgres-writes.js";
 import {
   type AuditRow,
   auditOf,
@@ -123,6 +126,7 @@ export function postgresStore(
   if (ownPool) pool.on("error", onPoolError);
 
   const sql = statements(o.schema);
+  const pruning = postgresPruning(sql.schema, own);
   const channel = channelFor(o.schema);
   const selfId = randomUUID();
 
@@ -178,19 +182,17 @@ export function postgresStore(
    * chain is keyed (or this append starts keying it). */
   function chain(head: WrittenRow | undefined, drafts: AuditDraft[]): Appended {
     if (drafts.length === 0) return { events: [], startsKeying: false };
-    if (!head || head.seq === null || head.hash === null) throw headMissing(sql.schema);
-    const { key, startsKeying } = keyForAppend(own, {
-      keyedFrom: head.keyed_from === null ? null : Number(head.keyed_from),
-      keyId: head.key_id,
-    });
-    const first = Number(head.seq);
+    const h = headOf(head, sql.schema);
+    const { key, startsKeying } = keyForAppend(own, { keyedFrom: h.keyedFrom, keyId: h.keyId });
     let prev: { seq: number; hash: string } | undefined =
-      first === 0 ? undefined : { seq: first, hash: head.hash };
+      h.seq === 0 ? undefined : { seq: h.seq, hash: h.hash };
     const events = drafts.map((d) => {
       const e = chainEvent(d, prev, key);
       prev = e;
       return e;
     });
+    // This append moved the head past what the batched writer knows: it learns on its next batch.
+    writer.learn(undefined);
     return { events, startsKeying };
   }
 
@@ -223,6 +225,16 @@ export function postgresStore(
     if (last && checkpoints) checkpoints.note(last);
   }
 
+  const writer = createWriter({
+    sql,
+    channel,
+    selfId,
+    own,
+    run,
+    committed: noted,
+    maxBatch: MAX_BATCH,
+  });
+
   async function migrateOnce(): Promise<void> {
     await run("migrate", async (c, step) => {
       await c.query("BEGIN");
@@ -244,6 +256,7 @@ export function postgresStore(
       for (const m of POSTGRES_MIGRATIONS) {
         if (m.version <= current) continue;
         await c.query(m.sql(sql.schema));
+        if (m.version === TITLE_LOWER_MIGRATION) await fillTitleLower(c, sql.schema);
         await c.query(sql.migrationsInsert, [m.version, Date.now()]);
       }
       // The head row exists from the start (seq 0 = empty): without it while events exist, events
@@ -261,8 +274,18 @@ export function postgresStore(
         keyedFrom: head.keyed_from === null ? null : Number(head.keyed_from),
         keyId: head.key_id,
       });
+      const trgm = await c.query<{ idx: string | null }>("SELECT to_regclass($1)::text AS idx", [
+        `${sql.schema}.requests_title_trgm`,
+      ]);
       step.committing = true;
       await c.query("COMMIT");
+      if (!trgm.rows[0]?.idx) {
+        o.onError?.(
+          new Error(
+            `PostgreSQL schema ${sql.schema}: the pg_trgm extension could not be created, so title search (q) scans the requests table; an administrator can run CREATE EXTENSION pg_trgm and then CREATE INDEX requests_title_trgm ON ${sql.schema}.requests USING gin (title_lower gin_trgm_ops)`,
+          ),
+        );
+      }
     });
   }
 
@@ -280,40 +303,31 @@ export function postgresStore(
     },
 
     async insertRequest(request, events, messages = []) {
+      guard();
       checkDrafts(events);
       checkOutboxDrafts(messages);
       const values = insertValues(request);
-      const outbox = outboxWrite(messages, request.updatedAt);
-      return run("insertRequest", async (c, step): Promise<InsertResult> => {
-        let head: WrittenRow | undefined;
-        try {
-          // One round trip: open, insert unless the key exists and then lock the chain head.
-          const [, written] = await send(c, [BEGIN, { ...sql.insert, values }]);
-          head = written?.rows[0] as WrittenRow | undefined;
-        } catch (err) {
-          if ((err as { code?: unknown }).code === "23505") {
-            throw idTaken(request.id, err);
-          }
-          throw err;
-        }
-        if (head && head.written > 0) {
-          const appended = chain(head, events);
-          step.committing = true;
-          await send(c, [...outbox, ...finishing(appended)]);
-          noted(appended.events);
-          return { request, created: true, events: appended.events };
-        }
-        // The key exists: ON CONFLICT waited for its writer to commit, so this read sees it.
-        const [found] = await send(c, [
-          { ...sql.byKey, values: [request.requester, request.key ?? null] },
-          ROLLBACK,
-        ]);
-        const existing = found?.rows[0] as DocRow | undefined;
-        if (!existing) {
-          throw idTaken(request.id);
-        }
-        return { request: parseDoc(existing), created: false, events: [] };
-      });
+      let out: WriteOutcome;
+      try {
+        out = await writer.write({
+          what: "insertRequest",
+          // Keyed creates first, by key, so processes racing on the same keys lock them in order.
+          order:
+            request.key === undefined ? `1${request.id}` : `0${request.requester}\0${request.key}`,
+          orFail: { ...sql.insertOrFail, values },
+          plain: { ...sql.insertPlain, values },
+          lost: { ...sql.byKey, values: [request.requester, request.key ?? null] },
+          outbox: outboxWrite(messages, request.updatedAt),
+          events,
+        });
+      } catch (err) {
+        if ((err as { code?: unknown }).code === "23505") throw idTaken(request.id, err);
+        throw err;
+      }
+      if (out.written) return { request, created: true, events: out.events };
+      // The key exists: ON CONFLICT waited for its writer to commit, so this read saw it.
+      if (!out.found) throw idTaken(request.id);
+      return { request: parseDoc(out.found), created: false, events: [] };
     },
 
     async getRequest(id) {
@@ -378,24 +392,21 @@ export function postgresStore(
       checkDrafts(events);
       checkOutboxDrafts(messages);
       const values = updateValues(next, expectedVersion);
-      const outbox = outboxWrite(messages, next.updatedAt);
-      return run("transition", async (c, step): Promise<TransitionResult> => {
-        // One round trip: open, compare-and-set and, if it won, lock the chain head.
-        const [, written] = await send(c, [BEGIN, { ...sql.update, values }]);
-        const head = written?.rows[0] as WrittenRow | undefined;
-        if (!head || head.written === 0) {
-          // Lost the race (or no such request). The UPDATE waited for the winner's commit, so
-          // this read returns the winner's version.
-          const [found] = await send(c, [{ ...sql.byId, values: [next.id] }, ROLLBACK]);
-          const row = found?.rows[0] as DocRow | undefined;
-          return { ok: false, request: row ? parseDoc(row) : undefined, events: [] };
-        }
-        const appended = chain(head, events);
-        step.committing = true;
-        await send(c, [...outbox, ...finishing(appended)]);
-        noted(appended.events);
-        return { ok: true, request: next, events: appended.events };
+      const out = await writer.write({
+        what: "transition",
+        order: `2${next.id}`,
+        orFail: { ...sql.updateOrFail, values },
+        plain: { ...sql.updatePlain, values },
+        // Lost the race (or no such request): the UPDATE waited for the winner's commit, so this
+        // read returns the winner's version.
+        lost: { ...sql.byId, values: [next.id] },
+        outbox: outboxWrite(messages, next.updatedAt),
+        events,
       });
+      if (!out.written) {
+        return { ok: false, request: out.found ? parseDoc(out.found) : undefined, events: [] };
+      }
+      return { ok: true, request: next, events: out.events };
     },
 
     async enqueueOutbox(messages) {
@@ -488,6 +499,9 @@ export function postgresStore(
         ...(o.checkpointFile !== undefined ? { checkpointFile: o.checkpointFile } : {}),
       };
     },
+    prune: (options) => pruning.prune(options, run),
+    auditMarks: () => run("auditMarks", (c) => pruning.marks(c)),
+    saveVerifiedMark: (m) => run("saveVerifiedMark", (c) => pruning.saveVerified(c, m)),
     async auditChainState() {
       const [row] = await read<HeadRow>("auditChainState", sql.head);
       return {
@@ -571,11 +585,23 @@ interface Positioned {
 }
 const position = (r: Positioned) => ({ id: r.id, deadlineKey: r.dkey });
 
-function headMissing(schema: string): AirlockError {
-  return new AirlockError(
-    "store_unavailable",
-    `the audit chain head row (table ${schema}.audit_head) is missing while the audit table holds events: events may have been deleted, and without the head a truncation cannot be detected. Restore the database from a backup; or, after checking the log with \`airlock audit verify\`, recreate the head from the last event: INSERT INTO ${schema}.audit_head (id, seq, hash) SELECT 1, seq, hash FROM ${schema}.audit ORDER BY seq DESC LIMIT 1 (on a keyed chain also set keyed_from and key_id as they were)`,
-  );
+/** The migration that added `title_lower`, filled there for ASCII titles only. */
+const TITLE_LOWER_MIGRATION = 5;
+
+/** Fills `title_lower` of the rows the migration left empty (titles beyond ASCII), lower-cased as
+ * `titleMatches` does, a page at a time. */
+async function fillTitleLower(c: PoolClient, schema: string): Promise<void> {
+  for (;;) {
+    const { rows } = await c.query<{ id: string; title: string }>(
+      `SELECT id, title FROM ${schema}.requests WHERE title_lower IS NULL ORDER BY id LIMIT 1000`,
+    );
+    if (rows.length === 0) return;
+    await c.query(
+      `UPDATE ${schema}.requests AS r SET title_lower = v.lower
+        FROM unnest($1::text[], $2::text[]) AS v(id, lower) WHERE r.id = v.id`,
+      [rows.map((r) => r.id), rows.map((r) => titleLower(r.title))],
+    );
+  }
 }
 
 /** A pool as the store creates it from a connection string (the token store makes its own alike). */
@@ -650,6 +676,8 @@ export function lockKey(schema: string, what = "migrate"): string {
 }
 
 const IDLE_IN_TRANSACTION_MS = 15_000;
+// Writes arriving while a batch commits go together in the next one, up to this many.
+const MAX_BATCH = 64;
 // TCP keepalive probes after this much silence, so a connection to a vanished host (no reset ever
 // arrives) is found dead in seconds rather than the system default of hours.
 const KEEPALIVE_MS = 10_000;

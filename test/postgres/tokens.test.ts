@@ -71,6 +71,8 @@ await describePg("postgres token store", ({ url }) => {
         { version: 1 },
         { version: 2 },
         { version: 3 },
+        { version: 4 },
+        { version: 5 },
       ]);
       expect(await requests.countPending()).toBe(0);
       expect(await many[0]?.list()).toEqual([]);

@@ -1,0 +1,218 @@
+// Grouped writes on PostgreSQL (postgres-writes.ts): many transitions in flight from two store
+// objects (two pools, each with its own idea of the chain head) commit in batches, and the audit
+// chain stays contiguous, in commit order and verifiable, keyed or not; a write that loses inside a
+// batch, or fails it, affects only its own caller. And title search (ListFilter.q).
+import { afterAll, afterEach, expect, it } from "vitest";
+import { verifyAuditLog } from "../../src/audit/verify.js";
+import type { AuditDraft } from "../../src/core/schemas.js";
+import type { Store } from "../../src/core/store.js";
+import { titleMatches } from "../../src/store/paging.js";
+import { type PostgresStoreOptions, postgresStore } from "../../src/store/postgres.js";
+import { request } from "../audit/fixtures.js";
+import { adminQuery, describePg, dropSchema, freshSchema } from "./pg-env.js";
+
+const KEY = "b".repeat(32);
+
+await describePg("postgres grouped writes and title search", ({ url }) => {
+  const schemas: string[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  afterAll(async () => {
+    for (const s of schemas) await dropSchema(url, s);
+  });
+  const fresh = () => {
+    const s = freshSchema("airlock_batch");
+    schemas.push(s);
+    return s;
+  };
+  const open = async (schema: string, o: PostgresStoreOptions = {}): Promise<Store> => {
+    const s = postgresStore(url, { schema, max: 4, ...o });
+    cleanups.push(() => s.close());
+    await s.migrate();
+    return s;
+  };
+  const created = (id: string): AuditDraft => ({
+    type: "created",
+    requestId: id,
+    actor: "writer",
+    at: 1,
+    data: { id },
+  });
+  const decided = (id: string): AuditDraft => ({
+    type: "decided",
+    requestId: id,
+    actor: "alice",
+    at: 2,
+    data: { outcome: "approved" },
+  });
+
+  /** Creates and decides `n` requests with ids `prefix0..`, all in flight at once. */
+  const churn = (store: Store, prefix: string, n: number) =>
+    Promise.all(
+      Array.from({ length: n }, async (_, i) => {
+        const id = `${prefix}${String(i).padStart(4, "0")}`;
+        const r = request(id);
+        const made = await store.insertRequest(r, [created(id)]);
+        expect(made.created).toBe(true);
+        const t = await store.transition({ ...r, status: "approved", version: 2 }, 1, [
+          decided(id),
+        ]);
+        expect(t.ok).toBe(true);
+      }),
+    );
+
+  for (const keyed of [false, true]) {
+    it(`commits batches of two stores as one contiguous, verifiable chain${keyed ? " (keyed)" : ""}`, async () => {
+      const schema = fresh();
+      const o = keyed ? { auditKey: KEY } : {};
+      const a = await open(schema, o);
+      const b = await open(schema, o);
+      await Promise.all([churn(a, "req_a", 150), churn(b, "req_b", 150)]);
+
+      const events = await a.listAudit({ limit: 10_000 });
+      expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 600 }, (_, i) => i + 1));
+      // Each request: created exactly once, then decided exactly once, in that order.
+      const seen = new Map<string, string[]>();
+      for (const e of events)
+        seen.set(e.requestId ?? "", [...(seen.get(e.requestId ?? "") ?? []), e.type]);
+      expect(seen.size).toBe(300);
+      for (const types of seen.values()) expect(types).toEqual(["created", "decided"]);
+      // The stored head is the last event, and the chain verifies (with the key when keyed).
+      expect(await a.auditHead()).toEqual({ seq: 600, hash: events[599]?.hash });
+      expect(await verifyAuditLog(b, o.auditKey ? { key: o.auditKey } : {})).toMatchObject({
+        ok: true,
+        count: 600,
+      });
+    });
+  }
+
+  it("a write that loses inside a batch loses alone; the winner's request is returned", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    const r = request("req_race");
+    await store.insertRequest(r, [created(r.id)]);
+    const others = Array.from({ length: 8 }, (_, i) => request(`req_other${i}`));
+    // All sent together: one batch holding two transitions of the same version of req_race.
+    const [first, second, ...rest] = await Promise.all([
+      store.transition({ ...r, status: "approved", version: 2 }, 1, [decided(r.id)]),
+      store.transition({ ...r, status: "rejected", version: 2 }, 1, [decided(r.id)]),
+      ...others.map((o) => store.insertRequest(o, [created(o.id)])),
+    ]);
+    const outcomes = [first, second];
+    expect(outcomes.filter((t) => t?.ok)).toHaveLength(1);
+    const lost = outcomes.find((t) => !t?.ok);
+    const won = outcomes.find((t) => t?.ok);
+    expect(lost?.request?.status).toBe(won?.request?.status);
+    expect(lost?.events).toEqual([]);
+    for (const x of rest) expect(x).toMatchObject({ created: true });
+    expect((await store.getRequest(r.id))?.status).toBe(won?.request?.status);
+    expect(await store.listAudit({ requestId: r.id })).toHaveLength(2);
+    expect(await verifyAuditLog(store)).toMatchObject({ ok: true, count: 10 });
+  });
+
+  it("a write that fails a batch fails alone: the others commit", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    await store.insertRequest(request("req_taken"), [created("req_taken")]);
+    const fresh8 = Array.from({ length: 8 }, (_, i) => request(`req_ok${i}`));
+    const results = await Promise.allSettled([
+      // Same id, another key: the primary key refuses it.
+      store.insertRequest(request("req_taken", { key: "another" }), [created("req_taken")]),
+      ...fresh8.map((o) => store.insertRequest(o, [created(o.id)])),
+    ]);
+    expect(results[0]).toMatchObject({ status: "rejected" });
+    for (const x of results.slice(1)) expect(x).toMatchObject({ status: "fulfilled" });
+    expect(await store.countRequests({})).toBe(9);
+    expect(await verifyAuditLog(store)).toMatchObject({ ok: true, count: 9 });
+  });
+
+  it("an idempotent create in a batch returns the request that holds the key", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    const first = request("req_k1", { key: "same" });
+    await store.insertRequest(first, [created(first.id)]);
+    const [again, other] = await Promise.all([
+      store.insertRequest(request("req_k2", { key: "same" }), [created("req_k2")]),
+      store.insertRequest(request("req_k3"), [created("req_k3")]),
+    ]);
+    expect(again).toMatchObject({ created: false, events: [] });
+    expect(again?.request.id).toBe("req_k1");
+    expect(other).toMatchObject({ created: true });
+    expect(await verifyAuditLog(store)).toMatchObject({ ok: true, count: 2 });
+  });
+
+  const TITLES = [
+    "Deploy to production",
+    "deploy 100% of traffic",
+    "rename file_name.txt",
+    "filename",
+    "path C:\\temp\\x",
+    "ÄRGER im Büro",
+    "İstanbul trip",
+    "ΟΔΟΣ closed",
+    "plain",
+    "",
+  ];
+  const QUERIES = [
+    "deploy",
+    "100%",
+    "%",
+    "_",
+    "file_",
+    "\\",
+    "\\t",
+    "ärger",
+    "i̇stanbul",
+    "οδος",
+    "ς",
+    "DEPLOY TO",
+    "nothing",
+    "",
+  ];
+
+  it("q lists and counts exactly what titleMatches says, wildcards and Unicode included", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    for (const [i, title] of TITLES.entries()) {
+      await store.insertRequest(request(`req_t${i}`, { title }), []);
+    }
+    for (const q of QUERIES) {
+      const expected = TITLES.filter((t) => titleMatches(t, q)).sort();
+      const page = await store.listSummaries({ q, limit: 100 });
+      expect(page.items.map((x) => x.title).sort(), `q=${JSON.stringify(q)}`).toEqual(expected);
+      expect(await store.countRequests({ q }), `count q=${JSON.stringify(q)}`).toBe(
+        expected.length,
+      );
+      const docs = await store.listRequests({ q, limit: 100, order: "deadline" });
+      expect(docs.items.map((x) => x.title).sort()).toEqual(expected);
+    }
+  });
+
+  it("the title-search migration fills existing rows the way titleMatches lower-cases", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    for (const [i, title] of TITLES.entries()) {
+      await store.insertRequest(request(`req_m${i}`, { title }), []);
+    }
+    await store.close();
+    // Back to before the migration, as a schema written by an older Airlock would be.
+    await adminQuery(
+      url,
+      `ALTER TABLE "${schema}".requests DROP COLUMN title_lower;
+       DELETE FROM "${schema}".airlock_migrations WHERE version = 5`,
+    );
+    const again = await open(schema);
+    for (const q of QUERIES) {
+      const expected = TITLES.filter((t) => titleMatches(t, q)).length;
+      expect(await again.countRequests({ q }), `q=${JSON.stringify(q)}`).toBe(expected);
+    }
+    const [idx] = await adminQuery<{ idx: string | null }>(
+      url,
+      "SELECT to_regclass($1)::text AS idx",
+      [`"${schema}".requests_title_trgm`],
+    );
+    expect(idx?.idx).toBeTruthy();
+  });
+});
