@@ -1,24 +1,34 @@
 // `airlock audit verify`: checks the audit log of a store, while other processes keep appending.
 //
 // The chain head is read first and only events up to it are checked (a snapshot): events appended
-// meanwhile are neither required nor reported. Then each stored request's status is compared with
-// what its audit events say it should be, so a request edited in the database (a rejection turned
-// into an approval) is caught. With the audit key, keyed events are checked as HMACs; with a
-// checkpoint file, the chain must still contain every signed checkpoint (so a truncated, wiped or
-// rewritten log is caught even by someone who recomputed the chain).
+// meanwhile are neither required nor reported. Events are read in pages by seq (keyset) and checked
+// one at a time, so the chain check holds one event's hash whatever the length of the log.
+//
+// Where the check starts:
+// - at the prune anchor when the log was pruned (marks.ts): the anchor's signature is checked, and
+//   the first remaining event must link to it, so rows deleted past it, or an edited anchor, fail;
+// - with `resume`, at the verified mark a previous run recorded, when it is after the anchor: the
+//   event at the mark must still carry the hash it had, and only the events after it are checked
+//   (and only the requests they touch). Tampering before the mark is left to a full run.
+// Then each request's status is compared with what its audit events say it should be, so a request
+// edited in the database (a rejection turned into an approval) is caught. With the audit key, keyed
+// events are checked as HMACs; with a checkpoint file, the chain must still contain every signed
+// checkpoint after the start (so a truncated, wiped or rewritten log is caught even by someone who
+// recomputed the chain).
 import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { AuditEvent } from "../core/schemas.js";
 import { TERMINAL_EVENT_TYPES } from "../core/state.js";
-import type { Store } from "../core/store.js";
+import type { AuditMark, Store } from "../core/store.js";
 import {
   type AuditKey,
   auditKeyBytes,
   auditKeyId,
-  createVerifier,
   type VerifyFailure,
-  type VerifyResult,
+  type VerifyOk,
 } from "./chain.js";
+import { createChainCheck } from "./chain-check.js";
 import { type Checkpoint, readCheckpoints } from "./checkpoint.js";
+import { markProblem, signMark } from "./marks.js";
 
 export interface VerifyOptions {
   /** The audit key; required when the chain is keyed or a checkpoint file is given. */
@@ -29,9 +39,26 @@ export interface VerifyOptions {
   checkStatuses?: boolean;
   /** Events read per page. @default 5000 */
   pageSize?: number;
+  /** Start at the verified mark of a previous run (when there is one after the prune anchor) and
+   * check only what came after it. @default false: everything from the anchor (or the genesis) */
+  resume?: boolean;
+  /** After a successful run, record the last event checked as the verified mark (signed like the
+   * anchor), where the next `resume` starts. @default false */
+  recordMark?: boolean;
+  /** The clock for the recorded mark. @default Date.now */
+  now?: () => number;
 }
 
-export type { VerifyResult } from "./chain.js";
+export type VerifyResult =
+  | (VerifyOk & {
+      /** The event the check started after (0: the genesis). */
+      from?: number;
+      /** Where `from` came from. */
+      startedAt?: "genesis" | "anchor" | "mark";
+      /** The prune anchor: events up to it were pruned. */
+      anchorSeq?: number;
+    })
+  | VerifyFailure;
 
 /** What the audit says a request's status is after `e` (undefined: `e` does not change it). */
 function statusAfter(e: AuditEvent): string | undefined {
@@ -44,10 +71,26 @@ function statusAfter(e: AuditEvent): string | undefined {
   return e.type === "decided" ? "approved" : e.type;
 }
 
+const fail = (badSeq: number, reason: string, count = 0): VerifyFailure => ({
+  ok: false,
+  count,
+  badSeq,
+  reason,
+});
+
 export async function verifyAuditLog(
   store: Store,
   options: VerifyOptions = {},
 ): Promise<VerifyResult> {
+  const anchorBefore = (await store.auditMarks?.())?.anchor?.seq;
+  const result = await verifyOnce(store, options);
+  if (result.ok) return result;
+  // A prune that committed while we read deletes events we were about to read: check again.
+  const anchorAfter = (await store.auditMarks?.())?.anchor?.seq;
+  return anchorAfter !== anchorBefore ? verifyOnce(store, options) : result;
+}
+
+async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyResult> {
   const key = options.key === undefined ? undefined : auditKeyBytes(options.key);
   const pageSize = Math.max(1, Math.min(options.pageSize ?? 5000, 10_000));
 
@@ -63,25 +106,17 @@ export async function verifyAuditLog(
     }
     const read = await readCheckpoints(options.checkpointFile, key);
     if (read.bad) {
-      return {
-        ok: false,
-        count: 0,
-        badSeq: 0,
-        reason: `line ${read.bad.line} of the checkpoint file ${read.bad.reason}`,
-      };
+      return fail(0, `line ${read.bad.line} of the checkpoint file ${read.bad.reason}`);
     }
     checkpoints = read.checkpoints;
   }
 
   const state = await store.auditChainState();
   if (state.headRowMissing) {
-    return {
-      ok: false,
-      count: 0,
-      badSeq: 1,
-      reason:
-        "the audit chain head row is missing (table audit_head): events may have been deleted; restore the database from a backup",
-    };
+    return fail(
+      1,
+      "the audit chain head row is missing (table audit_head): events may have been deleted; restore the database from a backup",
+    );
   }
   if (state.keyedFrom !== undefined) {
     if (!key) {
@@ -98,69 +133,173 @@ export async function verifyAuditLog(
     }
   }
   const headSeq = state.head?.seq ?? 0;
+  const keying = { key, ...(state.keyedFrom !== undefined ? { keyedFrom: state.keyedFrom } : {}) };
 
-  const bySeq = new Map<number, Checkpoint>();
+  const start = await startingPoint(store, options, keying, headSeq);
+  if ("ok" in start) return start;
+
   let lastCheckpoint: Checkpoint | undefined;
   for (const c of checkpoints) {
-    bySeq.set(c.seq, c);
     if (!lastCheckpoint || c.seq > lastCheckpoint.seq) lastCheckpoint = c;
   }
   if (lastCheckpoint && lastCheckpoint.seq > headSeq) {
-    return {
-      ok: false,
-      count: 0,
-      badSeq: headSeq + 1,
-      reason: `the checkpoint written at ${new Date(lastCheckpoint.at).toISOString()} records event #${lastCheckpoint.seq}, but the database's chain ends at #${headSeq}: events were deleted (the log was truncated or wiped) or the database was replaced`,
-    };
+    return fail(
+      headSeq + 1,
+      `the checkpoint written at ${new Date(lastCheckpoint.at).toISOString()} records event #${lastCheckpoint.seq}, but the database's chain ends at #${headSeq}: events were deleted (the log was truncated or wiped) or the database was replaced`,
+    );
+  }
+  // Only the checkpoints this run can meet (the file may hold many): after the start, or at it.
+  const bySeq = new Map<number, Checkpoint>();
+  for (const c of checkpoints) if (c.seq >= start.point.seq) bySeq.set(c.seq, c);
+  checkpoints = [];
+  const atStart = bySeq.get(start.point.seq);
+  if (atStart && start.point.seq > 0 && atStart.hash !== start.point.hash) {
+    return fail(
+      start.point.seq,
+      `the ${start.from === "anchor" ? "prune anchor" : "verified mark"} at event #${start.point.seq} differs from the checkpoint written at ${new Date(atStart.at).toISOString()}`,
+    );
   }
 
-  const verifier = createVerifier({ key, keyedFrom: state.keyedFrom });
+  const check = createChainCheck({
+    ...keying,
+    ...(start.point.seq > 0 ? { start: start.point } : {}),
+  });
   const expected = new Map<string, { status: string; seq: number }>();
-  let after = 0;
-  let last: AuditEvent | undefined;
+  let after = start.point.seq;
   while (after < headSeq) {
     const page = await store.listAudit({ after, limit: pageSize });
     for (const e of page) {
       if (e.seq > headSeq) break;
-      const bad = verifier.push(e);
+      const bad = check.push(e);
       if (bad) return bad;
       const c = bySeq.get(e.seq);
       if (c && c.hash !== e.hash) {
-        return {
-          ok: false,
-          count: e.seq,
-          badSeq: e.seq,
-          reason: `event #${e.seq} differs from the checkpoint written at ${new Date(c.at).toISOString()}: the log was rewritten from there or earlier`,
-        };
+        return fail(
+          e.seq,
+          `event #${e.seq} differs from the checkpoint written at ${new Date(c.at).toISOString()}: the log was rewritten from there or earlier`,
+          check.count,
+        );
       }
       if (e.requestId !== undefined) {
         const status = statusAfter(e);
         if (status !== undefined) expected.set(e.requestId, { status, seq: e.seq });
       }
       after = e.seq;
-      last = e;
     }
-    if (page.length < pageSize || (last && last.seq >= headSeq)) break;
+    if (page.length < pageSize || after >= headSeq) break;
   }
-  const result = verifier.done();
-  if (after !== headSeq || (state.head && state.head.hash !== result.lastHash)) {
-    return {
-      ok: false,
-      count: result.count,
-      badSeq: after + 1,
-      reason: `the chain head records event #${headSeq}, but the log ends at #${after}: events were deleted or the head was altered`,
-    };
+  const count = check.count;
+  if (after !== headSeq || (state.head && state.head.hash !== check.last.hash)) {
+    return fail(
+      after + 1,
+      `the chain head records event #${headSeq}, but the log ends at #${after}: events were deleted or the head was altered`,
+      count,
+    );
   }
 
   let requests = 0;
   if (options.checkStatuses !== false) {
-    const bad = await checkStatuses(store, expected, headSeq);
+    const bad =
+      start.from === "mark"
+        ? await checkTouched(store, expected, headSeq)
+        : await checkStatuses(store, expected, headSeq);
     if (typeof bad === "number") requests = bad;
-    else return { ...bad, count: result.count };
+    else return { ...bad, count };
   }
-  const ok: VerifyResult = { ...result, requests, checkpoints: checkpoints.length };
+  if (options.recordMark && store.saveVerifiedMark && check.last.seq > 0) {
+    const now = options.now ?? Date.now;
+    await store.saveVerifiedMark(signMark("verified", check.last, now(), keying));
+  }
+  const ok: VerifyResult = {
+    ok: true,
+    count,
+    lastHash: check.last.hash,
+    requests,
+    checkpoints: bySeq.size,
+    from: start.point.seq,
+    startedAt: start.from,
+  };
+  if (start.anchorSeq !== undefined) ok.anchorSeq = start.anchorSeq;
   if (state.keyedFrom !== undefined) ok.keyedFrom = state.keyedFrom;
   return ok;
+}
+
+interface Start {
+  point: { seq: number; hash: string };
+  from: "genesis" | "anchor" | "mark";
+  anchorSeq?: number;
+}
+
+/** Where the check starts: the verified mark (with `resume`), the prune anchor, or the genesis;
+ * each mark's signature checked, and the mark's event still there with its hash. */
+async function startingPoint(
+  store: Store,
+  options: VerifyOptions,
+  keying: { key?: Buffer; keyedFrom?: number },
+  headSeq: number,
+): Promise<Start | VerifyFailure> {
+  const marks = (await store.auditMarks?.()) ?? {};
+  const { anchor, verified } = marks;
+  let start: Start = { point: { seq: 0, hash: "" }, from: "genesis" };
+  if (anchor) {
+    const problem = markProblem("anchor", anchor, keying);
+    if (problem) return fail(anchor.seq, problem);
+    if (anchor.seq > headSeq) {
+      return fail(
+        headSeq + 1,
+        `the prune anchor records event #${anchor.seq}, but the chain head is #${headSeq}: the head was altered`,
+      );
+    }
+    start = { point: pointOf(anchor), from: "anchor", anchorSeq: anchor.seq };
+  }
+  if (!options.resume || !verified || verified.seq <= start.point.seq) return start;
+  const problem = markProblem("verified", verified, keying);
+  if (problem) return fail(verified.seq, problem);
+  if (verified.seq > headSeq) {
+    return fail(
+      headSeq + 1,
+      `the verified mark records event #${verified.seq}, but the chain ends at #${headSeq}: events were deleted`,
+    );
+  }
+  const [e] = await store.listAudit({ after: verified.seq - 1, limit: 1 });
+  if (!e || e.seq !== verified.seq || e.hash !== verified.hash) {
+    return fail(
+      verified.seq,
+      `event #${verified.seq} is no longer the event verified at ${new Date(verified.at).toISOString()} (deleted or altered since): run with --full`,
+    );
+  }
+  return { ...start, point: pointOf(verified), from: "mark" };
+}
+
+const pointOf = (m: AuditMark) => ({ seq: m.seq, hash: m.hash });
+
+/** After a resumed run: compares the requests the new events touched with what those events say;
+ * returns how many were checked, or the first mismatch. */
+async function checkTouched(
+  store: Store,
+  expected: Map<string, { status: string; seq: number }>,
+  headSeq: number,
+): Promise<number | Omit<VerifyFailure, "count">> {
+  let checked = 0;
+  for (const [id, want] of expected) {
+    const r = await store.getRequest(id);
+    checked++;
+    if (r?.status === want.status) continue;
+    if (await changedSince(store, id, headSeq)) continue;
+    return {
+      ok: false,
+      badSeq: want.seq,
+      reason: r
+        ? `request ${id} is stored as ${r.status}, but its audit log says ${want.status} (event #${want.seq}): the stored request was altered`
+        : `request ${id} has audit events (last status ${want.status}, event #${want.seq}) but is missing from the stored requests: it was deleted`,
+    };
+  }
+  return checked;
+}
+
+/** Whether a request has events after the snapshot (its status may have moved on since). */
+async function changedSince(store: Store, id: string, headSeq: number): Promise<boolean> {
+  return (await store.listAudit({ requestId: id, limit: 10_000 })).some((e) => e.seq > headSeq);
 }
 
 /** Compares every stored request with the status its audit events give it; returns how many were
@@ -170,8 +309,6 @@ async function checkStatuses(
   expected: Map<string, { status: string; seq: number }>,
   headSeq: number,
 ): Promise<number | Omit<VerifyFailure, "count">> {
-  const changedSince = async (id: string) =>
-    (await store.listAudit({ requestId: id, limit: 10_000 })).some((e) => e.seq > headSeq);
   let checked = 0;
   let cursor: string | undefined;
   const seen = new Set<string>();
@@ -189,7 +326,7 @@ async function checkStatuses(
       }
       const want = expected.get(row.id);
       if (want?.status === row.status) continue;
-      if (await changedSince(row.id)) continue; // created or decided after the snapshot
+      if (await changedSince(store, row.id, headSeq)) continue; // created or decided after the snapshot
       if (!want) {
         return {
           ok: false,

@@ -19,6 +19,7 @@ import type {
   Risk,
   Status,
 } from "./schemas.js";
+import type { TrustRule, TrustRuleInsert, TrustRuleRevoke } from "./trust-rule.js";
 
 /** How a listing is sorted. `newest` (the default) and `oldest` go by id (ids grow with time);
  * `deadline` puts the earliest live deadline first (only pending requests have one), then requests
@@ -129,6 +130,43 @@ export interface OutcomeRow {
   decidedAt: number;
 }
 
+/** A signed summary of a point of the audit chain: the seq and hash of one event, when it was
+ * written, and a MAC over them (HMAC-SHA-256 under the audit key when the chain is keyed there, a
+ * plain SHA-256 otherwise; see src/audit/marks.ts). Two kinds are kept in the database: the prune
+ * anchor (the last event deleted by `prune`; the remaining log starts right after it) and the
+ * verified mark (the last event `airlock audit verify` checked, where the next run resumes). */
+export interface AuditMark {
+  seq: number;
+  hash: string;
+  /** When it was written, epoch ms. */
+  at: number;
+  mac: string;
+}
+
+/** Both marks, read at once; each undefined until first written. */
+export interface AuditMarks {
+  anchor?: AuditMark;
+  verified?: AuditMark;
+}
+
+export interface PruneOptions {
+  /** Terminal requests last changed before this instant (epoch ms) are removed, with their outbox
+   * rows and their audit events, as far as the cut allows (see `prune`). */
+  before: number;
+  /** Events deleted per transaction, so writers wait at most one batch. @default 20000 */
+  batchEvents?: number;
+  /** The clock for the anchor's `at`. @default Date.now */
+  now?: () => number;
+}
+
+export interface PruneResult {
+  requests: number;
+  events: number;
+  outbox: number;
+  /** The anchor after this run: undefined when nothing was ever pruned. */
+  anchor?: AuditMark;
+}
+
 export interface Store {
   readonly kind: string;
   /** Creates or upgrades the schema. Idempotent; safe when several processes start at once. */
@@ -192,12 +230,39 @@ export interface Store {
   /** The audit key and checkpoint file this store was opened with, so verifying through the same
    * store needs no second copy of the key. Optional: a store without keyed chains leaves it out. */
   auditVerification?(): { key?: Uint8Array; checkpointFile?: string };
+  /** Removes old terminal requests with their outbox rows and a prefix of the audit log. The cut
+   * is the largest seq C such that every event at or before C belongs to no request, or to a
+   * request that is terminal, was last changed before `options.before`, and has no event after C
+   * (so pending requests, recent ones and any request still receiving events keep all their
+   * events, and so does everything logged after their first event). Events up to C are deleted
+   * with the requests they belong to, and the anchor (C and its hash, signed) is written in the
+   * same transaction; work goes in batches of `batchEvents`, each one such transaction. Optional:
+   * a store without it cannot be pruned. */
+  prune?(options: PruneOptions): Promise<PruneResult>;
+  /** The prune anchor and the verified mark (src/audit/verify.ts). Optional: none when absent. */
+  auditMarks?(): Promise<AuditMarks>;
+  /** Records where `airlock audit verify` got to, so the next run resumes there. */
+  saveVerifiedMark?(mark: AuditMark): Promise<void>;
   /** The earliest deadline of a pending request, epoch ms. */
   nextDeadline(): Promise<number | undefined>;
   /** Pending requests whose deadline is at or before `now`, earliest first. */
   dueRequests(now: number, limit: number): Promise<ApprovalRequest[]>;
   outcomes(since: number): Promise<OutcomeRow[]>;
   countPending(): Promise<number>;
+  /** Stores a learned trust rule (src/core/trust-rule.ts) and appends `events` in the same
+   * transaction; when an active rule for the same action and shape hash exists, writes nothing and
+   * returns that rule with `created: false`. Optional: a store without it holds no learned rules. */
+  insertTrustRule?(rule: TrustRule, events: AuditDraft[]): Promise<TrustRuleInsert>;
+  /** The trust rules, oldest first; revoked ones only with `includeRevoked`. */
+  listTrustRules?(options?: { includeRevoked?: boolean }): Promise<TrustRule[]>;
+  /** Revokes an active rule (`revokedBy`, `revokedAt`) and appends `events` in the same transaction;
+   * an unknown or already revoked rule is left as it is, with nothing written. */
+  revokeTrustRule?(
+    id: string,
+    by: string,
+    at: number,
+    events: AuditDraft[],
+  ): Promise<TrustRuleRevoke>;
   /** Calls `listener` soon after another process (or connection) commits a change. Returns an
    * unsubscribe function. Changes made through this same store object need no signal: the engine
    * knows about them. */

@@ -5,6 +5,7 @@ import { AirlockError } from "../core/errors.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { ListFilter, OutcomeRow, Page, Store } from "../core/store.js";
 import { memoryOutbox } from "./memory-outbox.js";
+import { memoryPruning } from "./memory-prune.js";
 import {
   checkClaim,
   checkOutboxDrafts,
@@ -32,6 +33,15 @@ export function memoryStore(): Store {
   const byKey = new Map<string, string>();
   const audit: AuditEvent[] = [];
   const outbox = memoryOutbox();
+  const pruning = memoryPruning({
+    audit,
+    byId,
+    removeRequest(id) {
+      const r = byId.get(id);
+      if (r?.key !== undefined) byKey.delete(keyOf(r.requester, r.key));
+      byId.delete(id);
+    },
+  });
   let closed = false;
 
   const copy = <T>(v: T): T => structuredClone(v);
@@ -41,7 +51,7 @@ export function memoryStore(): Store {
   function append(drafts: AuditDraft[]): AuditEvent[] {
     const out: AuditEvent[] = [];
     for (const d of drafts) {
-      const e = chainEvent(copy(d), audit[audit.length - 1]);
+      const e = chainEvent(copy(d), audit[audit.length - 1] ?? pruning.anchor);
       audit.push(e);
       out.push(copy(e));
     }
@@ -215,12 +225,24 @@ export function memoryStore(): Store {
     },
     async auditHead() {
       guard();
-      const last = audit[audit.length - 1];
+      const last = audit[audit.length - 1] ?? pruning.anchor;
       return last ? { seq: last.seq, hash: last.hash } : undefined;
+    },
+    async prune(options) {
+      guard();
+      return pruning.prune(options);
+    },
+    async auditMarks() {
+      guard();
+      return pruning.marks();
+    },
+    async saveVerifiedMark(mark) {
+      guard();
+      pruning.saveVerified(mark);
     },
     async auditChainState() {
       guard();
-      const last = audit[audit.length - 1];
+      const last = audit[audit.length - 1] ?? pruning.anchor;
       return { head: last ? { seq: last.seq, hash: last.hash } : undefined, headRowMissing: false };
     },
     async nextDeadline() {

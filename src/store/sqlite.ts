@@ -55,6 +55,7 @@ import {
 import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
+import { sqlitePruning } from "./sqlite-prune.js";
 import { checkColumns, checkDrafts, idTaken } from "./storable.js";
 
 /** With the audit options (`auditKey`, `checkpointFile`, `checkpointIntervalMs`). */
@@ -300,6 +301,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
   );
 
   const appendTx = db.transaction((drafts: AuditDraft[]) => appendChain(drafts));
+  const pruning = sqlitePruning(db, own);
   const enqueueTx = db.transaction((messages: OutboxDraft[], now: number) =>
     writeOutbox(messages, now),
   );
@@ -497,6 +499,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
         ...(options.checkpointFile !== undefined ? { checkpointFile: options.checkpointFile } : {}),
       };
     },
+    prune: (o) => pruning.prune(o, attempt),
+    auditMarks: () => attempt("auditMarks", () => pruning.marks()),
+    saveVerifiedMark: (m) => attempt("saveVerifiedMark", () => pruning.saveVerified(m)),
     async auditChainState() {
       return attempt("auditChainState", () => {
         const h = stmt.head.get();

@@ -18,6 +18,7 @@ import type { OutboxClaim, OutboxDraft, OutboxFilter } from "../core/outbox.js";
 import type { ApprovalRequest, AuditDraft } from "../core/schemas.js";
 import type { ListFilter, ListOrder, Store } from "../core/store.js";
 import { summaryOf } from "../store/paging.js";
+import { pruneContract } from "./prune-contract.js";
 
 /** What `runStoreContract` needs to know about a store. */
 export interface StoreContractOptions {
@@ -1128,6 +1129,7 @@ export function runStoreContract(init: StoreContractOptions): void {
     });
 
     outboxContract(test, () => store);
+    pruneContract(test, () => store);
 
     test("a closed store refuses work", async () => {
       const s = await init.create();
