@@ -8,6 +8,7 @@ import { registerDecide } from "./commands/decide.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerMcp } from "./commands/mcp.js";
 import { registerMcpProxy } from "./commands/mcp-proxy.js";
+import { registerPrune } from "./commands/prune.js";
 import { registerRequest } from "./commands/request.js";
 import { registerReview } from "./commands/review.js";
 import { CliError, type GlobalOptions } from "./context.js";
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerInspect(program, globals);
   registerDecide(program, globals);
   registerAudit(program, globals);
+  registerPrune(program, globals);
   registerReview(program, globals);
   registerServe(program, globals);
   registerToken(program, globals);

@@ -8,15 +8,19 @@ export function registerAudit(program: Command, globals: () => GlobalOptions): v
   const audit = program.command("audit").description("the tamper-evident audit log");
   audit
     .command("verify")
-    .description("check the hash chain; exit 0 when intact, 1 with the first bad event otherwise")
+    .description(
+      "check the hash chain; exit 0 when intact, 1 with the first bad event otherwise. Resumes after the last verified event (recorded, signed, by each successful run); --full checks everything",
+    )
+    .option("--full", "check the whole log again (from the prune anchor, or the first event)")
     .option("--json", "print the result as JSON")
-    .action(async (opts: { json?: boolean }) => {
+    .action(async (opts: { full?: boolean; json?: boolean }) => {
       localOnly("audit verify");
       await withEngine(globals(), async (engine) => {
-        const result = await engine.verifyAudit();
+        const result = await engine.verifyAudit({ resume: !opts.full, recordMark: true });
         if (opts.json) printJson(result);
         if (result.ok) {
-          if (!opts.json) process.stdout.write(`audit chain intact: ${result.count} events\n`);
+          if (!opts.json)
+            process.stdout.write(`audit chain intact: ${result.count} events${fromText(result)}\n`);
           return;
         }
         process.stderr.write(`audit chain broken at event #${result.badSeq}: ${result.reason}\n`);
@@ -55,4 +59,12 @@ export function registerAudit(program: Command, globals: () => GlobalOptions): v
         printJson(await engine.metrics({ sinceMs: (opts.sinceHours ?? 168) * 3600 * 1000 }));
       });
     });
+}
+
+/** Where a successful check started, when not at the first event. */
+function fromText(r: { from?: number; startedAt?: string }): string {
+  if (r.startedAt === "mark")
+    return ` checked after event #${r.from} (verified before; --full to check all)`;
+  if (r.startedAt === "anchor") return ` checked after event #${r.from} (the prune anchor)`;
+  return "";
 }
