@@ -19,6 +19,7 @@ import type {
   Risk,
   Status,
 } from "./schemas.js";
+import type { TrustRule, TrustRuleInsert, TrustRuleRevoke } from "./trust-rule.js";
 
 /** How a listing is sorted. `newest` (the default) and `oldest` go by id (ids grow with time);
  * `deadline` puts the earliest live deadline first (only pending requests have one), then requests
@@ -248,6 +249,20 @@ export interface Store {
   dueRequests(now: number, limit: number): Promise<ApprovalRequest[]>;
   outcomes(since: number): Promise<OutcomeRow[]>;
   countPending(): Promise<number>;
+  /** Stores a learned trust rule (src/core/trust-rule.ts) and appends `events` in the same
+   * transaction; when an active rule for the same action and shape hash exists, writes nothing and
+   * returns that rule with `created: false`. Optional: a store without it holds no learned rules. */
+  insertTrustRule?(rule: TrustRule, events: AuditDraft[]): Promise<TrustRuleInsert>;
+  /** The trust rules, oldest first; revoked ones only with `includeRevoked`. */
+  listTrustRules?(options?: { includeRevoked?: boolean }): Promise<TrustRule[]>;
+  /** Revokes an active rule (`revokedBy`, `revokedAt`) and appends `events` in the same transaction;
+   * an unknown or already revoked rule is left as it is, with nothing written. */
+  revokeTrustRule?(
+    id: string,
+    by: string,
+    at: number,
+    events: AuditDraft[],
+  ): Promise<TrustRuleRevoke>;
   /** Calls `listener` soon after another process (or connection) commits a change. Returns an
    * unsubscribe function. Changes made through this same store object need no signal: the engine
    * knows about them. */

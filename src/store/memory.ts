@@ -6,6 +6,7 @@ import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js
 import type { ListFilter, OutcomeRow, Page, Store } from "../core/store.js";
 import { memoryOutbox } from "./memory-outbox.js";
 import { memoryPruning } from "./memory-prune.js";
+import { memoryTrustRules } from "./memory-trust.js";
 import {
   checkClaim,
   checkOutboxDrafts,
@@ -288,6 +289,7 @@ export function memoryStore(): Store {
       for (const r of byId.values()) if (r.status === "pending") n++;
       return n;
     },
+    ...memoryTrustRules({ guard, append }),
     onExternalChange() {
       return () => {};
     },

@@ -2,6 +2,7 @@
 // transaction that holds an advisory lock (see `migrate` in postgres.ts). Each migration is a function
 // of the quoted schema name, so one database can hold several isolated Airlock schemas.
 import { GENESIS_HASH } from "../audit/chain.js";
+import { postgresTrustRulesSql } from "./postgres-trust.js";
 
 export interface PostgresMigration {
   version: number;
@@ -191,6 +192,8 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       $body$;
     `,
   },
+  // Learned trust rules (src/store/postgres-trust.ts).
+  { version: 6, sql: postgresTrustRulesSql },
 ];
 
 /** A SQL string literal. */

@@ -42,6 +42,7 @@ import {
   updateValues,
   type WrittenRow,
 } from "./postgres-sql.js";
+import { postgresTrustRules } from "./postgres-trust.js";
 import { createWriter, headMissing, headOf, type WriteOutcome } from "./postgres-writes.js";
 import {
   type AuditRow,
@@ -481,6 +482,19 @@ export function postgresStore(
         return appended.events;
       });
     },
+
+    ...postgresTrustRules({
+      schema: sql.schema,
+      run,
+      async appendAndCommit(c, step, events) {
+        const [locked] = await send(c, [sql.lockHead]);
+        const appended = chain(locked?.rows[0] as WrittenRow | undefined, events);
+        step.committing = true;
+        await send(c, finishing(appended));
+        noted(appended.events);
+        return appended.events;
+      },
+    }),
 
     async listAudit(filter) {
       const q = sql.listAudit(filter);

@@ -1,6 +1,7 @@
 // Versioned schema changes for the SQLite store, applied in order, each once (see migrateSync).
 import { GENESIS_HASH } from "../audit/chain.js";
 import type { Migration } from "./sqlite-migrate.js";
+import { SQLITE_TRUST_RULES_SQL } from "./sqlite-trust.js";
 
 export const SQLITE_MIGRATIONS: readonly Migration[] = [
   {
@@ -126,4 +127,6 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX outbox_target_status ON outbox (target, status, n);
     `,
   },
+  // Learned trust rules (src/store/sqlite-trust.ts).
+  { version: 4, sql: SQLITE_TRUST_RULES_SQL },
 ];

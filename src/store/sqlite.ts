@@ -55,6 +55,7 @@ import {
 import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
+import { sqliteTrustRules } from "./sqlite-trust.js";
 import { sqlitePruning } from "./sqlite-prune.js";
 import { checkColumns, checkDrafts, idTaken } from "./storable.js";
 
@@ -525,6 +526,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     async countPending() {
       return attempt("countPending", () => stmt.countPending.get()?.n ?? 0);
     },
+    ...sqliteTrustRules({ db, appendChain, attempt, noted }),
     onExternalChange(listener) {
       listeners.add(listener);
       if (!pollTimer && !closed) {

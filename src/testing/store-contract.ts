@@ -19,6 +19,7 @@ import type { ApprovalRequest, AuditDraft } from "../core/schemas.js";
 import type { ListFilter, ListOrder, Store } from "../core/store.js";
 import { summaryOf } from "../store/paging.js";
 import { pruneContract } from "./prune-contract.js";
+import { trustRuleContract } from "./trust-contract.js";
 
 /** What `runStoreContract` needs to know about a store. */
 export interface StoreContractOptions {
@@ -1129,6 +1130,7 @@ export function runStoreContract(init: StoreContractOptions): void {
     });
 
     outboxContract(test, () => store);
+    trustRuleContract(test, () => store);
     pruneContract(test, () => store);
 
     test("a closed store refuses work", async () => {
