@@ -1,0 +1,142 @@
+// Which calls people keep approving: for each action and args shape (args-shape.ts), the run of
+// approvals by people, counted from the newest decided request backwards, that no person's rejection
+// interrupts. A run of at least `threshold` becomes a suggested trust rule.
+//
+// What counts, and why:
+// - an approval of the whole call as proposed (`approve_all`) by a person extends the run;
+// - a person saying anything else breaks it: a rejection or revise, and also an approval that edited
+//   the args or selected only some items, because the rule would approve the unedited, whole call,
+//   which that person did not;
+// - decisions nobody made (auto, timeout, escalation, no items, error, cancel: AUTOMATIC_METHODS) say
+//   nothing about what people think: they neither extend nor break a run. So the auto-approvals of an
+//   accepted rule never feed a new suggestion.
+// The scan is bounded: the newest `scanLimit` decided requests, all actions together.
+
+import type { ApprovalRequest, Status } from "../core/schemas.js";
+import { AUTOMATIC_METHODS } from "../core/state.js";
+import type { ListFilter, Page } from "../core/store.js";
+import type { TrustRule } from "../core/trust-rule.js";
+import { argsShape, argsShapeHash } from "./args-shape.js";
+
+export interface TrustSuggestion {
+  action: string;
+  /** The canonical args shape, and its SHA-256 (what an accepted rule matches). */
+  shape: string;
+  shapeHash: string;
+  /** Approvals by people in a row, newest first, with no person's rejection among them. */
+  streak: number;
+  /** Newest first, at most `maxExamples`: the requests the rule would have approved. */
+  examples: TrustExample[];
+}
+
+export interface TrustExample {
+  id: string;
+  title: string;
+  reviewer: string;
+  decidedAt: number;
+}
+
+export interface SuggestOptions {
+  /** Approvals in a row needed for a suggestion; 0 turns suggestions off. @default 20 */
+  threshold?: number;
+  /** How many decided requests to read, newest first. @default 1000 */
+  scanLimit?: number;
+  /** Examples kept per suggestion. @default 10 */
+  maxExamples?: number;
+  /** Active rules: what they already cover is not suggested again. */
+  rules?: readonly TrustRule[];
+}
+
+export const DEFAULT_TRUST_THRESHOLD = 20;
+const PAGE = 100;
+/** Statuses a person can have decided (timed out and cancelled requests are nobody's verdict). */
+const DECIDED: Status[] = ["approved", "rejected", "revise"];
+
+/** Something that lists requests as the engine (`airlock.list`) does. */
+export interface RequestLister {
+  list(filter: ListFilter): Promise<Page<ApprovalRequest>>;
+}
+
+interface Run {
+  action: string;
+  shape: string;
+  shapeHash: string;
+  streak: number;
+  broken: boolean;
+  examples: TrustExample[];
+}
+
+/** The calls approved by people at least `threshold` times in a row, longest run first. */
+export async function suggestTrustRules(
+  airlock: RequestLister,
+  options: SuggestOptions = {},
+): Promise<TrustSuggestion[]> {
+  const threshold = options.threshold ?? DEFAULT_TRUST_THRESHOLD;
+  if (!Number.isSafeInteger(threshold) || threshold < 0) {
+    throw new TypeError(`threshold must be a non-negative integer, got ${threshold}`);
+  }
+  if (threshold === 0) return [];
+  const scanLimit = options.scanLimit ?? 1000;
+  const maxExamples = options.maxExamples ?? 10;
+  const covered = new Set((options.rules ?? []).map((r) => keyOf(r.action, r.shapeHash)));
+  const runs = new Map<string, Run>();
+  let scanned = 0;
+  let cursor: string | undefined;
+  do {
+    const limit = Math.min(PAGE, scanLimit - scanned);
+    const page = await airlock.list({
+      status: DECIDED,
+      order: "newest",
+      limit,
+      ...(cursor ? { cursor } : {}),
+    });
+    for (const request of page.items) {
+      const shape = argsShape(request.args);
+      const shapeHash = argsShapeHash(request.args);
+      const key = keyOf(request.action, shapeHash);
+      let run = runs.get(key);
+      if (!run) {
+        run = { action: request.action, shape, shapeHash, streak: 0, broken: false, examples: [] };
+        runs.set(key, run);
+      }
+      count(run, request, maxExamples);
+    }
+    scanned += page.items.length;
+    cursor = page.nextCursor;
+  } while (cursor && scanned < scanLimit);
+
+  return [...runs.entries()]
+    .filter(([key, run]) => run.streak >= threshold && !covered.has(key))
+    .map(([, run]) => ({
+      action: run.action,
+      shape: run.shape,
+      shapeHash: run.shapeHash,
+      streak: run.streak,
+      examples: run.examples,
+    }))
+    .sort((a, b) => b.streak - a.streak || a.action.localeCompare(b.action));
+}
+
+/** One request, newer ones already counted: extends the run, breaks it, or says nothing. */
+function count(run: Run, request: ApprovalRequest, maxExamples: number): void {
+  const d = request.decision;
+  if (run.broken || !d || AUTOMATIC_METHODS.has(d.method)) return;
+  if (d.outcome === "approved" && d.method === "approve_all") {
+    run.streak++;
+    if (run.examples.length < maxExamples) {
+      run.examples.push({
+        id: request.id,
+        title: request.title,
+        reviewer: d.reviewer,
+        decidedAt: d.decidedAt,
+      });
+    }
+    return;
+  }
+  run.broken = true;
+}
+
+/** One action with one shape. */
+export function keyOf(action: string, shapeHash: string): string {
+  return `${action}\u0000${shapeHash}`;
+}
