@@ -1,6 +1,6 @@
 // Gate round trips on the PostgreSQL store (loopback only, a fresh schema dropped afterwards):
 // - postgres.roundtrips_per_s: create → waiter registered → decide → waiter resumed, one process,
-//   one gate at a time, plus the same with 8 gates in flight;
+//   one gate at a time, plus the same with 8 and with 64 gates in flight;
 // - postgres.resume_p99_ms: decide in this process, the waiter in a child process (this same file,
 //   started with AIRLOCK_BENCH_PG_ROLE=waiter), timed from before decide() to the child's message
 //   that its waitFor() resumed — so it includes the decide itself, NOTIFY, and the IPC hop.
@@ -12,10 +12,12 @@ import pg from "pg";
 import { type Airlock, createAirlock } from "../src/engine/engine.js";
 import { postgresStore } from "../src/store/postgres.js";
 import { bounded, type Figure, percentile } from "./figures.js";
-import { measureRoundTrips } from "./round-trip.js";
+import { gateRoundTrip, measureRoundTrips } from "./round-trip.js";
 
 const ROUNDS = 5_000;
 const MAX_MS = 5_000;
+const IN_FLIGHT = 64;
+const CONCURRENT_ROUNDS = 20_000;
 const RESUME_SAMPLES = 300;
 const RESUME_MAX_MS = 10_000;
 const CANDIDATES = [
@@ -39,6 +41,7 @@ export async function benchPostgres(): Promise<Figure[]> {
   let child: ChildProcess | undefined;
   try {
     const m = await measureRoundTrips(engine, ROUNDS, MAX_MS);
+    const concurrent64 = await inFlight(engine, IN_FLIGHT, CONCURRENT_ROUNDS, MAX_MS);
 
     child = startWaiter(url, schema);
     const latencies = await crossProcessResume(engine, child);
@@ -46,6 +49,7 @@ export async function benchPostgres(): Promise<Figure[]> {
     return [
       { name: "postgres.roundtrips_per_s", value: m.sequentialPerS, unit: "1/s" },
       { name: "postgres.concurrent8_roundtrips_per_s", value: m.concurrent8PerS, unit: "1/s" },
+      { name: "postgres.concurrent64_roundtrips_per_s", value: concurrent64, unit: "1/s" },
       { name: "postgres.resume_p50_ms", value: percentile(latencies, 0.5), unit: "ms" },
       { name: "postgres.resume_p99_ms", value: percentile(latencies, 0.99), unit: "ms" },
     ];
@@ -54,6 +58,20 @@ export async function benchPostgres(): Promise<Figure[]> {
     await engine.close();
     await dropSchema(url, schema);
   }
+}
+
+/** Round trips per second with `agents` gates in flight, `rounds` in all (bounded by `maxMs`). */
+async function inFlight(engine: Airlock, agents: number, rounds: number, maxMs: number) {
+  const start = performance.now();
+  const loops = await Promise.all(
+    Array.from({ length: agents }, () =>
+      bounded(Math.floor(rounds / agents), maxMs, async () => {
+        await gateRoundTrip(engine);
+      }),
+    ),
+  );
+  const n = loops.reduce((s, l) => s + l.n, 0);
+  return (n / (performance.now() - start)) * 1000;
 }
 
 async function crossProcessResume(engine: Airlock, child: ChildProcess): Promise<number[]> {

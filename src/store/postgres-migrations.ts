@@ -1,7 +1,9 @@
 // Versioned schema changes for the PostgreSQL store, applied in order, each once, inside one
 // transaction that holds an advisory lock (see `migrate` in postgres.ts). Each migration is a function
 // of the quoted schema name, so one database can hold several isolated Airlock schemas.
+import type { ClientBase } from "pg";
 import { GENESIS_HASH } from "../audit/chain.js";
+import { titleLower } from "./postgres-sql.js";
 import { postgresTrustRulesSql } from "./postgres-trust.js";
 
 export interface PostgresMigration {
@@ -195,6 +197,27 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   // Learned trust rules (src/store/postgres-trust.ts).
   { version: 6, sql: postgresTrustRulesSql },
 ];
+
+/** The migration that added `title_lower`, filled there for ASCII titles only. */
+export const TITLE_LOWER_MIGRATION = 5;
+
+/** Fills `title_lower` of the rows the migration left empty (titles beyond ASCII), lower-cased as
+ * `titleMatches` does, a page at a time. `schema` is quoted. */
+export async function fillTitleLower(c: ClientBase, schema: string): Promise<number> {
+  let filled = 0;
+  for (;;) {
+    const { rows } = await c.query<{ id: string; title: string }>(
+      `SELECT id, title FROM ${schema}.requests WHERE title_lower IS NULL ORDER BY id LIMIT 1000`,
+    );
+    if (rows.length === 0) return filled;
+    await c.query(
+      `UPDATE ${schema}.requests AS r SET title_lower = v.lower
+        FROM unnest($1::text[], $2::text[]) AS v(id, lower) WHERE r.id = v.id`,
+      [rows.map((r) => r.id), rows.map((r) => titleLower(r.title))],
+    );
+    filled += rows.length;
+  }
+}
 
 /** A SQL string literal. */
 function literal(text: string): string {

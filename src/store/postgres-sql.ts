@@ -128,6 +128,7 @@ export function statements(schema: string) {
     updateOrFail: prepared(orFail(s, updateSql, "the request moved on")),
     lockHead: prepared(`SELECT seq, hash, keyed_from, key_id FROM ${head} WHERE id = 1 FOR UPDATE`),
     byId: prepared(`SELECT doc FROM ${requests} WHERE id = $1`),
+    byIds: prepared(`SELECT id, doc FROM ${requests} WHERE id = ANY($1::text[])`),
     byKey: prepared(`SELECT doc FROM ${requests} WHERE requester = $1 AND key = $2`),
     head: prepared(`SELECT seq, hash, keyed_from, key_id FROM ${head} WHERE id = 1`),
     anyAudit: prepared(`SELECT EXISTS (SELECT 1 FROM ${audit}) AS any`),

@@ -28,8 +28,13 @@ import { clampLimit, pageOf } from "./paging.js";
 import { createRunner, type Step, send } from "./postgres-client.js";
 import { describePool, isConnectionError, maskUrl, storeUnavailable } from "./postgres-errors.js";
 import { createChangeListener, type ListenConnection } from "./postgres-listener.js";
-import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
+import {
+  fillTitleLower,
+  POSTGRES_MIGRATIONS,
+  TITLE_LOWER_MIGRATION,
+} from "./postgres-migrations.js";
 import { postgresPruning } from "./postgres-prune.js";
+import { createReadBatcher } from "./postgres-reads.js";
 import {
   appendValues,
   insertValues,
@@ -38,7 +43,6 @@ import {
   quoteIdent,
   settleValues,
   statements,
-  titleLower,
   updateValues,
   type WrittenRow,
 } from "./postgres-sql.js";
@@ -226,6 +230,12 @@ export function postgresStore(
     if (last && checkpoints) checkpoints.note(last);
   }
 
+  const reads = createReadBatcher({
+    byId: sql.byId,
+    byIds: sql.byIds,
+    run,
+    maxBatch: MAX_BATCH,
+  });
   const writer = createWriter({
     sql,
     channel,
@@ -332,7 +342,8 @@ export function postgresStore(
     },
 
     async getRequest(id) {
-      const [row] = await read<DocRow>("getRequest", sql.byId, [id]);
+      guard();
+      const row = await reads.get(id);
       return row ? parseDoc(row) : undefined;
     },
 
@@ -598,25 +609,6 @@ interface Positioned {
   dkey: number;
 }
 const position = (r: Positioned) => ({ id: r.id, deadlineKey: r.dkey });
-
-/** The migration that added `title_lower`, filled there for ASCII titles only. */
-const TITLE_LOWER_MIGRATION = 5;
-
-/** Fills `title_lower` of the rows the migration left empty (titles beyond ASCII), lower-cased as
- * `titleMatches` does, a page at a time. */
-async function fillTitleLower(c: PoolClient, schema: string): Promise<void> {
-  for (;;) {
-    const { rows } = await c.query<{ id: string; title: string }>(
-      `SELECT id, title FROM ${schema}.requests WHERE title_lower IS NULL ORDER BY id LIMIT 1000`,
-    );
-    if (rows.length === 0) return;
-    await c.query(
-      `UPDATE ${schema}.requests AS r SET title_lower = v.lower
-        FROM unnest($1::text[], $2::text[]) AS v(id, lower) WHERE r.id = v.id`,
-      [rows.map((r) => r.id), rows.map((r) => titleLower(r.title))],
-    );
-  }
-}
 
 /** A pool as the store creates it from a connection string (the token store makes its own alike). */
 export function createPool(
