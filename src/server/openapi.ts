@@ -13,6 +13,12 @@ import { OUTBOX_ROUTES, outboxPage } from "./routes/outbox.js";
 import { REQUEST_ROUTES } from "./routes/requests.js";
 import { TOKEN_ROUTES } from "./routes/tokens.js";
 import {
+  TRUST_ROUTES,
+  trustRuleList,
+  trustRuleSchema,
+  trustSuggestionList,
+} from "./routes/trust.js";
+import {
   auditPage,
   health,
   requestPage,
@@ -66,6 +72,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
   ...TOKEN_ROUTES,
   ...OUTBOX_ROUTES,
   ...EMBED_ROUTES,
+  ...TRUST_ROUTES,
 ] as RouteSpec[];
 
 const OUTPUTS: Record<string, z.ZodType> = {
@@ -82,6 +89,9 @@ const OUTPUTS: Record<string, z.ZodType> = {
   OutboxPage: outboxPage,
   DecisionResults: decisionResults,
   EmbedToken: embedToken,
+  TrustRule: trustRuleSchema,
+  TrustRuleList: trustRuleList,
+  TrustSuggestionList: trustSuggestionList,
 };
 
 const PROBLEM_TEXT: Record<number, string> = {

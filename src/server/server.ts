@@ -7,6 +7,7 @@ import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
 import { expectNonNegativeNumber, expectPositiveNumber, invalidOption } from "../core/validate.js";
 import type { Airlock } from "../engine/engine.js";
+import type { LearnedTrust } from "../policy/learned-trust.js";
 import { authenticate, limitRate } from "./auth.js";
 import { limitBody } from "./body.js";
 import { channelRoutes, inboundDeps, type ServerChannels } from "./channels.js";
@@ -34,6 +35,7 @@ import { eventRoutes } from "./routes/events.js";
 import { outboxRoutes } from "./routes/outbox.js";
 import { requestRoutes } from "./routes/requests.js";
 import { tokenRoutes } from "./routes/tokens.js";
+import { trustRoutes } from "./routes/trust.js";
 import { createStorageHealth } from "./storage-health.js";
 import type { TokenStore } from "./tokens.js";
 import type { PostgresTokenStore } from "./tokens-postgres.js";
@@ -96,6 +98,9 @@ export interface ServerOptions {
   /** Origins of the pages that embed the approval card (`https://chat.example.com`): the
    * /v1/embed/* routes answer CORS for them. @default none: same origin only */
   embedOrigins?: readonly string[];
+  /** Learned trust (`createLearnedTrust`, whose `policy` the engine runs with): suggestions, rules,
+   * accept and revoke under /v1/trust and in the inbox. @default none: no suggestions nor rules */
+  trust?: LearnedTrust;
 }
 
 type Resolved = Required<
@@ -110,6 +115,7 @@ type Resolved = Required<
     | "channels"
     | "embedSecret"
     | "embedOrigins"
+    | "trust"
   >
 > & {
   rateLimitStore: RateLimitStore | undefined;
@@ -346,6 +352,7 @@ export function createServer(options: ServerOptions): AirlockServer {
   app.route("/v1/audit", auditRoutes(deps));
   app.route("/v1/tokens", tokenRoutes(deps, o.auth.tokens));
   app.route("/v1/outbox", outboxRoutes(deps));
+  app.route("/v1/trust", trustRoutes(deps, options.trust));
   app.route("/", embedRoutes(deps, o.auth.tokens, embed));
   mount(app, "", openApiRoute, async (c) => c.json(openApiDocument()));
   // Global counts and per-route statistics: for operators (admins, or the metrics token) only.
