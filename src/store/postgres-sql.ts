@@ -46,9 +46,136 @@ function writeThenLockHead(head: string, write: string): string {
     FROM (SELECT 1) AS one LEFT JOIN locked ON true`;
 }
 
-function orFail(schema: string, write: string, what: string): string {
-  return `WITH written AS (${write})
-    SELECT ${schema}.airlock_require(EXISTS (SELECT 1 FROM written), '${what}')`;
+/** A write that fails (AL001) unless it wrote as many rows as parameter $`count` says. */
+function orFail(schema: string, write: string, returning: string, count: number): string {
+  return `WITH written AS (${write} RETURNING ${returning})
+    SELECT ${schema}.airlock_require((SELECT COUNT(*) FROM written) = $${count}::bigint,
+      'a write of the batch did not happen')`;
+}
+
+/** The columns of `insertValues`, in order, and their types. Approvers travel as JSON text. */
+const INSERT_COLUMNS = [
+  "id",
+  "key",
+  "action",
+  "title",
+  "status",
+  "risk",
+  "confidence",
+  "level",
+  "requester",
+  "approvers",
+  "quorum",
+  "deadline",
+  "created_at",
+  "updated_at",
+  "correlation_id",
+  "revision_of",
+  "item_count",
+  "outcome",
+  "method",
+  "reviewer",
+  "decided_at",
+  "version",
+  "doc_bytes",
+  "doc",
+  "title_lower",
+];
+const INSERT_TYPES = [
+  "text",
+  "text",
+  "text",
+  "text",
+  "text",
+  "text",
+  "double precision",
+  "text",
+  "text",
+  "text",
+  "integer",
+  "double precision",
+  "double precision",
+  "double precision",
+  "text",
+  "text",
+  "integer",
+  "text",
+  "text",
+  "text",
+  "double precision",
+  "integer",
+  "bigint",
+  "text",
+  "text",
+];
+/** The columns of `updateValues`, in order (`expected`: the version it must find). */
+const UPDATE_COLUMNS = [
+  "id",
+  "action",
+  "title",
+  "status",
+  "risk",
+  "confidence",
+  "level",
+  "approvers",
+  "quorum",
+  "deadline",
+  "updated_at",
+  "correlation_id",
+  "revision_of",
+  "item_count",
+  "outcome",
+  "method",
+  "reviewer",
+  "decided_at",
+  "version",
+  "doc_bytes",
+  "doc",
+  "expected",
+  "title_lower",
+];
+const UPDATE_TYPES = [
+  "text",
+  "text",
+  "text",
+  "text",
+  "text",
+  "double precision",
+  "text",
+  "text",
+  "integer",
+  "double precision",
+  "double precision",
+  "text",
+  "text",
+  "integer",
+  "text",
+  "text",
+  "text",
+  "double precision",
+  "integer",
+  "bigint",
+  "text",
+  "integer",
+  "text",
+];
+const APPROVERS = "ARRAY(SELECT json_array_elements_text(v.approvers::json))";
+
+/** Rows given as one array per column ($1..$n), numbered from 1 in `ord`. */
+function unnestOf(columns: string[], types: string[]): string {
+  const arrays = types.map((t, i) => `$${i + 1}::${t}[]`).join(", ");
+  return `unnest(${arrays}) WITH ORDINALITY AS v(${columns.join(", ")}, ord)`;
+}
+
+/** The parameters of `insertMany` / `updateMany` for the rows' values (`insertValues` /
+ * `updateValues`): one array per column (the `OrFail` forms take the row count after them). */
+export function manyValues(rows: unknown[][], kind: "insert" | "update"): unknown[] {
+  const columns = kind === "insert" ? INSERT_COLUMNS : UPDATE_COLUMNS;
+  const approvers = columns.indexOf("approvers");
+  const out: unknown[] = columns.map((_, j) =>
+    rows.map((r) => (j === approvers ? JSON.stringify(r[j]) : r[j])),
+  );
+  return out;
 }
 
 export function statements(schema: string) {
@@ -73,22 +200,24 @@ export function statements(schema: string) {
       delivered_at = $7::double precision, lease_owner = NULL, lease_until = NULL,
       updated_at = $8::double precision
     WHERE id = $1 AND lease_owner = $2 AND status = 'pending' RETURNING 1`;
-  // Idempotent create: nothing is written when the requester's key exists.
-  const insertSql = `INSERT INTO ${requests}
-      (id, key, action, title, status, risk, confidence, level, requester, approvers, quorum,
-       deadline, created_at, updated_at, correlation_id, revision_of, item_count, outcome, method,
-       reviewer, decided_at, version, doc_bytes, doc, title_lower)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text[], $11, $12, $13, $14, $15, $16, $17,
-      $18, $19, $20, $21, $22, $23, $24, $25)
-    ON CONFLICT (requester, key) DO NOTHING RETURNING 1`;
-  // The compare-and-set: only the holder of the expected version writes. Any sweeper lease ends
-  // here too, so an escalation's new deadline is free for every process to claim.
-  const updateSql = `UPDATE ${requests} SET action = $2, title = $3, status = $4, risk = $5,
-      confidence = $6, level = $7, approvers = $8::text[], quorum = $9, deadline = $10,
-      updated_at = $11, correlation_id = $12, revision_of = $13, item_count = $14, outcome = $15,
-      method = $16, reviewer = $17, decided_at = $18, version = $19, doc_bytes = $20, doc = $21,
-      title_lower = $23, claimed_by = NULL, claimed_until = NULL
-    WHERE id = $1 AND version = $22 RETURNING 1`;
+  // Idempotent creates, in the order given: nothing is written for a requester's key that exists.
+  const insertMany = `INSERT INTO ${requests} (${INSERT_COLUMNS.join(", ")})
+    SELECT ${INSERT_COLUMNS.map((c) => (c === "approvers" ? APPROVERS : `v.${c}`)).join(", ")}
+    FROM ${unnestOf(INSERT_COLUMNS, INSERT_TYPES)}
+    ORDER BY v.ord
+    ON CONFLICT (requester, key) DO NOTHING`;
+  // Compare-and-sets: only the holder of the expected version writes. The rows are locked first in
+  // id order, the order every batch of every process takes them in. Any sweeper lease ends here
+  // too, so an escalation's new deadline is free for every process to claim.
+  const set = UPDATE_COLUMNS.filter((c) => c !== "id" && c !== "expected")
+    .map((c) => `${c} = ${c === "approvers" ? APPROVERS : `v.${c}`}`)
+    .join(", ");
+  const updateMany = `WITH v AS MATERIALIZED (SELECT * FROM ${unnestOf(UPDATE_COLUMNS, UPDATE_TYPES)}),
+      locked AS MATERIALIZED (
+        SELECT r.id FROM ${requests} AS r JOIN v ON r.id = v.id AND r.version = v.expected
+        ORDER BY r.id FOR UPDATE OF r)
+    UPDATE ${requests} AS r SET ${set}, claimed_by = NULL, claimed_until = NULL
+    FROM v WHERE r.id = v.id AND r.version = v.expected AND r.id IN (SELECT id FROM locked)`;
   // Events, head and signal as in \`append\`, but only if the head is still the one the events were
   // chained after ($15 seq, $16 hash); else the statement fails (AL001) and its transaction with it.
   const appendIfHead = `WITH moved AS (
@@ -108,24 +237,13 @@ export function statements(schema: string) {
     migrationsTable: `CREATE TABLE IF NOT EXISTS ${s}.airlock_migrations (version integer PRIMARY KEY, applied_at double precision NOT NULL)`,
     migrationsVersion: `SELECT COALESCE(MAX(version), 0) AS v FROM ${s}.airlock_migrations`,
     migrationsInsert: `INSERT INTO ${s}.airlock_migrations (version, applied_at) VALUES ($1, $2)`,
-    // A guarded write and, only if it wrote a row, the chain-head lock, in one statement: `written`
-    // is 0 when the key already exists (insert) or the version moved on (update), and then the head
-    // is left alone. The write runs first (the head's EXISTS reads it), so every writer takes the
-    // request row before the head, and a writer holding the head never waits for anything else.
-    // A guarded write and, only if it wrote a row, the chain-head lock, in one statement: `written`
-    // is 0 when the key already exists (insert) or the version moved on (update), and then the head
-    // is left alone. The write runs first (the head's EXISTS reads it), so every writer takes the
-    // request row before the head, and a writer holding the head never waits for anything else.
-    insert: prepared(writeThenLockHead(head, insertSql)),
-    update: prepared(writeThenLockHead(head, updateSql)),
-    // The same writes alone (`rowCount` says whether they wrote), for a batch that takes the head
-    // after all its writes (see postgres-writes.ts).
-    insertPlain: prepared(insertSql),
-    updatePlain: prepared(updateSql),
-    // The same writes failing (AL001) unless they wrote: in a one-round-trip transaction a lost
-    // write must undo the whole batch.
-    insertOrFail: prepared(orFail(s, insertSql, "the idempotency key exists")),
-    updateOrFail: prepared(orFail(s, updateSql, "the request moved on")),
+    // Many creates or transitions in one statement each (see postgres-writes.ts): `plain` returns
+    // what was written (created ids; the ordinals of the transitions that won); `orFail` fails
+    // (AL001) unless all were written ($n+1: how many), undoing the one-round-trip batch.
+    insertMany: prepared(`${insertMany} RETURNING id`),
+    insertManyOrFail: prepared(orFail(s, insertMany, "id", INSERT_COLUMNS.length + 1)),
+    updateMany: prepared(`${updateMany} RETURNING v.ord`),
+    updateManyOrFail: prepared(orFail(s, updateMany, "v.ord", UPDATE_COLUMNS.length + 1)),
     lockHead: prepared(`SELECT seq, hash, keyed_from, key_id FROM ${head} WHERE id = 1 FOR UPDATE`),
     byId: prepared(`SELECT doc FROM ${requests} WHERE id = $1`),
     byIds: prepared(`SELECT id, doc FROM ${requests} WHERE id = ANY($1::text[])`),

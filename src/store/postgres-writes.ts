@@ -17,19 +17,25 @@ import { chainEvent, keyForAppend } from "../audit/chain.js";
 import { AirlockError, isAirlockError } from "../core/errors.js";
 import type { AuditDraft, AuditEvent } from "../core/schemas.js";
 import { type Step, send } from "./postgres-client.js";
-import { appendValues, type Query, type Statements, type WrittenRow } from "./postgres-sql.js";
+import {
+  appendValues,
+  manyValues,
+  type Query,
+  type Statements,
+  type WrittenRow,
+} from "./postgres-sql.js";
 import type { DocRow } from "./rows.js";
 
-/** One request write, in the forms the two paths send. */
+/** One request write: its values, and what goes with it. */
 export interface Write {
   /** The store operation, for error messages. */
   what: "insertRequest" | "transition";
-  /** Writes of a batch are sent in this order (the order rows are locked in, for every process). */
+  /** Creates go in `insertMany` (values of `insertValues`), transitions in `updateMany` (values
+   * of `updateValues`). */
+  kind: "insert" | "update";
+  values: unknown[];
+  /** Writes of a batch are chained in this order (creates first, as the statements run). */
   order: string;
-  /** The write, failing (AL001) unless it wrote. */
-  orFail: Query;
-  /** The write alone; `rowCount` 1 if it wrote. */
-  plain: Query;
   /** Reads the row that stood in the way, when the write did not happen. */
   lost: Query;
   /** The write's outbox rows (written only with it). */
@@ -178,7 +184,13 @@ export function createWriter(o: WriterOptions): Writer {
     );
     const all = events.flat();
     const queries: Query[] = [BEGIN];
-    for (const w of writes) queries.push(w.orFail, ...w.outbox);
+    for (const kind of KINDS) {
+      const rows = writes.filter((w) => w.kind === kind).map((w) => w.values);
+      if (rows.length === 0) continue;
+      const q = kind === "insert" ? sql.insertManyOrFail : sql.updateManyOrFail;
+      queries.push({ ...q, values: [...manyValues(rows, kind), rows.length] });
+    }
+    for (const w of writes) queries.push(...w.outbox);
     queries.push(appendOf(all, startsKeying, head), COMMIT);
     return o.run(whatOf(writes), async (c, step) => {
       // Everything, COMMIT included, leaves in one write: from here a lost connection leaves the
@@ -194,9 +206,16 @@ export function createWriter(o: WriterOptions): Writer {
 
   async function locking(writes: Write[]): Promise<WriteOutcome[]> {
     return o.run(whatOf(writes), async (c, step) => {
-      const [, ...results] = await send(c, [BEGIN, ...writes.map((w) => w.plain), sql.lockHead]);
+      const many: Query[] = [];
+      for (const kind of KINDS) {
+        const rows = writes.filter((w) => w.kind === kind).map((w) => w.values);
+        if (rows.length === 0) continue;
+        const q = kind === "insert" ? sql.insertMany : sql.updateMany;
+        many.push({ ...q, values: manyValues(rows, kind) });
+      }
+      const [, ...results] = await send(c, [BEGIN, ...many, sql.lockHead]);
       const locked = results.pop()?.rows[0] as WrittenRow | undefined;
-      const won = results.map((r) => (r.rowCount ?? 0) > 0);
+      const won = winners(writes, results);
       const head = headOf(locked, sql.schema);
       const { key, startsKeying } = won.some(Boolean)
         ? keying(head)
@@ -247,6 +266,28 @@ export function createWriter(o: WriterOptions): Writer {
 /** The operations of a batch, as error messages name them. */
 function whatOf(writes: Write[]): string {
   return [...new Set(writes.map((w) => w.what))].join(" and ");
+}
+
+const KINDS = ["insert", "update"] as const;
+
+/** Which writes were written: creates by the ids returned (the first write of an id, should two
+ * share one), transitions by the ordinals returned (among the batch's transitions). */
+function winners(writes: Write[], results: QueryResult<QueryResultRow>[]): boolean[] {
+  let r = 0;
+  const ids = new Set<string>();
+  const ords = new Set<number>();
+  if (writes.some((w) => w.kind === "insert")) {
+    for (const row of results[r++]?.rows ?? []) ids.add(String(row.id));
+  }
+  if (writes.some((w) => w.kind === "update")) {
+    for (const row of results[r++]?.rows ?? []) ords.add(Number(row.ord));
+  }
+  let updates = 0;
+  return writes.map((w) => {
+    if (w.kind === "update") return ords.has(++updates);
+    const id = String(w.values[0]);
+    return ids.delete(id);
+  });
 }
 
 function settle(batch: Pending[], outcomes: WriteOutcome[]): void {

@@ -325,8 +325,8 @@ export function postgresStore(
           // Keyed creates first, by key, so processes racing on the same keys lock them in order.
           order:
             request.key === undefined ? `1${request.id}` : `0${request.requester}\0${request.key}`,
-          orFail: { ...sql.insertOrFail, values },
-          plain: { ...sql.insertPlain, values },
+          kind: "insert",
+          values,
           lost: { ...sql.byKey, values: [request.requester, request.key ?? null] },
           outbox: outboxWrite(messages, request.updatedAt),
           events,
@@ -407,8 +407,8 @@ export function postgresStore(
       const out = await writer.write({
         what: "transition",
         order: `2${next.id}`,
-        orFail: { ...sql.updateOrFail, values },
-        plain: { ...sql.updatePlain, values },
+        kind: "update",
+        values,
         // Lost the race (or no such request): the UPDATE waited for the winner's commit, so this
         // read returns the winner's version.
         lost: { ...sql.byId, values: [next.id] },
