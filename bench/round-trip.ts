@@ -1,9 +1,11 @@
 // The gate round trip every store is measured with: create → waiter registered → decide → waiter
-// resumed, one gate at a time and then 8 in flight. Shared by the SQLite and PostgreSQL benches.
+// resumed → claimExecution, one gate at a time and then 8 (and 64) in flight. Shared by the SQLite
+// and PostgreSQL benches.
 import type { Airlock } from "../src/engine/engine.js";
 import { bounded } from "./figures.js";
 
-/** One round trip; returns the time from calling decide() to the waiter resuming, in ms. */
+/** One round trip, up to the agent claiming the execution; returns the time from calling decide()
+ * to the waiter resuming, in ms. */
 export async function gateRoundTrip(engine: Airlock): Promise<number> {
   const r = await engine.request({
     title: "bench",
@@ -20,6 +22,8 @@ export async function gateRoundTrip(engine: Airlock): Promise<number> {
   await engine.decide(r.id, { outcome: "approved", reviewer: "alice", selected: ["item-2"] });
   const done = await waiting;
   if (done.status !== "approved") throw new Error("bench: the gate did not resume approved");
+  const claimed = await engine.claimExecution(r.id, { by: "agent" });
+  if (claimed.executedAt === undefined) throw new Error("bench: the execution was not claimed");
   return resumedAt - t0;
 }
 
@@ -30,6 +34,25 @@ export interface RoundTrips {
   latencies: number[];
   /** Round trips per second with 8 in flight. */
   concurrent8PerS: number;
+}
+
+/** Round trips per second with `agents` loops in flight at once, each bounded by `rounds` and `maxMs`. */
+export async function concurrentRoundTrips(
+  engine: Airlock,
+  agents: number,
+  rounds: number,
+  maxMs: number,
+): Promise<number> {
+  const start = performance.now();
+  const loops = await Promise.all(
+    Array.from({ length: agents }, () =>
+      bounded(Math.max(1, Math.floor(rounds / agents)), maxMs, async () => {
+        await gateRoundTrip(engine);
+      }),
+    ),
+  );
+  const n = loops.reduce((s, l) => s + l.n, 0);
+  return (n / (performance.now() - start)) * 1000;
 }
 
 /** Warms up, then measures; every loop is bounded by `rounds` and `maxMs`. */
@@ -46,19 +69,9 @@ export async function measureRoundTrips(
     latencies.push(await gateRoundTrip(engine));
   });
   latencies.sort((a, b) => a - b);
-  const start = performance.now();
-  const loops = await Promise.all(
-    Array.from({ length: 8 }, () =>
-      bounded(Math.floor(rounds / 8), maxMs, async () => {
-        await gateRoundTrip(engine);
-      }),
-    ),
-  );
-  const concurrentMs = performance.now() - start;
-  const concurrentN = loops.reduce((s, l) => s + l.n, 0);
   return {
     sequentialPerS: (seq.n / seq.ms) * 1000,
     latencies,
-    concurrent8PerS: (concurrentN / concurrentMs) * 1000,
+    concurrent8PerS: await concurrentRoundTrips(engine, 8, rounds, maxMs),
   };
 }

@@ -6,7 +6,7 @@ import { createAirlock } from "../src/engine/engine.js";
 import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
 import { type Figure, percentile } from "./figures.js";
-import { measureRoundTrips } from "./round-trip.js";
+import { concurrentRoundTrips, measureRoundTrips } from "./round-trip.js";
 
 const ROUNDS = 20_000;
 const MAX_MS = 8_000;
@@ -17,6 +17,7 @@ export async function benchSqlite(): Promise<Figure[]> {
     const bare = benchBare(join(t.dir, "bare.db"));
     const engine = await createAirlock({ store: sqliteStore(join(t.dir, "engine.db")) });
     const m = await measureRoundTrips(engine, ROUNDS, MAX_MS);
+    const c64 = await concurrentRoundTrips(engine, 64, ROUNDS, MAX_MS);
     await engine.close();
 
     const rate = m.sequentialPerS;
@@ -25,6 +26,7 @@ export async function benchSqlite(): Promise<Figure[]> {
       { name: "sqlite.resume_p50_ms", value: percentile(m.latencies, 0.5), unit: "ms" },
       { name: "sqlite.resume_p99_ms", value: percentile(m.latencies, 0.99), unit: "ms" },
       { name: "sqlite.concurrent8_roundtrips_per_s", value: m.concurrent8PerS, unit: "1/s" },
+      { name: "sqlite.concurrent64_roundtrips_per_s", value: c64, unit: "1/s" },
       { name: "sqlite.bare_roundtrips_per_s", value: bare, unit: "1/s" },
       { name: "sqlite.engine_to_bare_ratio", value: rate / bare, unit: "ratio" },
     ];

@@ -52,11 +52,12 @@ import {
   type SummaryRow,
   summaryFromRow,
 } from "./rows.js";
+import { groupCommit } from "./sqlite-batch.js";
 import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
-import { sqliteTrustRules } from "./sqlite-trust.js";
 import { sqlitePruning } from "./sqlite-prune.js";
+import { sqliteTrustRules } from "./sqlite-trust.js";
 import { checkColumns, checkDrafts, idTaken } from "./storable.js";
 
 /** With the audit options (`auditKey`, `checkpointFile`, `checkpointIntervalMs`). */
@@ -262,44 +263,45 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     return written;
   }
 
-  const insertTx = db.transaction(
-    (request: ApprovalRequest, drafts: AuditDraft[], messages: OutboxDraft[]): InsertResult => {
-      let info: Database.RunResult;
-      try {
-        info = stmt.insert.run(rowOf(request));
-      } catch (err) {
-        if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
-          throw idTaken(request.id, err);
-        }
-        throw err;
+  // The two writes of the hot path, run by the group commit inside a savepoint each.
+  function insertTx(
+    request: ApprovalRequest,
+    drafts: AuditDraft[],
+    messages: OutboxDraft[],
+  ): InsertResult {
+    let info: Database.RunResult;
+    try {
+      info = stmt.insert.run(rowOf(request));
+    } catch (err) {
+      if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+        throw idTaken(request.id, err);
       }
-      if (info.changes === 0) {
-        const existing =
-          request.key !== undefined ? stmt.byKey.get(request.requester, request.key) : undefined;
-        if (!existing) throw idTaken(request.id);
-        return { request: parseDoc(existing), created: false, events: [] };
-      }
-      writeOutbox(messages, request.updatedAt);
-      return { request, created: true, events: appendChain(drafts) };
-    },
-  );
+      throw err;
+    }
+    if (info.changes === 0) {
+      const existing =
+        request.key !== undefined ? stmt.byKey.get(request.requester, request.key) : undefined;
+      if (!existing) throw idTaken(request.id);
+      return { request: parseDoc(existing), created: false, events: [] };
+    }
+    writeOutbox(messages, request.updatedAt);
+    return { request, created: true, events: appendChain(drafts) };
+  }
 
-  const transitionTx = db.transaction(
-    (
-      next: ApprovalRequest,
-      expected: number,
-      drafts: AuditDraft[],
-      messages: OutboxDraft[],
-    ): TransitionResult => {
-      const info = stmt.update.run({ ...rowOf(next), expected });
-      if (info.changes === 0) {
-        const current = stmt.byId.get(next.id);
-        return { ok: false, request: current ? parseDoc(current) : undefined, events: [] };
-      }
-      writeOutbox(messages, next.updatedAt);
-      return { ok: true, request: next, events: appendChain(drafts) };
-    },
-  );
+  function transitionTx(
+    next: ApprovalRequest,
+    expected: number,
+    drafts: AuditDraft[],
+    messages: OutboxDraft[],
+  ): TransitionResult {
+    const info = stmt.update.run({ ...rowOf(next), expected });
+    if (info.changes === 0) {
+      const current = stmt.byId.get(next.id);
+      return { ok: false, request: current ? parseDoc(current) : undefined, events: [] };
+    }
+    writeOutbox(messages, next.updatedAt);
+    return { ok: true, request: next, events: appendChain(drafts) };
+  }
 
   const appendTx = db.transaction((drafts: AuditDraft[]) => appendChain(drafts));
   const pruning = sqlitePruning(db, own);
@@ -349,6 +351,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     return whileLocked(fn, { where, what, waitMs: lockWaitMs, guard });
   }
 
+  // Requests inserted and transitioned together are committed together (sqlite-batch.ts).
+  const batch = groupCommit(db, (fn) => attempt("commit", fn));
+
   /** A write that appended events: the new head goes to the checkpoint file. */
   function noted<T extends { events: AuditEvent[] }>(result: T): T {
     const last = result.events[result.events.length - 1];
@@ -365,9 +370,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       checkColumns(request);
       checkDrafts(events);
       checkOutboxDrafts(messages);
-      return noted(
-        await attempt("insertRequest", () => insertTx.immediate(request, events, messages)),
-      );
+      guard();
+      return noted(await batch.run(() => insertTx(request, events, messages)));
     },
     async getRequest(id) {
       return attempt("getRequest", () => {
@@ -428,11 +432,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       checkColumns(next);
       checkDrafts(events);
       checkOutboxDrafts(messages);
-      return noted(
-        await attempt("transition", () =>
-          transitionTx.immediate(next, expectedVersion, events, messages),
-        ),
-      );
+      return noted(await batch.run(() => transitionTx(next, expectedVersion, events, messages)));
     },
     async enqueueOutbox(messages) {
       checkOutboxDrafts(messages);
@@ -546,6 +546,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       };
     },
     async close() {
+      if (closed) return;
+      // Writes already queued are committed (or fail) before the connection closes.
+      await batch.drain();
       if (closed) return;
       closed = true;
       if (pollTimer) clearInterval(pollTimer);
