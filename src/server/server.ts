@@ -309,6 +309,7 @@ export function createServer(options: ServerOptions): AirlockServer {
       shutdown: lifecycle.shutdown,
       heartbeatMs: o.heartbeatMs,
       bodyLimitBytes: o.bodyLimitBytes,
+      trust: options.trust,
       ...o.inbox,
     }),
   );

@@ -91,6 +91,9 @@ fieldset.items { border:1px solid var(--line); border-radius:8px; background:var
 .confirm { border-color:#f5c2c0; background:#fff8f7; }
 .confirm.decide-bar { padding:.8rem 1rem; border:1px solid #f5c2c0; }
 .error { background:#fdecec; color:var(--bad); border:1px solid #f5c2c0; padding:.5rem .7rem; border-radius:6px; margin:.5rem 0; }
+.notice { background:#eaf6ee; border:1px solid #b9e0c5; padding:.5rem .7rem; border-radius:6px; margin:.5rem 0; }
+.trust-list { list-style:none; padding:0; }
+.trust-list > li { border:1px solid var(--line); border-radius:6px; padding:.6rem .8rem; margin:.6rem 0; overflow-wrap:anywhere; }
 .outcome { font-size:1.05rem; }
 ol.trail { padding-left:1.2rem; } ol.trail li { margin:.2rem 0; }
 kbd { border:1px solid var(--line); border-bottom-width:2px; border-radius:4px; padding:0 .3rem; font-size:.8rem; background:#fff; }

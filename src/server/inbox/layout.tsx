@@ -38,6 +38,7 @@ export const Layout: FC<LayoutProps> = ({ title, user, live, requestId, after, c
             <>
               <a href="/">Inbox</a>
               <a href="/dashboard">Metrics</a>
+              <a href="/inbox/trust">Trust</a>
             </>
           ) : null}
         </nav>

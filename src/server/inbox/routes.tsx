@@ -27,6 +27,7 @@ import {
 import { canDecide, isPending, isTerminal } from "../../core/state.js";
 import type { ListFilter, OutcomeRow, RequestSummary } from "../../core/store.js";
 import type { Airlock } from "../../engine/engine.js";
+import type { LearnedTrust } from "../../policy/learned-trust.js";
 import { canSee, decidingGroups, eventVisibility, scopeList } from "../access.js";
 import { hasRole, type Principal } from "../env.js";
 import { createRateLimiter, type RateLimitOptions } from "../rate-limit.js";
@@ -55,6 +56,7 @@ import {
   type SessionUser,
   sameSecret,
 } from "./session.js";
+import { mountTrustPages, TRUST_FORM_PATHS } from "./trust.js";
 
 export interface InboxDeps extends InboxOptions {
   airlock: Airlock;
@@ -64,6 +66,8 @@ export interface InboxDeps extends InboxOptions {
   heartbeatMs: number;
   /** Largest form accepted, in bytes. */
   bodyLimitBytes: number;
+  /** Learned trust: the /inbox/trust page (suggestions and rules). */
+  trust?: LearnedTrust | undefined;
 }
 
 /** The inbox's settings a server passes through (`createServer({ inbox })`). */
@@ -182,7 +186,13 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     if (!passed) return csrfRefused(c);
     await next();
   };
-  for (const path of ["/login", "/logout", "/requests/:id/decide", "/inbox/decisions"]) {
+  for (const path of [
+    "/login",
+    "/logout",
+    "/requests/:id/decide",
+    "/inbox/decisions",
+    ...TRUST_FORM_PATHS,
+  ]) {
     app.post(path, formLimit, originCheck);
   }
 
@@ -825,6 +835,14 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       });
     }, "fragment"),
   );
+
+  mountTrustPages(app, {
+    trust: deps.trust,
+    logger,
+    render: (c, u, title, body, status) => page(c, title, body, status, userProps(u)),
+    signedIn,
+    csrfRefused,
+  });
 
   return app;
 }
