@@ -14,6 +14,7 @@ const optional: { file: string; fn: string }[] = [
   { file: "./langgraph.ts", fn: "benchLangGraph" },
   { file: "./mcp.ts", fn: "benchMcp" },
   { file: "./outbox.ts", fn: "benchOutbox" },
+  { file: "./audit.ts", fn: "benchAudit" },
 ];
 
 async function main() {

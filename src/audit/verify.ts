@@ -167,7 +167,9 @@ async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyR
   const expected = new Map<string, { status: string; seq: number }>();
   let after = start.point.seq;
   while (after < headSeq) {
-    const page = await store.listAudit({ after, limit: pageSize });
+    const page = store.readAuditPage
+      ? await store.readAuditPage(after, pageSize)
+      : await store.listAudit({ after, limit: pageSize });
     for (const e of page) {
       if (e.seq > headSeq) break;
       const bad = check.push(e);

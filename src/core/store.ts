@@ -243,6 +243,9 @@ export interface Store {
   auditMarks?(): Promise<AuditMarks>;
   /** Records where `airlock audit verify` got to, so the next run resumes there. */
   saveVerifiedMark?(mark: AuditMark): Promise<void>;
+  /** Up to `limit` events after seq `after`, in seq order: the whole log read page by page for
+   * verification, which a store may serve faster than `listAudit`. Optional: `listAudit` instead. */
+  readAuditPage?(after: number, limit: number): Promise<AuditEvent[]>;
   /** The earliest deadline of a pending request, epoch ms. */
   nextDeadline(): Promise<number | undefined>;
   /** Pending requests whose deadline is at or before `now`, earliest first. */

@@ -10,6 +10,7 @@ import type { OwnAuditKey } from "../audit/checkpoint.js";
 import { type MarkKind, signMark } from "../audit/marks.js";
 import { type CutRequest, createCutFinder, resolvePruneOptions } from "../audit/prune-cut.js";
 import { AirlockError } from "../core/errors.js";
+import type { AuditEvent } from "../core/schemas.js";
 import type { AuditMark, AuditMarks, PruneOptions, PruneResult } from "../core/store.js";
 import { type AuditRow, auditOf } from "./rows.js";
 
@@ -57,6 +58,8 @@ export interface SqlitePruning {
   ): Promise<PruneResult>;
   marks(): AuditMarks;
   saveVerified(mark: AuditMark): void;
+  /** `Store.readAuditPage`: rows read as arrays, each made an event directly. */
+  page(after: number, limit: number): AuditEvent[];
 }
 
 export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefined): SqlitePruning {
@@ -70,6 +73,11 @@ export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefine
   const delOutbox = db.prepare<[number]>(`DELETE FROM outbox WHERE request_id IN (${PRUNED_IDS})`);
   const delRequests = db.prepare<[number]>(`DELETE FROM requests WHERE id IN (${PRUNED_IDS})`);
   const delAudit = db.prepare<[number]>("DELETE FROM audit WHERE seq <= ?");
+  const page = db
+    .prepare<[number, number], PageRow>(
+      "SELECT seq, request_id, type, actor, at, data, prev_hash, hash FROM audit WHERE seq > ? ORDER BY seq LIMIT ?",
+    )
+    .raw(true);
   // Prepared once the table exists.
   let markStmts:
     | { all: Database.Statement<[], MarkRow>; put: Database.Statement<[MarkRow]> }
@@ -148,10 +156,29 @@ export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefine
       return { ...total, ...(anchor ? { anchor } : {}) };
     },
     marks,
+    page(after, limit) {
+      const rows = page.all(after, Math.max(1, Math.min(limit, 10_000))) as unknown as PageRow[];
+      return rows.map(eventOf);
+    },
     saveVerified(mark) {
       marksTable().put.run({ kind: "verified", ...mark });
     },
   };
+}
+
+type PageRow = [number, string | null, string, string, number, string, string, string];
+
+function eventOf(r: PageRow): AuditEvent {
+  return auditOf({
+    seq: r[0],
+    request_id: r[1],
+    type: r[2],
+    actor: r[3],
+    at: r[4],
+    data: r[5],
+    prev_hash: r[6],
+    hash: r[7],
+  });
 }
 
 function requestOf(row: ScanRow): CutRequest | undefined {

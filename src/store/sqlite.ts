@@ -503,6 +503,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     prune: (o) => pruning.prune(o, attempt),
     auditMarks: () => attempt("auditMarks", () => pruning.marks()),
     saveVerifiedMark: (m) => attempt("saveVerifiedMark", () => pruning.saveVerified(m)),
+    readAuditPage: (after, limit) => attempt("readAuditPage", () => pruning.page(after, limit)),
     async auditChainState() {
       return attempt("auditChainState", () => {
         const h = stmt.head.get();

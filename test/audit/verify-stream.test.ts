@@ -53,6 +53,14 @@ function watched(store: Store) {
     if (f.requestId === undefined) pages.push(page.length);
     return page;
   };
+  const readPage = store.readAuditPage?.bind(store);
+  if (readPage) {
+    proxy.readAuditPage = async (after: number, limit: number) => {
+      const page = await readPage(after, limit);
+      pages.push(page.length);
+      return page;
+    };
+  }
   return { proxy, pages };
 }
 

@@ -1,0 +1,70 @@
+// The fast event hasher used by verification and prune gives exactly `hashEvent`'s hashes, plain and
+// keyed (short and long keys), for awkward events; and the chain check starts at an anchor.
+import { describe, expect, it } from "vitest";
+import { auditKeyBytes, chainEvent, hashEvent } from "../../src/audit/chain.js";
+import { createChainCheck, createEventHasher } from "../../src/audit/chain-check.js";
+import type { AuditDraft, AuditEvent } from "../../src/core/schemas.js";
+
+const drafts: AuditDraft[] = [
+  {
+    type: "created",
+    requestId: "req_1",
+    actor: "agent",
+    at: 1_700_000_000_000,
+    data: { title: "x" },
+  },
+  { type: "notified", actor: "system", at: 1.5, data: {} },
+  {
+    type: "decided",
+    requestId: 'req_\u00e9\u{1F600}"\\',
+    actor: "al\nice",
+    at: 1_700_000_000_123.25,
+    data: { z: 1, a: [3, { y: null, b: "\u2028" }], outcome: "approved", m: { k: true } },
+  },
+  { type: "viewed", requestId: "r", actor: "", at: 0, data: { "": "", "\u0000": -0.5 } },
+  // Longer than the hasher's first buffer.
+  { type: "notified", actor: "system", at: 2, data: { big: "\u00e9x".repeat(5000) } },
+];
+
+describe("createEventHasher", () => {
+  const keys = [undefined, auditKeyBytes("k".repeat(32)), auditKeyBytes("long".repeat(40))];
+  it.each(keys.map((k) => [k ? `a ${k.length}-byte key` : "no key", k]))(
+    "hashes like hashEvent with %s",
+    (_name, key) => {
+      const hasher = createEventHasher(key as Buffer | undefined);
+      let prev: AuditEvent | undefined;
+      for (const d of drafts) {
+        const e = chainEvent(d, prev, key as Buffer | undefined);
+        expect(hasher(e)).toBe(hashEvent(e.seq, e, e.prevHash, key as Buffer | undefined));
+        expect(hasher(e)).toBe(e.hash);
+        prev = e;
+      }
+    },
+  );
+});
+
+describe("createChainCheck", () => {
+  it("starts after an anchor and needs the next event to link to it", () => {
+    const events: AuditEvent[] = [];
+    let prev: AuditEvent | undefined;
+    for (const d of drafts) {
+      prev = chainEvent(d, prev);
+      events.push(prev);
+    }
+    const [, second, third, fourth] = events;
+    if (!second || !third || !fourth) throw new Error("fixture");
+    const check = createChainCheck({ start: { seq: second.seq, hash: second.hash } });
+    expect(check.push(third)).toBeUndefined();
+    expect(check.push(fourth)).toBeUndefined();
+    expect(check.last).toEqual({ seq: 4, hash: fourth.hash });
+
+    const wrong = createChainCheck({ start: { seq: 2, hash: "f".repeat(64) } });
+    expect(wrong.push(third)).toMatchObject({ ok: false, badSeq: 3 });
+    const gap = createChainCheck({ start: { seq: 1, hash: events[0]?.hash ?? "" } });
+    expect(gap.push(third)).toMatchObject({
+      ok: false,
+      badSeq: 3,
+      reason: expect.stringMatching(/expected event #2/),
+    });
+  });
+});
