@@ -8,6 +8,8 @@ import { loadChannelsConfig } from "../channels/config.js";
 import { createChannels, type RunningChannels, startChannels } from "../channels/setup.js";
 import type { Store } from "../core/store.js";
 import { type Airlock, createAirlock } from "../engine/engine.js";
+import { firstVerdict } from "../policy/compose.js";
+import { createLearnedTrust, DEFAULT_TRUST_THRESHOLD } from "../policy/learned-trust.js";
 import { inboundDeps } from "../server/channels.js";
 import type { ServerLimits } from "../server/limits.js";
 import { parseRateLimit, type RateLimitOptions } from "../server/rate-limit.js";
@@ -19,6 +21,7 @@ import { type AuditSettings, auditSettings } from "./audit-settings.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
 import { type DemoAgents, loadDemo } from "./demo.js";
 import { positiveInt } from "./parse.js";
+import { trustThresholdFlag } from "./trust-threshold.js";
 
 export interface ServeOptions {
   db?: string;
@@ -40,6 +43,9 @@ export interface ServeOptions {
   http?: HttpSettings;
   /** A channels config file (`--config`, AIRLOCK_CONFIG): Slack, email, webhooks, routes, reminders. */
   config?: string;
+  /** Approvals by people in a row before the inbox suggests a learned trust rule; 0 turns
+   * suggestions off. @default 20 */
+  trustThreshold?: number;
 }
 
 /** The `createServer` options `airlock serve` sets from its flags. */
@@ -71,6 +77,7 @@ interface ServeFlags {
   trustProxy?: boolean;
   config?: string;
   embedOrigin?: string[];
+  trustThreshold?: number;
 }
 
 /** The HTTP settings the flags (and AIRLOCK_METRICS_TOKEN) ask for; unset ones keep the defaults. */
@@ -160,6 +167,11 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
       (value: string, previous: string[] = []) => [...previous, value],
     )
     .option(
+      "--trust-threshold <n>",
+      "approvals by people in a row before the inbox suggests a rule that approves such calls (20; 0: off)",
+      trustThresholdFlag,
+    )
+    .option(
       "--config <file>",
       "channels config: Slack, email, webhooks, routes, reminders (AIRLOCK_CONFIG)",
     )
@@ -183,6 +195,7 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
           ...(opts.checkpointFile === undefined ? {} : { checkpointFile: opts.checkpointFile }),
           http: httpSettings(opts, env),
           ...(config ? { config } : {}),
+          ...(opts.trustThreshold === undefined ? {} : { trustThreshold: opts.trustThreshold }),
         });
       } catch (err) {
         signals.release();
@@ -228,10 +241,17 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     // The demo's small file writes pass by rule and its actions have schemas; those live on the
     // server, as agents may not skip approval themselves.
     const demoModule = options.demo ? await loadDemo() : undefined;
+    // Learned trust: rules accepted in the inbox approve matching calls, after the demo's own rules.
+    const trust = createLearnedTrust({
+      store,
+      threshold: options.trustThreshold ?? DEFAULT_TRUST_THRESHOLD,
+    });
+    const demoEngine = demoModule?.engineOptions();
     airlock = await createAirlock({
       store,
       logger,
-      ...(demoModule ? demoModule.engineOptions() : {}),
+      ...demoEngine,
+      policy: demoEngine?.policy ? firstVerdict(demoEngine.policy, trust.policy) : trust.policy,
       ...(channels
         ? { notifiers: channels.router, onOutbox: () => running?.dispatcher.wake() }
         : {}),
@@ -245,6 +265,7 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
       airlock,
       auth: { tokens },
       logger,
+      trust,
       ...options.http,
       ...(serverChannels ? { channels: serverChannels } : {}),
     });
