@@ -17,7 +17,6 @@
 // recomputed the chain).
 import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { AuditEvent } from "../core/schemas.js";
-import { TERMINAL_EVENT_TYPES } from "../core/state.js";
 import type { AuditMark, Store } from "../core/store.js";
 import {
   type AuditKey,
@@ -29,6 +28,7 @@ import {
 import { createChainCheck } from "./chain-check.js";
 import { type Checkpoint, readCheckpoints } from "./checkpoint.js";
 import { markProblem, signMark } from "./marks.js";
+import { statusAfterEvent } from "./status-events.js";
 
 export interface VerifyOptions {
   /** The audit key; required when the chain is keyed or a checkpoint file is given. */
@@ -62,13 +62,7 @@ export type VerifyResult =
 
 /** What the audit says a request's status is after `e` (undefined: `e` does not change it). */
 function statusAfter(e: AuditEvent): string | undefined {
-  if (e.type === "created" || e.type === "escalated" || e.type === "decision_recorded") {
-    return "pending";
-  }
-  if (!TERMINAL_EVENT_TYPES.has(e.type)) return undefined;
-  const outcome = e.data.outcome;
-  if (typeof outcome === "string") return outcome;
-  return e.type === "decided" ? "approved" : e.type;
+  return statusAfterEvent(e.type, e.data.outcome);
 }
 
 const fail = (badSeq: number, reason: string, count = 0): VerifyFailure => ({
@@ -164,7 +158,14 @@ async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyR
     ...keying,
     ...(start.point.seq > 0 ? { start: start.point } : {}),
   });
+  // Statuses: a store that reads each request with its last status event is checked request by
+  // request after the walk (flat memory; the walk only counts creations); otherwise, and for a
+  // resumed run, the walk notes the status each touched request should have.
+  const wantStatuses = options.checkStatuses !== false;
+  const byEvidence =
+    wantStatuses && start.from !== "mark" && store.listStatusEvidence !== undefined;
   const expected = new Map<string, { status: string; seq: number }>();
+  let created = 0;
   let after = start.point.seq;
   while (after < headSeq) {
     const page = store.readAuditPage
@@ -183,8 +184,12 @@ async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyR
         );
       }
       if (e.requestId !== undefined) {
-        const status = statusAfter(e);
-        if (status !== undefined) expected.set(e.requestId, { status, seq: e.seq });
+        if (byEvidence) {
+          if (e.type === "created") created++;
+        } else if (wantStatuses) {
+          const status = statusAfter(e);
+          if (status !== undefined) expected.set(e.requestId, { status, seq: e.seq });
+        }
       }
       after = e.seq;
     }
@@ -200,11 +205,13 @@ async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyR
   }
 
   let requests = 0;
-  if (options.checkStatuses !== false) {
+  if (wantStatuses) {
     const bad =
       start.from === "mark"
         ? await checkTouched(store, expected, headSeq)
-        : await checkStatuses(store, expected, headSeq);
+        : byEvidence
+          ? await checkEvidence(store, headSeq, start.point.seq, created, pageSize)
+          : await checkStatuses(store, expected, headSeq);
     if (typeof bad === "number") requests = bad;
     else return { ...bad, count };
   }
@@ -274,6 +281,81 @@ async function startingPoint(
 }
 
 const pointOf = (m: AuditMark) => ({ seq: m.seq, hash: m.hash });
+
+/** Compares every stored request with its last status event, as the store reads them together;
+ * then the number of stored requests created in the checked range with the number of creations the
+ * walk counted (a request deleted from the database leaves its creation behind). On a mismatch of
+ * the counts, the log is read again to name the missing request. */
+async function checkEvidence(
+  store: Store,
+  headSeq: number,
+  fromSeq: number,
+  created: number,
+  pageSize: number,
+): Promise<number | Omit<VerifyFailure, "count">> {
+  const read = store.listStatusEvidence?.bind(store);
+  if (!read) throw new Error("listStatusEvidence is missing");
+  let checked = 0;
+  let stored = 0;
+  let cursor: string | undefined;
+  for (;;) {
+    const rows = await read(cursor, 1000);
+    for (const row of rows) {
+      checked++;
+      if (row.docStatus !== row.status) {
+        return {
+          ok: false,
+          badSeq: row.lastStatus?.seq ?? 0,
+          reason: `request ${row.id} is stored with status ${row.status} but its stored document says ${row.docStatus ?? "(unreadable)"}: the stored request was altered`,
+        };
+      }
+      if (row.firstSeq !== undefined && row.firstSeq > fromSeq && row.firstSeq <= headSeq) stored++;
+      const last = row.lastStatus;
+      if (last && last.seq > headSeq) continue; // changed after the snapshot
+      const want = last ? statusAfterEvent(last.type, last.outcome) : undefined;
+      if (want === row.status) continue;
+      if (!last || want === undefined) {
+        if (row.firstSeq !== undefined && row.firstSeq > headSeq) continue; // created after it
+        return {
+          ok: false,
+          badSeq: 0,
+          reason: `request ${row.id} is stored (status ${row.status}) but has no event in the audit log: it was added to the database directly`,
+        };
+      }
+      return {
+        ok: false,
+        badSeq: last.seq,
+        reason: `request ${row.id} is stored as ${row.status}, but its audit log says ${want} (event #${last.seq}): the stored request was altered`,
+      };
+    }
+    const lastRow = rows[rows.length - 1];
+    if (rows.length < 1000 || !lastRow) break;
+    cursor = lastRow.id;
+  }
+  if (stored === created) return checked;
+  // Someone deleted a request (or added a creation): find which, holding the statuses this once.
+  const expected = new Map<string, { status: string; seq: number }>();
+  let after = fromSeq;
+  while (after < headSeq) {
+    const page = await store.listAudit({ after, limit: pageSize });
+    for (const e of page) {
+      if (e.seq > headSeq) break;
+      const status = e.requestId !== undefined ? statusAfter(e) : undefined;
+      if (e.requestId !== undefined && status !== undefined) {
+        expected.set(e.requestId, { status, seq: e.seq });
+      }
+      after = e.seq;
+    }
+    if (page.length < pageSize) break;
+  }
+  const bad = await checkStatuses(store, expected, headSeq);
+  if (typeof bad !== "number") return bad;
+  return {
+    ok: false,
+    badSeq: 0,
+    reason: `the audit log records ${created} request creations, but ${stored} stored requests were created in it: requests were deleted or creations added`,
+  };
+}
 
 /** After a resumed run: compares the requests the new events touched with what those events say;
  * returns how many were checked, or the first mismatch. */

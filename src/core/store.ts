@@ -81,6 +81,16 @@ export interface StoredStatus {
   docStatus: string | undefined;
 }
 
+/** A stored request with what its audit events say, read in one query, so the stored requests are
+ * checked against the log without holding every request's status in memory. */
+export interface StatusEvidence extends StoredStatus {
+  /** The seq of the request's first event (its creation); undefined when it has none. */
+  firstSeq?: number;
+  /** Its last event that sets a status (created, escalated, decision_recorded, decided, timed_out,
+   * cancelled), with `data.outcome` when that is a string. */
+  lastStatus?: { seq: number; type: string; outcome?: string };
+}
+
 /** The chain head and how the chain is hashed, as recorded in the database, read at once. */
 export interface AuditChainState {
   /** The last event's seq and hash; undefined while the log is empty. */
@@ -246,6 +256,9 @@ export interface Store {
   /** Up to `limit` events after seq `after`, in seq order: the whole log read page by page for
    * verification, which a store may serve faster than `listAudit`. Optional: `listAudit` instead. */
   readAuditPage?(after: number, limit: number): Promise<AuditEvent[]>;
+  /** Like `listStatuses`, each request with its first and last status event. Optional: without it,
+   * verification holds every request's status in memory while it reads the log. */
+  listStatusEvidence?(after: string | undefined, limit: number): Promise<StatusEvidence[]>;
   /** The earliest deadline of a pending request, epoch ms. */
   nextDeadline(): Promise<number | undefined>;
   /** Pending requests whose deadline is at or before `now`, earliest first. */

@@ -9,9 +9,16 @@ import { createChainCheck } from "../audit/chain-check.js";
 import type { OwnAuditKey } from "../audit/checkpoint.js";
 import { type MarkKind, signMark } from "../audit/marks.js";
 import { type CutRequest, createCutFinder, resolvePruneOptions } from "../audit/prune-cut.js";
+import { STATUS_EVENT_TYPES } from "../audit/status-events.js";
 import { AirlockError } from "../core/errors.js";
 import type { AuditEvent } from "../core/schemas.js";
-import type { AuditMark, AuditMarks, PruneOptions, PruneResult } from "../core/store.js";
+import type {
+  AuditMark,
+  AuditMarks,
+  PruneOptions,
+  PruneResult,
+  StatusEvidence,
+} from "../core/store.js";
 import { type AuditRow, auditOf } from "./rows.js";
 
 /** Events read per scan query. */
@@ -60,6 +67,8 @@ export interface SqlitePruning {
   saveVerified(mark: AuditMark): void;
   /** `Store.readAuditPage`: rows read as arrays, each made an event directly. */
   page(after: number, limit: number): AuditEvent[];
+  /** `Store.listStatusEvidence`. */
+  evidence(after: string | undefined, limit: number): StatusEvidence[];
 }
 
 export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefined): SqlitePruning {
@@ -78,6 +87,17 @@ export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefine
       "SELECT seq, request_id, type, actor, at, data, prev_hash, hash FROM audit WHERE seq > ? ORDER BY seq LIMIT ?",
     )
     .raw(true);
+  // Per request: two seeks in the (request_id, seq) index.
+  const evidence = db.prepare<[string, number], EvidenceRow>(
+    `SELECT r.id, r.status,
+       CASE WHEN json_valid(r.doc) THEN json_extract(r.doc, '$.status') END AS doc_status,
+       (SELECT MIN(a.seq) FROM audit a WHERE a.request_id = r.id) AS first_seq,
+       (SELECT a.seq || ' ' || a.type || ' ' ||
+          CASE WHEN json_valid(a.data) AND json_type(a.data, '$.outcome') = 'text' THEN json_extract(a.data, '$.outcome') ELSE '' END
+        FROM audit a WHERE a.request_id = r.id AND a.type IN (${STATUS_EVENT_TYPES.map((t) => `'${t}'`).join(", ")})
+        ORDER BY a.seq DESC LIMIT 1) AS last_status
+     FROM requests r WHERE r.id > ? ORDER BY r.id LIMIT ?`,
+  );
   // Prepared once the table exists.
   let markStmts:
     | { all: Database.Statement<[], MarkRow>; put: Database.Statement<[MarkRow]> }
@@ -160,10 +180,37 @@ export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefine
       const rows = page.all(after, Math.max(1, Math.min(limit, 10_000))) as unknown as PageRow[];
       return rows.map(eventOf);
     },
+    evidence(after, limit) {
+      return evidence.all(after ?? "", Math.max(1, Math.trunc(limit))).map(evidenceOf);
+    },
     saveVerified(mark) {
       marksTable().put.run({ kind: "verified", ...mark });
     },
   };
+}
+
+interface EvidenceRow {
+  id: string;
+  status: string;
+  doc_status: string | null;
+  first_seq: number | null;
+  last_status: string | null;
+}
+
+function evidenceOf(r: EvidenceRow): StatusEvidence {
+  const e: StatusEvidence = {
+    id: r.id,
+    status: r.status as StatusEvidence["status"],
+    docStatus: r.doc_status ?? undefined,
+  };
+  if (r.first_seq !== null) e.firstSeq = Number(r.first_seq);
+  if (r.last_status !== null) {
+    // "seq type outcome": the outcome may hold spaces, seq and type never do.
+    const [seq = "0", type = "", ...rest] = r.last_status.split(" ");
+    const outcome = rest.join(" ");
+    e.lastStatus = { seq: Number(seq), type, ...(outcome !== "" ? { outcome } : {}) };
+  }
+  return e;
 }
 
 type PageRow = [number, string | null, string, string, number, string, string, string];

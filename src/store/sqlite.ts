@@ -504,6 +504,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     auditMarks: () => attempt("auditMarks", () => pruning.marks()),
     saveVerifiedMark: (m) => attempt("saveVerifiedMark", () => pruning.saveVerified(m)),
     readAuditPage: (after, limit) => attempt("readAuditPage", () => pruning.page(after, limit)),
+    listStatusEvidence: (after, limit) =>
+      attempt("listStatusEvidence", () => pruning.evidence(after, limit)),
     async auditChainState() {
       return attempt("auditChainState", () => {
         const h = stmt.head.get();
