@@ -10,7 +10,8 @@
 // - decisions nobody made (auto, timeout, escalation, no items, error, cancel: AUTOMATIC_METHODS) say
 //   nothing about what people think: they neither extend nor break a run. So the auto-approvals of an
 //   accepted rule never feed a new suggestion.
-// The scan is bounded: the newest `scanLimit` decided requests, all actions together.
+// The scan is bounded: the newest `scanLimit` decided requests, all actions together, then (when
+// that ends inside a run still too short) the newest `actionScanLimit` of each such action alone.
 
 import type { ApprovalRequest, Status } from "../core/schemas.js";
 import { AUTOMATIC_METHODS } from "../core/state.js";
@@ -39,8 +40,13 @@ export interface TrustExample {
 export interface SuggestOptions {
   /** Approvals in a row needed for a suggestion; 0 turns suggestions off. @default 20 */
   threshold?: number;
-  /** How many decided requests to read, newest first. @default 1000 */
+  /** How many decided requests to read, newest first, all actions together. @default 1000 */
   scanLimit?: number;
+  /** When that read ends inside a run still short of `threshold`, its action is read again on its
+   * own, this many requests back... @default 500 */
+  actionScanLimit?: number;
+  /** ...for at most this many actions. @default 10 */
+  rescanActions?: number;
   /** Examples kept per suggestion. @default 10 */
   maxExamples?: number;
   /** Active rules: what they already cover is not suggested again. */
@@ -76,34 +82,23 @@ export async function suggestTrustRules(
     throw new TypeError(`threshold must be a non-negative integer, got ${threshold}`);
   }
   if (threshold === 0) return [];
-  const scanLimit = options.scanLimit ?? 1000;
   const maxExamples = options.maxExamples ?? 10;
   const covered = new Set((options.rules ?? []).map((r) => keyOf(r.action, r.shapeHash)));
   const runs = new Map<string, Run>();
-  let scanned = 0;
-  let cursor: string | undefined;
-  do {
-    const limit = Math.min(PAGE, scanLimit - scanned);
-    const page = await airlock.list({
-      status: DECIDED,
-      order: "newest",
-      limit,
-      ...(cursor ? { cursor } : {}),
-    });
-    for (const request of page.items) {
-      const shape = argsShape(request.args);
-      const shapeHash = argsShapeHash(request.args);
-      const key = keyOf(request.action, shapeHash);
-      let run = runs.get(key);
-      if (!run) {
-        run = { action: request.action, shape, shapeHash, streak: 0, broken: false, examples: [] };
-        runs.set(key, run);
-      }
-      count(run, request, maxExamples);
+  const cut = await scan(airlock, {}, options.scanLimit ?? 1000, runs, maxExamples);
+
+  // The newest requests of all actions together may end in the middle of a quieter action's run:
+  // such actions (a few, bounded) are read again on their own, further back.
+  if (cut) {
+    const actions = new Set<string>();
+    for (const run of runs.values()) {
+      if (!run.broken && run.streak > 0 && run.streak < threshold) actions.add(run.action);
     }
-    scanned += page.items.length;
-    cursor = page.nextCursor;
-  } while (cursor && scanned < scanLimit);
+    for (const action of [...actions].slice(0, options.rescanActions ?? 10)) {
+      for (const [key, run] of runs) if (run.action === action) runs.delete(key);
+      await scan(airlock, { action }, options.actionScanLimit ?? 500, runs, maxExamples);
+    }
+  }
 
   return [...runs.entries()]
     .filter(([key, run]) => run.streak >= threshold && !covered.has(key))
@@ -115,6 +110,42 @@ export async function suggestTrustRules(
       examples: run.examples,
     }))
     .sort((a, b) => b.streak - a.streak || a.action.localeCompare(b.action));
+}
+
+/** Counts up to `limit` decided requests matching `filter`, newest first, into `runs`; true when
+ * it stopped at the limit with more left. */
+async function scan(
+  airlock: RequestLister,
+  filter: Pick<ListFilter, "action">,
+  limit: number,
+  runs: Map<string, Run>,
+  maxExamples: number,
+): Promise<boolean> {
+  let scanned = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await airlock.list({
+      ...filter,
+      status: DECIDED,
+      order: "newest",
+      limit: Math.min(PAGE, limit - scanned),
+      ...(cursor ? { cursor } : {}),
+    });
+    for (const request of page.items) {
+      const shapeHash = argsShapeHash(request.args);
+      const key = keyOf(request.action, shapeHash);
+      let run = runs.get(key);
+      if (!run) {
+        const shape = argsShape(request.args);
+        run = { action: request.action, shape, shapeHash, streak: 0, broken: false, examples: [] };
+        runs.set(key, run);
+      }
+      count(run, request, maxExamples);
+    }
+    scanned += page.items.length;
+    cursor = page.nextCursor;
+  } while (cursor && scanned < limit);
+  return cursor !== undefined;
 }
 
 /** One request, newer ones already counted: extends the run, breaks it, or says nothing. */

@@ -124,10 +124,28 @@ describe("suggestTrustRules", () => {
 
   it("reads at most `scanLimit` decided requests, newest first; threshold 0 turns it off", async () => {
     for (let i = 0; i < 3; i++) await decided("approve");
-    expect(await suggestTrustRules(airlock, { threshold: 3, scanLimit: 2 })).toEqual([]);
-    expect(await suggestTrustRules(airlock, { threshold: 3, scanLimit: 3 })).toHaveLength(1);
+    const bounded = { threshold: 3, scanLimit: 2, actionScanLimit: 2 };
+    expect(await suggestTrustRules(airlock, bounded)).toEqual([]);
+    expect(await suggestTrustRules(airlock, { ...bounded, scanLimit: 3 })).toHaveLength(1);
+    expect(await suggestTrustRules(airlock, { ...bounded, actionScanLimit: 3 })).toHaveLength(1);
     expect(await suggestTrustRules(airlock, { threshold: 0 })).toEqual([]);
     await expect(suggestTrustRules(airlock, { threshold: -1 })).rejects.toThrow(/threshold/);
+  });
+  it("reads a quieter action again on its own when the newest requests end inside its run", async () => {
+    const noisy = (i: number) => write(`/n${i}`, { action: "chat.post", args: { text: "hi" } });
+    await decided("approve");
+    await decided("approve");
+    for (let i = 0; i < 4; i++) await decided("reject", noisy(i));
+    await decided("approve");
+    for (let i = 4; i < 6; i++) await decided("reject", noisy(i));
+    // The newest 3 hold one approval of files.write: read again alone, its run is 3 long.
+    const found = await suggestTrustRules(airlock, { threshold: 3, scanLimit: 3 });
+    expect(found.map((s) => [s.action, s.streak, s.examples.length])).toEqual([
+      ["files.write", 3, 3],
+    ]);
+    expect(
+      await suggestTrustRules(airlock, { threshold: 3, scanLimit: 3, rescanActions: 0 }),
+    ).toEqual([]);
   });
 });
 
