@@ -5,6 +5,8 @@ import type Database from "better-sqlite3";
 export interface Migration {
   version: number;
   sql: string;
+  /** A step SQL cannot do (JavaScript's lower-casing), run after `sql` in the same transaction. */
+  after?: (db: Database.Database) => void;
 }
 
 export function applySqliteMigrations(
@@ -24,6 +26,7 @@ export function applySqliteMigrations(
     for (const m of migrations) {
       if (m.version <= current) continue;
       db.exec(m.sql);
+      m.after?.(db);
       db.prepare(`INSERT INTO ${table} (version, applied_at) VALUES (?, ?)`).run(
         m.version,
         Date.now(),

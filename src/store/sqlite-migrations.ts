@@ -1,4 +1,6 @@
 // Versioned schema changes for the SQLite store, applied in order, each once (see migrateSync).
+
+import type Database from "better-sqlite3";
 import { GENESIS_HASH } from "../audit/chain.js";
 import type { Migration } from "./sqlite-migrate.js";
 import { SQLITE_TRUST_RULES_SQL } from "./sqlite-trust.js";
@@ -129,4 +131,50 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   },
   // Learned trust rules (src/store/sqlite-trust.ts).
   { version: 4, sql: SQLITE_TRUST_RULES_SQL },
+  {
+    version: 5,
+    sql: `
+      -- Title search (ListFilter.q): the title lower-cased as JavaScript does it (the store writes it;
+      -- SQLite's lower() knows ASCII only), and a trigram index of it kept by triggers, so a search
+      -- for any text of three characters or more reads the index, not the table. The triggers skip
+      -- the FTS work when a transition leaves the title as it was (every transition writes it).
+      ALTER TABLE requests ADD COLUMN title_lower TEXT;
+      CREATE VIRTUAL TABLE requests_title USING fts5(
+        title_lower, content = 'requests', content_rowid = 'rowid',
+        tokenize = 'trigram case_sensitive 1'
+      );
+      CREATE TRIGGER requests_title_insert AFTER INSERT ON requests
+        WHEN new.title_lower IS NOT NULL BEGIN
+        INSERT INTO requests_title (rowid, title_lower) VALUES (new.rowid, new.title_lower);
+      END;
+      CREATE TRIGGER requests_title_delete AFTER DELETE ON requests
+        WHEN old.title_lower IS NOT NULL BEGIN
+        INSERT INTO requests_title (requests_title, rowid, title_lower)
+          VALUES ('delete', old.rowid, old.title_lower);
+      END;
+      CREATE TRIGGER requests_title_update AFTER UPDATE OF title_lower ON requests
+        WHEN old.title_lower IS NOT new.title_lower BEGIN
+        INSERT INTO requests_title (requests_title, rowid, title_lower)
+          SELECT 'delete', old.rowid, old.title_lower WHERE old.title_lower IS NOT NULL;
+        INSERT INTO requests_title (rowid, title_lower)
+          SELECT new.rowid, new.title_lower WHERE new.title_lower IS NOT NULL;
+      END;
+    `,
+    after: fillTitleLower,
+  },
 ];
+
+/** Lower-cases the titles of the rows written before migration 5 (the trigger indexes each). */
+function fillTitleLower(db: Database.Database): void {
+  const page = db.prepare<[number], { rowid: number; title: string }>(
+    "SELECT rowid, title FROM requests WHERE rowid > ? ORDER BY rowid LIMIT 1000",
+  );
+  const set = db.prepare("UPDATE requests SET title_lower = ? WHERE rowid = ?");
+  for (let after = 0; ; ) {
+    const rows = page.all(after);
+    for (const r of rows) set.run(r.title.toLowerCase(), r.rowid);
+    const last = rows[rows.length - 1];
+    if (!last) return;
+    after = last.rowid;
+  }
+}

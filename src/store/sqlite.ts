@@ -81,6 +81,8 @@ const WAL_AUTOCHECKPOINT_PAGES = 1000;
 /** The WAL file is cut back to this size after each checkpoint, so it cannot stay large. */
 const JOURNAL_SIZE_LIMIT = 8 * 1024 * 1024;
 const HEAD_SQL = "SELECT seq, hash, keyed_from, key_id FROM audit_head WHERE id = 1";
+/** The shortest search text the trigram index answers. */
+const TRIGRAM = 3;
 const DEADLINE_KEY = `COALESCE(deadline, ${NO_DEADLINE.toExponential().replace("+", "")})`;
 
 interface HeadRow {
@@ -129,8 +131,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
 
   const stmt = {
     insert: db.prepare(
-      `INSERT INTO requests (id, key, action, title, status, risk, confidence, level, requester, approvers, quorum, deadline, created_at, updated_at, correlation_id, revision_of, item_count, outcome, method, reviewer, decided_at, version, doc_bytes, doc)
-       VALUES (@id, @key, @action, @title, @status, @risk, @confidence, @level, @requester, @approvers, @quorum, @deadline, @created_at, @updated_at, @correlation_id, @revision_of, @item_count, @outcome, @method, @reviewer, @decided_at, @version, @doc_bytes, @doc)
+      `INSERT INTO requests (id, key, action, title, title_lower, status, risk, confidence, level, requester, approvers, quorum, deadline, created_at, updated_at, correlation_id, revision_of, item_count, outcome, method, reviewer, decided_at, version, doc_bytes, doc)
+       VALUES (@id, @key, @action, @title, @title_lower, @status, @risk, @confidence, @level, @requester, @approvers, @quorum, @deadline, @created_at, @updated_at, @correlation_id, @revision_of, @item_count, @outcome, @method, @reviewer, @decided_at, @version, @doc_bytes, @doc)
        ON CONFLICT(requester, key) WHERE key IS NOT NULL DO NOTHING`,
     ),
     byId: db.prepare<[string], DocRow>("SELECT doc FROM requests WHERE id = ?"),
@@ -138,7 +140,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       "SELECT doc FROM requests WHERE requester = ? AND key = ?",
     ),
     update: db.prepare(
-      `UPDATE requests SET action = @action, title = @title, status = @status, risk = @risk,
+      `UPDATE requests SET action = @action, title = @title, title_lower = @title_lower, status = @status, risk = @risk,
          confidence = @confidence, level = @level, approvers = @approvers, quorum = @quorum,
          deadline = @deadline, updated_at = @updated_at, correlation_id = @correlation_id,
          revision_of = @revision_of, item_count = @item_count, outcome = @outcome, method = @method,
@@ -700,6 +702,22 @@ function whereOf(filter: ListFilter): { where: string[]; params: unknown[] } {
     );
     params.push(...names);
   }
+  if (filter.q !== undefined && filter.q !== "") {
+    // Exactly titleMatches (paging.ts): the lower-cased title contains the lower-cased text.
+    const q = filter.q.toLowerCase();
+    if ([...q].length >= TRIGRAM) {
+      // A quoted FTS5 string is taken literally (quotes doubled): with the trigram tokenizer it
+      // matches the titles containing it; instr() keeps the answer exact whatever the index holds.
+      where.push(
+        "requests.rowid IN (SELECT rowid FROM requests_title WHERE requests_title MATCH ?) AND instr(title_lower, ?) > 0",
+      );
+      params.push(`"${q.replaceAll('"', '""')}"`, q);
+    } else {
+      // Too short for a trigram: a scan in the listing's order, which stops once the page is full.
+      where.push("instr(title_lower, ?) > 0");
+      params.push(q);
+    }
+  }
   return { where, params };
 }
 
@@ -726,7 +744,11 @@ function listSql(filter: ListFilter, columns: string): ListSql {
 }
 
 function rowOf(r: ApprovalRequest) {
-  return { ...columnsOf(r), approvers: JSON.stringify(r.approvers) };
+  return {
+    ...columnsOf(r),
+    approvers: JSON.stringify(r.approvers),
+    title_lower: r.title.toLowerCase(),
+  };
 }
 
 /** The delivery log: rows matching the filter, oldest first (by n), after the row `filter.after`. */

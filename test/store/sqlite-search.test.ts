@@ -1,0 +1,196 @@
+// Title search (ListFilter.q) on SQLite answers exactly what titleMatches (the memory store's rule)
+// answers, through the trigram index for three characters or more and a bounded scan below that,
+// in listings, summaries, counts and across pages; a database from before the index upgrades in place.
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ApprovalRequest } from "../../src/core/schemas.js";
+import type { ListFilter, Store } from "../../src/core/store.js";
+import { titleMatches } from "../../src/store/paging.js";
+import { sqliteStore } from "../../src/store/sqlite.js";
+import { applySqliteMigrations } from "../../src/store/sqlite-migrate.js";
+import { SQLITE_MIGRATIONS } from "../../src/store/sqlite-migrations.js";
+import { request } from "../audit/fixtures.js";
+import { tempDir } from "../helpers.js";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function open(path = ":memory:"): Store {
+  const s = sqliteStore(path);
+  cleanups.push(() => s.close());
+  return s;
+}
+
+const TITLES = [
+  "Deploy payments service",
+  "DEPLOY search",
+  "Rotate the API key",
+  'Say "hello" to prod',
+  "İstanbul office wifi",
+  "Straße closure",
+  "ÀBC unicode",
+  "K kelvin sign K",
+  "a",
+  "ab",
+  "nothing to see",
+  "100% sure",
+  "under_score and percent %",
+  "emoji 🚀 launch",
+];
+
+const QUERIES = [
+  "deploy",
+  "DEPLOY",
+  "ploy",
+  "de",
+  "d",
+  "api key",
+  '"hello"',
+  '"',
+  "i̇st",
+  "istanbul",
+  "straße",
+  "STRASSE",
+  "àbc",
+  "k k",
+  "kelvin",
+  "%",
+  "_",
+  "% sure",
+  "🚀",
+  "🚀 la",
+  "no such title",
+  "a",
+  "ab",
+  "",
+  "OR",
+  "NEAR(x",
+  "*",
+];
+
+async function seed(store: Store): Promise<ApprovalRequest[]> {
+  const rs: ApprovalRequest[] = [];
+  for (const [i, title] of TITLES.entries()) {
+    const id = `req_${String(i).padStart(3, "0")}`;
+    const r = request(id, { title });
+    await store.insertRequest(r, []);
+    rs.push(r);
+  }
+  return rs;
+}
+
+/** The ids titleMatches picks, newest first (ids grow with time). */
+function expected(rs: ApprovalRequest[], q: string): string[] {
+  return rs
+    .filter((r) => titleMatches(r.title, q))
+    .map((r) => r.id)
+    .sort()
+    .reverse();
+}
+
+async function allIds(store: Store, filter: ListFilter): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 100; pages++) {
+    const page = await store.listSummaries({ ...filter, limit: 2, cursor });
+    ids.push(...page.items.map((s) => s.id));
+    cursor = page.nextCursor;
+    if (!cursor) break;
+  }
+  return ids;
+}
+
+describe("SQLite title search (q)", () => {
+  it("lists, summarises and counts exactly the titles titleMatches picks, page by page", async () => {
+    const store = open();
+    const rs = await seed(store);
+    for (const q of QUERIES) {
+      const want = expected(rs, q);
+      const listed = await store.listRequests({ q, limit: 100 });
+      expect(
+        listed.items.map((r) => r.id),
+        `listRequests q=${q}`,
+      ).toEqual(want);
+      expect(await allIds(store, { q }), `paged q=${q}`).toEqual(want);
+      expect(await store.countRequests({ q }), `count q=${q}`).toBe(want.length);
+      const oldest = await store.listSummaries({ q, order: "oldest", limit: 100 });
+      expect(
+        oldest.items.map((s) => s.id),
+        `oldest q=${q}`,
+      ).toEqual([...want].reverse());
+    }
+  });
+
+  it("combines with the other filters and follows transitions and new titles", async () => {
+    const store = open();
+    const rs = await seed(store);
+    const first = rs[0] as ApprovalRequest;
+    const decided: ApprovalRequest = {
+      ...first,
+      status: "approved",
+      version: first.version + 1,
+      decision: { outcome: "approved", method: "manual", reviewer: "alice", decidedAt: 2 },
+    } as unknown as ApprovalRequest;
+    expect((await store.transition(decided, first.version, [])).ok).toBe(true);
+    expect(
+      (await store.listSummaries({ q: "deploy", status: "pending" })).items.map((s) => s.id),
+    ).toEqual(["req_001"]);
+    expect(await store.countRequests({ q: "deploy", status: "approved" })).toBe(1);
+    // A changed title is found by its new text only.
+    const renamed = { ...decided, title: "Renamed entirely", version: decided.version + 1 };
+    expect((await store.transition(renamed, decided.version, [])).ok).toBe(true);
+    expect(await store.countRequests({ q: "payments" })).toBe(0);
+    expect((await store.listRequests({ q: "renamed ent" })).items.map((r) => r.id)).toEqual([
+      first.id,
+    ]);
+  });
+
+  it("a database made before the index (migration 4) is indexed when it opens", async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const path = join(t.dir, "old.db");
+    const before = open(path);
+    const rs = await seed(before);
+    await before.close();
+    // Back to the schema before migration 5: the column, the index and its triggers gone.
+    const d = new Database(path);
+    d.exec(`
+      DROP TRIGGER requests_title_insert; DROP TRIGGER requests_title_delete;
+      DROP TRIGGER requests_title_update;
+      DROP TABLE requests_title;
+      ALTER TABLE requests DROP COLUMN title_lower;
+      DELETE FROM airlock_migrations WHERE version >= 5;
+    `);
+    d.close();
+    const after = open(path);
+    for (const q of QUERIES) {
+      expect(
+        (await after.listSummaries({ q, limit: 100 })).items.map((s) => s.id),
+        `upgraded q=${q}`,
+      ).toEqual(expected(rs, q));
+    }
+    const versions = new Database(path, { readonly: true });
+    const applied = versions
+      .prepare<[], { v: number }>("SELECT MAX(version) AS v FROM airlock_migrations")
+      .get();
+    versions.close();
+    expect(applied?.v).toBe(SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1]?.version);
+  });
+
+  it("a fresh database gets every migration, the search index included", () => {
+    const d = new Database(":memory:");
+    applySqliteMigrations(d, "airlock_migrations", SQLITE_MIGRATIONS);
+    const names = d
+      .prepare<[], { name: string }>(
+        "SELECT name FROM sqlite_master WHERE name LIKE 'requests_title%'",
+      )
+      .all()
+      .map((r) => r.name);
+    d.close();
+    expect(names).toContain("requests_title");
+    expect(names).toContain("requests_title_insert");
+  });
+});
