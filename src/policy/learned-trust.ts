@@ -118,7 +118,9 @@ export interface LearnedTrust {
   readonly threshold: number;
   /** Give it to `createAirlock({ policy })`, composed with your own rules. */
   readonly policy: LearnedTrustPolicy;
-  suggestions(): Promise<TrustSuggestion[]>;
+  /** The current suggestions; with `maxAgeMs`, those computed at most that long ago may be
+   * returned again (for pages that only hint at them). */
+  suggestions(options?: { maxAgeMs?: number }): Promise<TrustSuggestion[]>;
   rules(options?: { includeRevoked?: boolean }): Promise<TrustRule[]>;
   /** Stores the rule of a current suggestion (refusing anything else), audited under `by`. */
   accept(input: { action: string; shapeHash: string }, by: string): Promise<TrustRule>;
@@ -151,14 +153,19 @@ export function createLearnedTrust(options: LearnedTrustOptions): LearnedTrust {
     };
   }
 
-  async function suggestions(): Promise<TrustSuggestion[]> {
+  let last: { at: number; items: TrustSuggestion[] } | undefined;
+  async function suggestions(o: { maxAgeMs?: number } = {}): Promise<TrustSuggestion[]> {
     if (threshold === 0 || !store.listTrustRules) return [];
+    if (last && o.maxAgeMs !== undefined && now() - last.at <= o.maxAgeMs) return last.items;
+    const at = now();
     const rules = await store.listTrustRules();
-    return suggestTrustRules(lister, {
+    const items = await suggestTrustRules(lister, {
       threshold,
       rules,
       ...(options.scanLimit === undefined ? {} : { scanLimit: options.scanLimit }),
     });
+    last = { at, items };
+    return items;
   }
 
   return {
@@ -200,6 +207,7 @@ export function createLearnedTrust(options: LearnedTrustOptions): LearnedTrust {
       };
       const res = await m.insert(rule, [trustRuleAccepted(rule)]);
       policy.invalidate();
+      last = undefined;
       if (!res.created) {
         throw new ConflictError(
           `\`${input.action}\` with this args shape is already approved by rule ${res.rule.id}`,
@@ -215,6 +223,7 @@ export function createLearnedTrust(options: LearnedTrustOptions): LearnedTrust {
       const who = normalizeIdentity(by);
       const res = await m.revoke(id, who, at, [trustRuleRevoked(rule, who, at)]);
       policy.invalidate();
+      last = undefined;
       if (!res.revoked || !res.rule) {
         throw new ConflictError(`trust rule ${id} was already revoked`);
       }

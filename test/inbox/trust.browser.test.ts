@@ -103,8 +103,10 @@ describe.skipIf(!haveBrowser)("learned trust in the inbox (chromium)", () => {
     const before = await ask(deploy("cron"));
     expect(before.status).toBe("pending");
 
+    // The admin's queue says a rule is suggested, and leads to it.
     const admin = await signIn(tok.admin);
-    await admin.click("nav a[href='/inbox/trust']");
+    await expect(admin.locator("#trust-hint").textContent()).resolves.toContain("1 suggested rule");
+    await admin.click("#trust-hint a[href='/inbox/trust']");
     await admin.waitForURL(`${url}/inbox/trust`);
     const suggestion = admin.locator("#suggested-rules li.trust-suggestion[data-action=deploy]");
     await expect(suggestion.count()).resolves.toBe(1);
@@ -140,6 +142,9 @@ describe.skipIf(!haveBrowser)("learned trust in the inbox (chromium)", () => {
     // A reviewer who is not an admin sees the rule, but no suggestions, Accept or Revoke, and
     // cannot post the form either.
     const alice = await signIn(tok.alice);
+    await expect(alice.locator("#trust-hint").count()).resolves.toBe(0);
+    await alice.click("nav a[href='/inbox/trust']");
+    await alice.waitForURL(`${url}/inbox/trust`);
     await alice.goto(`${url}/inbox/trust`);
     await expect(alice.locator("#active-rules li.trust-rule").count()).resolves.toBe(1);
     await expect(alice.locator("#suggested-rules").count()).resolves.toBe(0);

@@ -131,6 +131,24 @@ describe("suggestTrustRules", () => {
     expect(await suggestTrustRules(airlock, { threshold: 0 })).toEqual([]);
     await expect(suggestTrustRules(airlock, { threshold: -1 })).rejects.toThrow(/threshold/);
   });
+  it("reuses a recent scan only when asked to (maxAgeMs), and not after an accept", async () => {
+    let clock = 5_000;
+    const timed = createLearnedTrust({ store, threshold: 2, now: () => clock });
+    await decided("approve");
+    await decided("approve");
+    expect(await timed.suggestions({ maxAgeMs: 1000 })).toHaveLength(1);
+    await decided("reject");
+    expect(await timed.suggestions({ maxAgeMs: 1000 })).toHaveLength(1); // reused
+    expect(await timed.suggestions()).toEqual([]); // fresh
+    await decided("approve");
+    await decided("approve");
+    clock += 2000;
+    const [s] = await timed.suggestions({ maxAgeMs: 1000 });
+    expect(s?.streak).toBe(2);
+    await timed.accept({ action: "files.write", shapeHash: s?.shapeHash ?? "" }, "root");
+    expect(await timed.suggestions({ maxAgeMs: 1000 })).toEqual([]);
+  });
+
   it("reads a quieter action again on its own when the newest requests end inside its run", async () => {
     const noisy = (i: number) => write(`/n${i}`, { action: "chat.post", args: { text: "hi" } });
     await decided("approve");

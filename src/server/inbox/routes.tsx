@@ -56,7 +56,7 @@ import {
   type SessionUser,
   sameSecret,
 } from "./session.js";
-import { mountTrustPages, TRUST_FORM_PATHS } from "./trust.js";
+import { mountTrustPages, suggestedRuleCount, TRUST_FORM_PATHS, TrustHint } from "./trust.js";
 
 export interface InboxDeps extends InboxOptions {
   airlock: Airlock;
@@ -330,17 +330,23 @@ export function inboxRoutes(deps: InboxDeps): Hono {
   app.get(
     "/",
     signedIn(async (c, u) => {
-      const q = await queue(c, u.principal);
+      const [q, suggested] = await Promise.all([
+        queue(c, u.principal),
+        suggestedRuleCount(deps.trust, u.principal, logger),
+      ]);
       return page(
         c,
         `(${q.pending}) Airlock inbox`,
-        <QueuePage
-          rows={q.rows}
-          query={q.query}
-          actions={q.actions}
-          me={u.principal.name}
-          csrf={u.session.csrf}
-        />,
+        <>
+          <TrustHint count={suggested} />
+          <QueuePage
+            rows={q.rows}
+            query={q.query}
+            actions={q.actions}
+            me={u.principal.name}
+            csrf={u.session.csrf}
+          />
+        </>,
         200,
         {
           ...userProps(u),

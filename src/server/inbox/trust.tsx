@@ -2,10 +2,11 @@
 // rule. Both are for admins, carry the session's CSRF token and come from this site (the caller
 // mounts them behind its form size limit and origin check).
 import type { Context, Hono } from "hono";
+import type { FC } from "hono/jsx";
 import type { Logger } from "pino";
 import { ConflictError, isAirlockError } from "../../core/errors.js";
 import type { LearnedTrust } from "../../policy/learned-trust.js";
-import { hasRole } from "../env.js";
+import { hasRole, type Principal } from "../env.js";
 import { TrustPage, type TrustPageProps } from "./pages/trust.js";
 import { csrfMatches, type SessionUser } from "./session.js";
 
@@ -110,3 +111,31 @@ export function mountTrustPages(app: Hono, d: TrustPagesDeps): void {
 function notEnabled() {
   return new ConflictError("learned trust is not enabled on this server");
 }
+
+/** How many rules are suggested, for an admin's queue page (0 for others): the scan is reused for
+ * up to `HINT_MAX_AGE_MS`, and a failure to compute it never fails the page. */
+export async function suggestedRuleCount(
+  trust: LearnedTrust | undefined,
+  p: Principal,
+  logger: Logger,
+): Promise<number> {
+  if (!trust || !hasRole(p, "admin")) return 0;
+  try {
+    return (await trust.suggestions({ maxAgeMs: HINT_MAX_AGE_MS })).length;
+  } catch (err) {
+    logger.warn({ err }, "learned trust suggestions could not be computed");
+    return 0;
+  }
+}
+const HINT_MAX_AGE_MS = 30_000;
+
+/** The queue's hint that rules are suggested. */
+export const TrustHint: FC<{ count: number }> = ({ count }) =>
+  count > 0 ? (
+    <p class="notice" id="trust-hint">
+      {count === 1
+        ? "1 suggested rule: a call people keep approving could be approved without asking."
+        : `${count} suggested rules: calls people keep approving could be approved without asking.`}{" "}
+      <a href="/inbox/trust">Review suggested rules</a>
+    </p>
+  ) : null;
