@@ -84,6 +84,7 @@ export {
 } from "./core/schemas.js";
 export { canDecide, isOverdue, mayDecide } from "./core/state.js";
 export type { ListFilter, ListOrder, Page, RequestSummary, Store } from "./core/store.js";
+export type { TrustRule, TrustRuleInsert, TrustRuleRevoke } from "./core/trust-rule.js";
 export type { AirlockApi } from "./engine/api.js";
 export {
   type Airlock,
@@ -99,6 +100,7 @@ export {
   type RunApprovedResult,
   runApproved,
 } from "./engine/run-approved.js";
+export { argsShape, argsShapeHash } from "./policy/args-shape.js";
 export { firstVerdict, strictestVerdict } from "./policy/compose.js";
 export {
   type ApprovalThresholds,
@@ -109,6 +111,15 @@ export {
   determineApprovalLevel,
 } from "./policy/confidence.js";
 export { type ConfidencePolicyOptions, confidencePolicy } from "./policy/confidence-policy.js";
+export {
+  createLearnedTrust,
+  DEFAULT_TRUST_THRESHOLD,
+  type LearnedTrust,
+  type LearnedTrustOptions,
+  learnedTrustPolicy,
+  suggestTrustRules,
+  type TrustSuggestion,
+} from "./policy/learned-trust.js";
 export {
   forActions,
   isSmallFileWrite,
