@@ -1,12 +1,16 @@
 // The PostgreSQL store: several Airlock processes (or machines) sharing one database as the system of
 // record. The database settles every race: a transition is an UPDATE guarded by the expected version;
-// an idempotent insert is ON CONFLICT (key) DO NOTHING; audit appends are serialized by locking the
-// one-row chain head FOR UPDATE in the writing transaction; other processes hear about commits through
+// an idempotent insert is ON CONFLICT (key) DO NOTHING; audit appends are serialized by the one-row
+// chain head, which every appending transaction updates; other processes hear about commits through
 // LISTEN/NOTIFY (postgres-listener.ts); due requests are claimed with FOR UPDATE SKIP LOCKED.
 //
-// A write is two round trips when the pool pipelines (pools the store creates do): [BEGIN, the guarded
-// write that also locks the head if it wrote] then [append + NOTIFY, COMMIT]. The head stays locked
-// for about one round trip plus the commit's flush. Failure handling is in postgres-client.ts.
+// Creates and transitions go through the batched writer (postgres-writes.ts): those that arrive
+// together commit together, usually in one round trip with the events chained after the head this
+// process last saw (the database refuses the batch if the head moved, and the writer then locks it).
+// Lookups by id are grouped the same way (postgres-reads.ts). The other writes (outbox settles,
+// plain appends) are two round trips when the pool pipelines (pools the store creates do): [BEGIN,
+// the guarded write that also locks the head if it wrote] then [append + NOTIFY, COMMIT]. Failure
+// handling is in postgres-client.ts.
 import { createHash, randomUUID } from "node:crypto";
 import pg, { type Pool, type PoolClient, type QueryResultRow } from "pg";
 import { chainEvent, GENESIS_HASH, keyForAppend } from "../audit/chain.js";
@@ -14,7 +18,7 @@ import { type AuditKeyOptions, checkpointWriterFor, ownAuditKey } from "../audit
 import { AirlockError, InvalidInputError, isAirlockError } from "../core/errors.js";
 import type { OutboxDraft } from "../core/outbox.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
-import type { InsertResult, Store, TransitionResult } from "../core/store.js";
+import type { Store } from "../core/store.js";
 import {
   byDueOrder,
   checkClaim,
