@@ -36,6 +36,12 @@ export function groupCommit(
   // Nested better-sqlite3 transactions are savepoints: a throwing item is rolled back alone.
   const one = db.transaction((item: Item) => item.work());
   const all = db.transaction((batch: Item[]) => {
+    const only = batch.length === 1 ? batch[0] : undefined;
+    if (only) {
+      // Alone in its transaction, a write needs no savepoint: its failure rolls back only itself.
+      only.outcome = { ok: true, value: only.work() };
+      return;
+    }
     for (const item of batch) {
       try {
         item.outcome = { ok: true, value: one(item) };
@@ -58,6 +64,7 @@ export function groupCommit(
           all.immediate(batch);
         });
       } catch (err) {
+        // A lone write's own failure is its answer; in a batch, only a storage fault gets here.
         for (const item of batch) item.reject(err);
         continue;
       }

@@ -81,9 +81,8 @@ const WAL_AUTOCHECKPOINT_PAGES = 1000;
 /** The WAL file is cut back to this size after each checkpoint, so it cannot stay large. */
 const JOURNAL_SIZE_LIMIT = 8 * 1024 * 1024;
 const HEAD_SQL = "SELECT seq, hash, keyed_from, key_id FROM audit_head WHERE id = 1";
-/** The shortest search text the trigram index answers. */
-const TRIGRAM = 3;
-const DEADLINE_KEY = `COALESCE(deadline, ${NO_DEADLINE.toExponential().replace("+", "")})`;
+const NO_DEADLINE_SQL = NO_DEADLINE.toExponential().replace("+", "");
+const DEADLINE_KEY = `COALESCE(deadline, ${NO_DEADLINE_SQL})`;
 
 interface HeadRow {
   seq: number;
@@ -148,6 +147,18 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
          doc = @doc
        WHERE id = @id AND version = @expected`,
     ),
+    // A transition that keeps the indexed columns as they are (status, deadline, title): an UPDATE
+    // that does not name them leaves their index entries (and their pages) alone. The full update
+    // above follows when this one finds the row changed in one of them, or not at this version.
+    updateUnindexed: db.prepare(
+      `UPDATE requests SET action = @action, title = @title, risk = @risk, confidence = @confidence,
+         level = @level, approvers = @approvers, quorum = @quorum, updated_at = @updated_at,
+         correlation_id = @correlation_id, revision_of = @revision_of, item_count = @item_count,
+         outcome = @outcome, method = @method, reviewer = @reviewer, decided_at = @decided_at,
+         version = @version, doc_bytes = @doc_bytes, doc = @doc
+       WHERE id = @id AND version = @expected AND status = @status AND deadline IS @deadline
+         AND title_lower IS @title_lower`,
+    ),
     head: db.prepare<[], HeadRow>(HEAD_SQL),
     setHead: db.prepare(
       "UPDATE audit_head SET seq = @seq, hash = @hash, keyed_from = COALESCE(keyed_from, @keyed_from), key_id = COALESCE(key_id, @key_id) WHERE id = 1",
@@ -156,15 +167,18 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       `INSERT INTO audit (seq, request_id, type, actor, at, data, prev_hash, hash)
        VALUES (@seq, @request_id, @type, @actor, @at, @data, @prev_hash, @hash)`,
     ),
+    // The (status, deadline key, id) index answers both from the first pending entry on; a request
+    // without a deadline has the key NO_DEADLINE, past every date. INDEXED BY: without statistics
+    // the planner might prefer the (status, id) index and read every pending row.
     nextDeadline: db.prepare<[], { d: number | null }>(
-      // INDEXED BY: without statistics the planner prefers the status index and reads every pending
-      // row; the partial deadline index answers from its first entry.
-      "SELECT MIN(deadline) AS d FROM requests INDEXED BY requests_pending_deadline WHERE status = 'pending' AND deadline IS NOT NULL",
+      `SELECT deadline AS d FROM requests INDEXED BY requests_status_deadline_id
+       WHERE status = 'pending' AND ${DEADLINE_KEY} < ${NO_DEADLINE_SQL}
+       ORDER BY ${DEADLINE_KEY} LIMIT 1`,
     ),
     due: db.prepare<[number, number], DocRow>(
-      `SELECT doc FROM requests INDEXED BY requests_pending_deadline
-       WHERE status = 'pending' AND deadline IS NOT NULL AND deadline <= ?
-       ORDER BY deadline LIMIT ?`,
+      `SELECT doc FROM requests INDEXED BY requests_status_deadline_id
+       WHERE status = 'pending' AND ${DEADLINE_KEY} <= ? AND ${DEADLINE_KEY} < ${NO_DEADLINE_SQL}
+       ORDER BY ${DEADLINE_KEY}, id LIMIT ?`,
     ),
     outcomes: db.prepare<[number], OutcomeSqlRow>(
       `SELECT action, status, method, created_at, decided_at
@@ -296,8 +310,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     drafts: AuditDraft[],
     messages: OutboxDraft[],
   ): TransitionResult {
-    const info = stmt.update.run({ ...rowOf(next), expected });
-    if (info.changes === 0) {
+    const row = { ...rowOf(next), expected };
+    if (stmt.updateUnindexed.run(row).changes === 0 && stmt.update.run(row).changes === 0) {
       const current = stmt.byId.get(next.id);
       return { ok: false, request: current ? parseDoc(current) : undefined, events: [] };
     }
@@ -705,13 +719,14 @@ function whereOf(filter: ListFilter): { where: string[]; params: unknown[] } {
   if (filter.q !== undefined && filter.q !== "") {
     // Exactly titleMatches (paging.ts): the lower-cased title contains the lower-cased text.
     const q = filter.q.toLowerCase();
-    if ([...q].length >= TRIGRAM) {
-      // A quoted FTS5 string is taken literally (quotes doubled): with the trigram tokenizer it
-      // matches the titles containing it; instr() keeps the answer exact whatever the index holds.
+    const grams = trigrams(q);
+    if (grams.length > 0) {
+      // The titles holding every trigram of the text (the index keeps no positions), then instr()
+      // keeps exactly those containing the text itself.
       where.push(
         "requests.rowid IN (SELECT rowid FROM requests_title WHERE requests_title MATCH ?) AND instr(title_lower, ?) > 0",
       );
-      params.push(`"${q.replaceAll('"', '""')}"`, q);
+      params.push(grams.map((g) => `"${g.replaceAll('"', '""')}"`).join(" AND "), q);
     } else {
       // Too short for a trigram: a scan in the listing's order, which stops once the page is full.
       where.push("instr(title_lower, ?) > 0");
@@ -741,6 +756,15 @@ function listSql(filter: ListFilter, columns: string): ListSql {
     order === "deadline" ? `${DEADLINE_KEY}, id` : order === "newest" ? "id DESC" : "id";
   const sql = `SELECT ${columns}, ${DEADLINE_KEY} AS dkey FROM requests ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${orderBy} LIMIT ?`;
   return { sql, params: [...params, limit + 1], order, limit };
+}
+
+/** The distinct runs of three characters (code points) of `text`; none when it is shorter. A quoted
+ * FTS5 string is taken literally, quotes doubled. */
+function trigrams(text: string): string[] {
+  const chars = [...text];
+  const out = new Set<string>();
+  for (let i = 0; i + 3 <= chars.length; i++) out.add(chars.slice(i, i + 3).join(""));
+  return [...out];
 }
 
 function rowOf(r: ApprovalRequest) {
