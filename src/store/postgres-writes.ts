@@ -65,6 +65,8 @@ export interface WriterOptions {
   committed(events: AuditEvent[]): void;
   /** Most writes in one batch. */
   maxBatch: number;
+  /** Most batches on their way at once (the next one chained after the one before). */
+  maxInFlight: number;
 }
 
 export interface Writer {
@@ -81,20 +83,22 @@ interface Pending {
 
 export function createWriter(o: WriterOptions): Writer {
   const { sql } = o;
+  // The head after the last batch sent: the next batch is chained after it, so it can be on its
+  // way while the one before commits (it then waits for the head row, and goes on if that batch
+  // committed, or fails and takes the locking path if it did not).
   let known: ChainHead | undefined;
   let queue: Pending[] = [];
-  let busy = false;
+  let inFlight = 0;
 
-  async function drain(): Promise<void> {
-    busy = true;
-    try {
-      while (queue.length > 0) {
-        const batch = queue.slice(0, o.maxBatch);
-        queue = queue.slice(batch.length);
-        await flush(batch);
-      }
-    } finally {
-      busy = false;
+  function pump(): void {
+    while (queue.length > 0 && inFlight < o.maxInFlight) {
+      const batch = queue.slice(0, o.maxBatch);
+      queue = queue.slice(batch.length);
+      inFlight++;
+      void flush(batch).finally(() => {
+        inFlight--;
+        pump();
+      });
     }
   }
 
@@ -192,13 +196,13 @@ export function createWriter(o: WriterOptions): Writer {
     }
     for (const w of writes) queries.push(...w.outbox);
     queries.push(appendOf(all, startsKeying, head), COMMIT);
+    known = headAfter(head, all, startsKeying);
     return o.run(whatOf(writes), async (c, step) => {
       // Everything, COMMIT included, leaves in one write: from here a lost connection leaves the
       // outcome unknown.
       step.committing = true;
       const results = await send(c, queries);
       committedOrThrow(results);
-      known = headAfter(head, all, startsKeying);
       if (all.length) o.committed(all);
       return events.map((e) => ({ written: true as const, events: e }));
     });
@@ -253,7 +257,7 @@ export function createWriter(o: WriterOptions): Writer {
     write(w) {
       return new Promise<WriteOutcome>((resolve, reject) => {
         queue.push({ w, resolve, reject });
-        if (!busy) void drain();
+        pump();
       });
     },
     learn(head) {
