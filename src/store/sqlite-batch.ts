@@ -24,11 +24,18 @@ interface Item {
   outcome?: { ok: true; value: unknown } | { ok: false; err: unknown };
 }
 
+/** Called inside each batch's transaction: `begin` before its first write, `end` after its last. */
+export interface BatchHooks {
+  begin(): void;
+  end(): void;
+}
+
 /** `commit` runs the synchronous batch (it waits out another process's lock and turns storage
  * faults into `store_unavailable`; see `whileLocked`). */
 export function groupCommit(
   db: Database.Database,
   commit: (fn: () => void) => Promise<void>,
+  hooks?: BatchHooks,
 ): GroupCommit {
   let queue: Item[] = [];
   let running: Promise<void> | undefined;
@@ -36,20 +43,22 @@ export function groupCommit(
   // Nested better-sqlite3 transactions are savepoints: a throwing item is rolled back alone.
   const one = db.transaction((item: Item) => item.work());
   const all = db.transaction((batch: Item[]) => {
+    hooks?.begin();
     const only = batch.length === 1 ? batch[0] : undefined;
     if (only) {
       // Alone in its transaction, a write needs no savepoint: its failure rolls back only itself.
       only.outcome = { ok: true, value: only.work() };
-      return;
-    }
-    for (const item of batch) {
-      try {
-        item.outcome = { ok: true, value: one(item) };
-      } catch (err) {
-        if (isStorageFault(err)) throw err;
-        item.outcome = { ok: false, err };
+    } else {
+      for (const item of batch) {
+        try {
+          item.outcome = { ok: true, value: one(item) };
+        } catch (err) {
+          if (isStorageFault(err)) throw err;
+          item.outcome = { ok: false, err };
+        }
       }
     }
+    hooks?.end();
   });
 
   async function loop(): Promise<void> {

@@ -238,9 +238,14 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     return st as Database.Statement<unknown[], R>;
   }
 
+  // Within a group commit the chain head is read once, kept here, and written once at the end of
+  // the batch (the lock is held throughout, so nobody else appends meanwhile). Outside a batch
+  // (undefined) each append reads and writes the head row itself.
+  let batchHead: { head: HeadRow | undefined; dirty: boolean } | undefined;
+
   function appendChain(drafts: AuditDraft[]): AuditEvent[] {
     if (drafts.length === 0) return [];
-    const head = stmt.head.get();
+    const head = batchHead?.head ?? stmt.head.get();
     if (!head) throw headMissing(where, stmt.anyAudit.get() !== undefined);
     const { key, startsKeying } = keyForAppend(own, {
       keyedFrom: head.keyed_from,
@@ -263,13 +268,28 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       out.push(e);
       prev = e;
     }
-    stmt.setHead.run({
+    const next: HeadRow = {
       seq: prev.seq,
       hash: prev.hash,
-      keyed_from: startsKeying ? head.seq + 1 : null,
-      key_id: startsKeying ? (own?.id ?? null) : null,
-    });
+      keyed_from: startsKeying ? head.seq + 1 : head.keyed_from,
+      key_id: startsKeying ? (own?.id ?? null) : head.key_id,
+    };
+    if (batchHead) batchHead = { head: next, dirty: true };
+    else stmt.setHead.run(next);
     return out;
+  }
+
+  /** Runs a write of a batch; a write that fails leaves the kept head as it found it. */
+  function inBatch<T>(work: () => T): () => T {
+    return () => {
+      const before = batchHead;
+      try {
+        return work();
+      } catch (err) {
+        batchHead = before;
+        throw err;
+      }
+    };
   }
 
   /** Writes the messages not already there (by id), in their order; returns how many. */
@@ -368,7 +388,28 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
   }
 
   // Requests inserted and transitioned together are committed together (sqlite-batch.ts).
-  const batch = groupCommit(db, (fn) => attempt("commit", fn));
+  const batch = groupCommit(
+    db,
+    // A batch that failed as a whole (its transaction rolled back) leaves no kept head behind.
+    (fn) =>
+      attempt("commit", () => {
+        try {
+          fn();
+        } finally {
+          batchHead = undefined;
+        }
+      }),
+    {
+      begin() {
+        batchHead = { head: undefined, dirty: false };
+      },
+      end() {
+        const kept = batchHead;
+        batchHead = undefined;
+        if (kept?.dirty && kept.head) stmt.setHead.run(kept.head);
+      },
+    },
+  );
 
   /** A write that appended events: the new head goes to the checkpoint file. */
   function noted<T extends { events: AuditEvent[] }>(result: T): T {
@@ -387,7 +428,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       checkDrafts(events);
       checkOutboxDrafts(messages);
       guard();
-      return noted(await batch.run(() => insertTx(request, events, messages)));
+      return noted(await batch.run(inBatch(() => insertTx(request, events, messages))));
     },
     async getRequest(id) {
       return attempt("getRequest", () => {
@@ -448,7 +489,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       checkColumns(next);
       checkDrafts(events);
       checkOutboxDrafts(messages);
-      return noted(await batch.run(() => transitionTx(next, expectedVersion, events, messages)));
+      return noted(
+        await batch.run(inBatch(() => transitionTx(next, expectedVersion, events, messages))),
+      );
     },
     async enqueueOutbox(messages) {
       checkOutboxDrafts(messages);
