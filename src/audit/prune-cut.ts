@@ -75,7 +75,7 @@ export function createCutFinder(o: {
       if (bad) {
         throw new AirlockError(
           "conflict",
-          `prune stopped: the audit log does not verify at event #${bad.badSeq} (${bad.reason}); it and every event after it are kept. Run \`airlock audit verify --full\``,
+          `prune stopped: the audit log does not verify at event #${bad.badSeq} (${bad.reason}); it and every event after it are kept. Run \`airlock audit verify\``,
         );
       }
       scanned++;

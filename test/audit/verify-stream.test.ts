@@ -124,6 +124,15 @@ describe("verifyAuditLog streams and resumes", () => {
     await verifyAuditLog(store, { key: KEY, recordMark: true });
     await store.appendAudit(notes(5, 100));
 
+    // The content of the event at the mark edited, its hash column left as it was.
+    sql(db, `UPDATE audit SET data = '{"n":999}' WHERE seq = 30`);
+    expect(await verifyAuditLog(store, { key: KEY, resume: true })).toMatchObject({
+      ok: false,
+      badSeq: 30,
+    });
+    sql(db, `UPDATE audit SET data = '{"n":29}' WHERE seq = 30`);
+    expect(await verifyAuditLog(store, { key: KEY, resume: true })).toMatchObject({ ok: true });
+
     // The event at the mark altered (its hash recomputed by someone who lacks the key: wrong).
     sql(db, `UPDATE audit SET hash = ? WHERE seq = 30`, "e".repeat(64));
     expect(await verifyAuditLog(store, { key: KEY, resume: true })).toMatchObject({

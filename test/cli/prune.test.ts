@@ -53,11 +53,11 @@ describe("airlock prune", () => {
     const again = await airlock("prune", "--before", "2026-01-01");
     expect(again.stdout).toMatch(/^pruned 0 requests, 0 audit events .*after event #6\n$/);
 
-    const full = await airlock("audit", "verify", "--full");
+    const full = await airlock("audit", "verify");
     expect(full.stdout).toBe(
       "audit chain intact: 1 events checked after event #6 (the prune anchor)\n",
     );
-    const resumed = await airlock("audit", "verify");
+    const resumed = await airlock("audit", "verify", "--from-checkpoint");
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toMatch(
       /^audit chain intact: 0 events checked after event #7 \(verified before/,
@@ -67,7 +67,7 @@ describe("airlock prune", () => {
     const d = new Database(db);
     d.prepare("DELETE FROM audit_marks").run();
     d.close();
-    const broken = await airlock("audit", "verify");
+    const broken = await airlock("audit", "verify", "--from-checkpoint");
     expect(broken.code).toBe(1);
     expect(broken.stderr).toMatch(/^audit chain broken at event #7: expected event #1/);
   });

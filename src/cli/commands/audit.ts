@@ -9,14 +9,20 @@ export function registerAudit(program: Command, globals: () => GlobalOptions): v
   audit
     .command("verify")
     .description(
-      "check the hash chain; exit 0 when intact, 1 with the first bad event otherwise. Resumes after the last verified event (recorded, signed, by each successful run); --full checks everything",
+      "check the hash chain; exit 0 when intact, 1 with the first bad event otherwise. Each successful run records (signed) the last event it checked; --from-checkpoint checks only what came after it",
     )
-    .option("--full", "check the whole log again (from the prune anchor, or the first event)")
+    .option(
+      "--from-checkpoint",
+      "check only the events after the last verified one (and that one again), not the whole log",
+    )
     .option("--json", "print the result as JSON")
-    .action(async (opts: { full?: boolean; json?: boolean }) => {
+    .action(async (opts: { fromCheckpoint?: boolean; json?: boolean }) => {
       localOnly("audit verify");
       await withEngine(globals(), async (engine) => {
-        const result = await engine.verifyAudit({ resume: !opts.full, recordMark: true });
+        const result = await engine.verifyAudit({
+          resume: opts.fromCheckpoint === true,
+          recordMark: true,
+        });
         if (opts.json) printJson(result);
         if (result.ok) {
           if (!opts.json)
@@ -63,8 +69,7 @@ export function registerAudit(program: Command, globals: () => GlobalOptions): v
 
 /** Where a successful check started, when not at the first event. */
 function fromText(r: { from?: number; startedAt?: string }): string {
-  if (r.startedAt === "mark")
-    return ` checked after event #${r.from} (verified before; --full to check all)`;
+  if (r.startedAt === "mark") return ` checked after event #${r.from} (verified before)`;
   if (r.startedAt === "anchor") return ` checked after event #${r.from} (the prune anchor)`;
   return "";
 }
