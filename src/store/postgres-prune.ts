@@ -10,9 +10,17 @@ import { createChainCheck } from "../audit/chain-check.js";
 import type { OwnAuditKey } from "../audit/checkpoint.js";
 import { type MarkKind, signMark } from "../audit/marks.js";
 import { type CutRequest, createCutFinder, resolvePruneOptions } from "../audit/prune-cut.js";
+import { STATUS_EVENT_TYPES } from "../audit/status-events.js";
 import { AirlockError } from "../core/errors.js";
-import type { AuditMark, AuditMarks, PruneOptions, PruneResult } from "../core/store.js";
-import { type AuditRow, auditOf } from "./rows.js";
+import type { AuditEvent } from "../core/schemas.js";
+import type {
+  AuditMark,
+  AuditMarks,
+  PruneOptions,
+  PruneResult,
+  StatusEvidence,
+} from "../core/store.js";
+import { type AuditRow, auditOf, docStatusOf } from "./rows.js";
 
 /** Events read per scan query. */
 const SCAN_PAGE = 2000;
@@ -39,6 +47,11 @@ export interface PostgresPruning {
   prune(options: PruneOptions, run: PgRun): Promise<PruneResult>;
   marks(c: PoolClient): Promise<AuditMarks>;
   saveVerified(c: PoolClient, mark: AuditMark): Promise<void>;
+  /** `Store.readAuditPage`. */
+  page(c: PoolClient, after: number, limit: number): Promise<AuditEvent[]>;
+  /** `Store.listStatusEvidence`: one query per page, each request with its first event and, by a
+   * lateral seek in the (request_id, seq) index, its last status event. */
+  evidence(c: PoolClient, after: string | undefined, limit: number): Promise<StatusEvidence[]>;
 }
 
 /** `schema` is the quoted identifier of the store's schema. */
@@ -55,6 +68,17 @@ export function postgresPruning(schema: string, own: OwnAuditKey | undefined): P
     WHERE a.seq > $1 ORDER BY a.seq LIMIT $2`;
   const prunedIds = `SELECT DISTINCT request_id FROM ${schema}.audit WHERE seq <= $1 AND request_id IS NOT NULL`;
   let tableReady = false;
+  const pageSql = `SELECT seq, request_id, type, actor, at, data, prev_hash, hash FROM ${schema}.audit
+    WHERE seq > $1 ORDER BY seq LIMIT $2`;
+  const evidenceSql = `SELECT r.id, r.status, r.doc,
+      (SELECT MIN(a.seq) FROM ${schema}.audit a WHERE a.request_id = r.id) AS first_seq,
+      l.seq AS last_seq, l.type AS last_type, l.data AS last_data
+    FROM ${schema}.requests r
+    LEFT JOIN LATERAL (
+      SELECT a.seq, a.type, a.data FROM ${schema}.audit a
+      WHERE a.request_id = r.id AND a.type = ANY($3::text[]) ORDER BY a.seq DESC LIMIT 1
+    ) l ON true
+    WHERE r.id > $1 ORDER BY r.id LIMIT $2`;
 
   async function ensureTable(c: PoolClient): Promise<void> {
     if (tableReady) return;
@@ -153,11 +177,62 @@ export function postgresPruning(schema: string, own: OwnAuditKey | undefined): P
       return { ...total, ...(anchor ? { anchor } : {}) };
     },
     marks,
+    async page(c, after, limit) {
+      const rows = await c.query<AuditRow>(pageSql, [after, Math.max(1, Math.min(limit, 10_000))]);
+      return rows.rows.map(auditOf);
+    },
+    async evidence(c, after, limit) {
+      const rows = await c.query<EvidenceRow>(evidenceSql, [
+        after ?? "",
+        Math.max(1, Math.trunc(limit)),
+        STATUS_EVENT_TYPES,
+      ]);
+      return rows.rows.map(evidenceOf);
+    },
     async saveVerified(c, mark) {
       await ensureTable(c);
       await c.query(putMark, ["verified", mark.seq, mark.hash, mark.at, mark.mac]);
     },
   };
+}
+
+interface EvidenceRow {
+  id: string;
+  status: string;
+  doc: string;
+  first_seq: string | null;
+  last_seq: string | null;
+  last_type: string | null;
+  last_data: string | null;
+}
+
+function evidenceOf(r: EvidenceRow): StatusEvidence {
+  const e: StatusEvidence = {
+    id: r.id,
+    status: r.status as StatusEvidence["status"],
+    docStatus: docStatusOf(r.doc),
+  };
+  if (r.first_seq !== null) e.firstSeq = Number(r.first_seq);
+  if (r.last_seq !== null && r.last_type !== null) {
+    const outcome = outcomeOf(r.last_data);
+    e.lastStatus = {
+      seq: Number(r.last_seq),
+      type: r.last_type,
+      ...(outcome !== undefined ? { outcome } : {}),
+    };
+  }
+  return e;
+}
+
+/** `data.outcome` when it is a string (data is JSON text; unreadable data has none). */
+function outcomeOf(data: string | null): string | undefined {
+  if (data === null) return undefined;
+  try {
+    const v = JSON.parse(data) as { outcome?: unknown } | null;
+    return typeof v?.outcome === "string" ? v.outcome : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function requestOf(row: ScanRow): CutRequest | undefined {

@@ -532,6 +532,9 @@ export function postgresStore(
     prune: (options) => pruning.prune(options, run),
     auditMarks: () => run("auditMarks", (c) => pruning.marks(c)),
     saveVerifiedMark: (m) => run("saveVerifiedMark", (c) => pruning.saveVerified(c, m)),
+    readAuditPage: (after, limit) => run("readAuditPage", (c) => pruning.page(c, after, limit)),
+    listStatusEvidence: (after, limit) =>
+      run("listStatusEvidence", (c) => pruning.evidence(c, after, limit)),
     async auditChainState() {
       const [row] = await read<HeadRow>("auditChainState", sql.head);
       return {
