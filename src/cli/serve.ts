@@ -4,6 +4,7 @@
 // answered, streams ended, store closed).
 import type { Command } from "commander";
 import pino, { type Logger } from "pino";
+import { type RetentionSchedule, startRetention } from "../audit/retention.js";
 import { loadChannelsConfig } from "../channels/config.js";
 import { createChannels, type RunningChannels, startChannels } from "../channels/setup.js";
 import type { Store } from "../core/store.js";
@@ -20,7 +21,7 @@ import { sqliteStore } from "../store/sqlite.js";
 import { type AuditSettings, auditSettings } from "./audit-settings.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
 import { type DemoAgents, loadDemo } from "./demo.js";
-import { positiveInt } from "./parse.js";
+import { positiveInt, positiveNumber } from "./parse.js";
 import { trustThresholdFlag } from "./trust-threshold.js";
 
 export interface ServeOptions {
@@ -46,6 +47,8 @@ export interface ServeOptions {
   /** Approvals by people in a row before the inbox suggests a learned trust rule; 0 turns
    * suggestions off. @default 20 */
   trustThreshold?: number;
+  /** Prune terminal requests older than this many days, daily (`--retention-days`). @default keep all */
+  retentionDays?: number;
 }
 
 /** The `createServer` options `airlock serve` sets from its flags. */
@@ -78,6 +81,7 @@ interface ServeFlags {
   config?: string;
   embedOrigin?: string[];
   trustThreshold?: number;
+  retentionDays?: number;
 }
 
 /** The HTTP settings the flags (and AIRLOCK_METRICS_TOKEN) ask for; unset ones keep the defaults. */
@@ -172,6 +176,11 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
       trustThresholdFlag,
     )
     .option(
+      "--retention-days <n>",
+      "prune terminal requests (and a prefix of the audit log, anchored) older than N days, daily",
+      positiveNumber("--retention-days"),
+    )
+    .option(
       "--config <file>",
       "channels config: Slack, email, webhooks, routes, reminders (AIRLOCK_CONFIG)",
     )
@@ -196,6 +205,7 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
           http: httpSettings(opts, env),
           ...(config ? { config } : {}),
           ...(opts.trustThreshold === undefined ? {} : { trustThreshold: opts.trustThreshold }),
+          ...(opts.retentionDays === undefined ? {} : { retentionDays: opts.retentionDays }),
         });
       } catch (err) {
         signals.release();
@@ -232,6 +242,7 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
   let demo: DemoAgents | undefined;
   let server: ReturnType<typeof createServer> | undefined;
   let running: RunningChannels | undefined;
+  let retention: RetentionSchedule | undefined;
   try {
     // Read before anything starts: a bad config fails the start with its one-line reason.
     const channels = options.config
@@ -289,6 +300,17 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
         `Channels: ${channels.drivers.map((d) => `${d.name} (${d.type})`).join(", ") || "none"}; delivery log at ${url}/v1/outbox`,
       );
     }
+    retention =
+      options.retentionDays === undefined
+        ? undefined
+        : startRetention({
+            store,
+            retentionDays: options.retentionDays,
+            onRun: ({ result, error, before }) => {
+              if (error) logger.error({ err: error, before }, "prune failed");
+              else logger.info({ ...result, before }, "pruned");
+            },
+          });
     const adminToken = await ensureAdminToken(tokens, env);
     print(
       `Airlock is serving at ${url}/ (the inbox; the API is under ${url}/v1, described at ${url}/openapi.json)`,
@@ -301,6 +323,7 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     const engine = airlock;
     const agents = demo;
     const delivering = running;
+    const pruning = retention;
     let closing: Promise<void> | undefined;
     return {
       url,
@@ -309,6 +332,7 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
         closing ??= (async () => {
           await agents?.stop();
           await http.close();
+          await pruning?.stop();
           await delivering?.close();
           await engine.close();
           await tokens.close();
@@ -321,6 +345,7 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     await demo?.stop().catch(() => {});
     await server?.close().catch(() => {});
     await running?.close().catch(() => {});
+    await retention?.stop().catch(() => {});
     await airlock?.close().catch(() => {});
     if (!airlock) await store.close().catch(() => {});
     await tokens.close().catch(() => {});
