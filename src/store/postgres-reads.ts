@@ -1,7 +1,8 @@
-// Reads of one request by id, grouped: the lookups asked for in one turn of the event loop go to the
-// database as one statement (`id = ANY(...)`), which with many gates in flight saves a round trip,
-// a statement and a socket write per lookup. A lookup is always sent after it was asked for, so it
-// sees every write committed before the call, as a lookup of its own would.
+// Reads of one request by id, grouped: a lookup goes at once while few are on their way; the ones
+// asked for while more are go together as one statement (`id = ANY(...)`) when one returns, which
+// with many gates in flight saves a round trip, a statement and a socket write per lookup. A lookup
+// is always sent after it was asked for, so it sees every write committed before the call, as a
+// lookup of its own would.
 import type { PoolClient } from "pg";
 import type { Query } from "./postgres-sql.js";
 import type { DocRow } from "./rows.js";
@@ -14,6 +15,8 @@ export interface ReadBatcherOptions {
   run<T>(what: string, fn: (c: PoolClient) => Promise<T>): Promise<T>;
   /** Most ids in one statement. */
   maxBatch: number;
+  /** Statements on their way before lookups wait to be grouped. */
+  maxInFlight: number;
 }
 
 interface Waiting {
@@ -24,7 +27,7 @@ interface Waiting {
 
 export function createReadBatcher(o: ReadBatcherOptions) {
   let queue: Waiting[] = [];
-  let scheduled = false;
+  let inFlight = 0;
 
   async function fetch(batch: Waiting[]): Promise<void> {
     try {
@@ -43,22 +46,23 @@ export function createReadBatcher(o: ReadBatcherOptions) {
     }
   }
 
-  function flush() {
-    scheduled = false;
-    const all = queue;
-    queue = [];
-    for (let i = 0; i < all.length; i += o.maxBatch) void fetch(all.slice(i, i + o.maxBatch));
+  function pump() {
+    while (queue.length > 0 && inFlight < o.maxInFlight) {
+      const batch = queue.slice(0, o.maxBatch);
+      queue = queue.slice(batch.length);
+      inFlight++;
+      void fetch(batch).finally(() => {
+        inFlight--;
+        pump();
+      });
+    }
   }
 
   return {
     get(id: string): Promise<DocRow | undefined> {
       return new Promise((resolve, reject) => {
         queue.push({ id, resolve, reject });
-        if (!scheduled) {
-          scheduled = true;
-          // After the callbacks of this turn have run (and asked for their lookups too).
-          setImmediate(flush);
-        }
+        pump();
       });
     },
   };

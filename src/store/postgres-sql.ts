@@ -206,6 +206,14 @@ export function statements(schema: string) {
     FROM ${unnestOf(INSERT_COLUMNS, INSERT_TYPES)}
     ORDER BY v.ord
     ON CONFLICT (requester, key) DO NOTHING`;
+  const insertOne = `INSERT INTO ${requests} (${INSERT_COLUMNS.join(", ")})
+    VALUES (${INSERT_COLUMNS.map((c, i) => `$${i + 1}::${INSERT_TYPES[i]}${c === "approvers" ? "[]" : ""}`).join(", ")})
+    ON CONFLICT (requester, key) DO NOTHING`;
+  const updateOne = `UPDATE ${requests} SET ${UPDATE_COLUMNS.map((c, i) => [c, i] as const)
+    .filter(([c]) => c !== "id" && c !== "expected")
+    .map(([c, i]) => `${c} = $${i + 1}::${UPDATE_TYPES[i]}${c === "approvers" ? "[]" : ""}`)
+    .join(", ")}, claimed_by = NULL, claimed_until = NULL
+    WHERE id = $1 AND version = $${UPDATE_COLUMNS.indexOf("expected") + 1}::integer`;
   // Compare-and-sets: only the holder of the expected version writes. The rows are locked first in
   // id order, the order every batch of every process takes them in. Any sweeper lease ends here
   // too, so an escalation's new deadline is free for every process to claim.
@@ -240,6 +248,12 @@ export function statements(schema: string) {
     // Many creates or transitions in one statement each (see postgres-writes.ts): `plain` returns
     // what was written (created ids; the ordinals of the transitions that won); `orFail` fails
     // (AL001) unless all were written ($n+1: how many), undoing the one-round-trip batch.
+    // One create or transition alone, the same way with a simpler statement (one at a time, the
+    // common case, pays no unnest, sort or materialization).
+    insertOne: prepared(`${insertOne} RETURNING id`),
+    insertOneOrFail: prepared(orFail(s, insertOne, "id", INSERT_COLUMNS.length + 1)),
+    updateOne: prepared(`${updateOne} RETURNING 1 AS ord`),
+    updateOneOrFail: prepared(orFail(s, updateOne, "1", UPDATE_COLUMNS.length + 1)),
     insertMany: prepared(`${insertMany} RETURNING id`),
     insertManyOrFail: prepared(orFail(s, insertMany, "id", INSERT_COLUMNS.length + 1)),
     updateMany: prepared(`${updateMany} RETURNING v.ord`),

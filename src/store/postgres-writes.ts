@@ -134,6 +134,16 @@ export function createWriter(o: WriterOptions): Writer {
     }
   }
 
+  /** The statement writing `rows`: one row alone, several with arrays. */
+  function statementFor(kind: Write["kind"], rows: unknown[][], orFail: boolean): Query {
+    if (rows.length === 1) {
+      if (kind === "insert") return orFail ? sql.insertOneOrFail : sql.insertOne;
+      return orFail ? sql.updateOneOrFail : sql.updateOne;
+    }
+    if (kind === "insert") return orFail ? sql.insertManyOrFail : sql.insertMany;
+    return orFail ? sql.updateManyOrFail : sql.updateMany;
+  }
+
   function keying(head: ChainHead) {
     return keyForAppend(o.own, { keyedFrom: head.keyedFrom, keyId: head.keyId });
   }
@@ -191,8 +201,10 @@ export function createWriter(o: WriterOptions): Writer {
     for (const kind of KINDS) {
       const rows = writes.filter((w) => w.kind === kind).map((w) => w.values);
       if (rows.length === 0) continue;
-      const q = kind === "insert" ? sql.insertManyOrFail : sql.updateManyOrFail;
-      queries.push({ ...q, values: [...manyValues(rows, kind), rows.length] });
+      queries.push({
+        ...statementFor(kind, rows, true),
+        values: [...valuesFor(kind, rows), rows.length],
+      });
     }
     for (const w of writes) queries.push(...w.outbox);
     queries.push(appendOf(all, startsKeying, head), COMMIT);
@@ -214,8 +226,7 @@ export function createWriter(o: WriterOptions): Writer {
       for (const kind of KINDS) {
         const rows = writes.filter((w) => w.kind === kind).map((w) => w.values);
         if (rows.length === 0) continue;
-        const q = kind === "insert" ? sql.insertMany : sql.updateMany;
-        many.push({ ...q, values: manyValues(rows, kind) });
+        many.push({ ...statementFor(kind, rows, false), values: valuesFor(kind, rows) });
       }
       const [, ...results] = await send(c, [BEGIN, ...many, sql.lockHead]);
       const locked = results.pop()?.rows[0] as WrittenRow | undefined;
@@ -273,6 +284,10 @@ function whatOf(writes: Write[]): string {
 }
 
 const KINDS = ["insert", "update"] as const;
+
+function valuesFor(kind: Write["kind"], rows: unknown[][]): unknown[] {
+  return rows.length === 1 ? (rows[0] as unknown[]) : manyValues(rows, kind);
+}
 
 /** Which writes were written: creates by the ids returned (the first write of an id, should two
  * share one), transitions by the ordinals returned (among the batch's transitions). */

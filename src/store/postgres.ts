@@ -239,6 +239,7 @@ export function postgresStore(
     byIds: sql.byIds,
     run,
     maxBatch: MAX_BATCH,
+    maxInFlight: READS_IN_FLIGHT,
   });
   const writer = createWriter({
     sql,
@@ -692,6 +693,8 @@ export function lockKey(schema: string, what = "migrate"): string {
 const IDLE_IN_TRANSACTION_MS = 15_000;
 // Writes arriving while a batch commits go together in the next one, up to this many.
 const MAX_BATCH = 64;
+// Lookups by id sent at once while fewer than this many are on their way (see postgres-reads.ts).
+const READS_IN_FLIGHT = 2;
 // One batch on its way at a time: the writes arriving meanwhile make the next one. (Two, the second
 // chained after the first, made smaller batches and no more throughput on a 2-core machine.)
 const BATCHES_IN_FLIGHT = 1;
