@@ -145,6 +145,20 @@ await describePg("postgres grouped writes and title search", ({ url }) => {
     expect(await verifyAuditLog(store)).toMatchObject({ ok: true, count: 2 });
   });
 
+  it("lookups asked for together are answered each with its own request (or none)", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    const ids = Array.from({ length: 40 }, (_, i) => `req_get${i}`);
+    await Promise.all(ids.map((id) => store.insertRequest(request(id), [created(id)])));
+    // Known ids, each twice, and unknown ones, all at once: most wait behind the first lookups.
+    const asked = [...ids, ...ids, "req_missing1", "req_missing2"];
+    const got = await Promise.all(asked.map((id) => store.getRequest(id)));
+    for (const [i, id] of asked.entries()) {
+      if (id.startsWith("req_missing")) expect(got[i]).toBeUndefined();
+      else expect(got[i]?.id).toBe(id);
+    }
+  });
+
   const TITLES = [
     "Deploy to production",
     "deploy 100% of traffic",
