@@ -357,6 +357,17 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     },
   );
 
+  /** A listing's rows. A title search first reads the listing's first SCAN_ROWS rows in order: a
+   * common text fills the page from them (its first matches are the page), cheaper than every match
+   * from the index; a rarer one then asks the index. */
+  function searched<R>(q: ListSql, scan: ListSql | undefined): R[] {
+    if (scan) {
+      const rows = cached<R>(scan.sql).all(...scan.params);
+      if (rows.length > scan.limit) return rows;
+    }
+    return cached<R>(q.sql).all(...q.params);
+  }
+
   // Cross-process change detection: one timer for all listeners, running only while there are any.
   const listeners = new Set<() => void>();
   let pollTimer: NodeJS.Timeout | undefined;
@@ -444,16 +455,18 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     },
     async listRequests(filter) {
       const q = listSql(filter, "id, doc");
+      const scan = scanFirstSql(filter, "id, doc");
       return attempt("listRequests", () => {
-        const rows = cached<DocRow & { id: string; dkey: number }>(q.sql).all(...q.params);
+        const rows = searched<DocRow & { id: string; dkey: number }>(q, scan);
         const page = pageOf(q.order, rows, q.limit, (r) => ({ id: r.id, deadlineKey: r.dkey }));
         return { ...page, items: page.items.map(parseDoc) };
       });
     },
     async listSummaries(filter) {
       const q = listSql(filter, SUMMARY_COLUMNS);
+      const scan = scanFirstSql(filter, SUMMARY_COLUMNS);
       return attempt("listSummaries", () => {
-        const rows = cached<SummaryRow & { dkey: number }>(q.sql).all(...q.params);
+        const rows = searched<SummaryRow & { dkey: number }>(q, scan);
         const page = pageOf(q.order, rows, q.limit, (r) => ({ id: r.id, deadlineKey: r.dkey }));
         return { ...page, items: page.items.map(summaryFromRow) };
       });
@@ -734,8 +747,8 @@ interface ListSql {
   limit: number;
 }
 
-/** The conditions of a filter, without its cursor. */
-function whereOf(filter: ListFilter): { where: string[]; params: unknown[] } {
+/** The conditions of a filter, without its cursor; `search: false` leaves out the title search. */
+function whereOf(filter: ListFilter, search = true): { where: string[]; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
   const statuses = listedStatuses(filter);
@@ -759,7 +772,7 @@ function whereOf(filter: ListFilter): { where: string[]; params: unknown[] } {
     );
     params.push(...names);
   }
-  if (filter.q !== undefined && filter.q !== "") {
+  if (search && filter.q !== undefined && filter.q !== "") {
     // Exactly titleMatches (paging.ts): the lower-cased title contains the lower-cased text.
     const q = filter.q.toLowerCase();
     const grams = trigrams(q);
@@ -782,10 +795,10 @@ function whereOf(filter: ListFilter): { where: string[]; params: unknown[] } {
 /** A page of a listing in its order (one row more than the page, to know whether one follows),
  * each row with its deadline key for the cursor. Newest and oldest walk the id (primary key, or
  * (status, id)); deadline order walks (status, deadline key, id). */
-function listSql(filter: ListFilter, columns: string): ListSql {
+function listSql(filter: ListFilter, columns: string, search = true): ListSql {
   const order = listOrder(filter);
   const cursor = parseCursor(order, filter.cursor);
-  const { where, params } = whereOf(filter);
+  const { where, params } = whereOf(filter, search);
   if (cursor?.order === "deadline") {
     // Not a row value: this form lets the index range start at the cursor's deadline.
     where.push(`${DEADLINE_KEY} >= ? AND (${DEADLINE_KEY} > ? OR id > ?)`);
@@ -799,6 +812,21 @@ function listSql(filter: ListFilter, columns: string): ListSql {
     order === "deadline" ? `${DEADLINE_KEY}, id` : order === "newest" ? "id DESC" : "id";
   const sql = `SELECT ${columns}, ${DEADLINE_KEY} AS dkey FROM requests ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${orderBy} LIMIT ?`;
   return { sql, params: [...params, limit + 1], order, limit };
+}
+
+/** How many rows in listing order a title search reads before it asks the index. */
+const SCAN_ROWS = 2000;
+
+/** A title search (long enough for the index) as a scan of the listing's first SCAN_ROWS rows; its
+ * answer is the page when it holds more rows than the page. Undefined for any other listing. */
+function scanFirstSql(filter: ListFilter, columns: string): ListSql | undefined {
+  const q = filter.q?.toLowerCase();
+  if (q === undefined || trigrams(q).length === 0) return undefined;
+  const inner = listSql(filter, `${columns}, title_lower AS search_title`, false);
+  const orderBy =
+    inner.order === "deadline" ? "dkey, id" : inner.order === "newest" ? "id DESC" : "id";
+  const sql = `SELECT * FROM (${inner.sql.replace(/LIMIT \?$/, `LIMIT ${SCAN_ROWS}`)}) WHERE instr(search_title, ?) > 0 ORDER BY ${orderBy} LIMIT ?`;
+  return { ...inner, sql, params: [...inner.params.slice(0, -1), q, inner.limit + 1] };
 }
 
 /** The distinct runs of three characters (code points) of `text`; none when it is shorter. A quoted

@@ -124,6 +124,33 @@ describe("SQLite title search (q)", () => {
     }
   });
 
+  it("a common text pages the same whether the first rows fill the page or the index answers", async () => {
+    const store = open();
+    const rs: ApprovalRequest[] = [];
+    for (let i = 0; i < 40; i++) {
+      const id = `req_${String(i).padStart(3, "0")}`;
+      const r = request(id, { title: i % 3 === 0 ? `Common job ${i}` : `other ${i}` });
+      await store.insertRequest(r, []);
+      rs.push(r);
+    }
+    for (const q of ["common", "COMMON JOB 3", "job 1", "other 3"]) {
+      const want = expected(rs, q);
+      for (const limit of [1, 2, 5, 50]) {
+        const ids: string[] = [];
+        let cursor: string | undefined;
+        for (let pages = 0; pages < 100; pages++) {
+          const page = await store.listSummaries({ q, limit, cursor });
+          ids.push(...page.items.map((x) => x.id));
+          cursor = page.nextCursor;
+          if (!cursor) break;
+        }
+        expect(ids, `q=${q} limit=${limit}`).toEqual(want);
+      }
+      const deadline = await store.listRequests({ q, order: "deadline", limit: 3 });
+      expect(deadline.items.length).toBe(Math.min(3, want.length));
+    }
+  });
+
   it("combines with the other filters and follows transitions and new titles", async () => {
     const store = open();
     const rs = await seed(store);
