@@ -214,6 +214,36 @@ describe("POST /v1/requests", () => {
 });
 
 describe("GET /v1/requests and /v1/requests/:id", () => {
+  it("searches titles with q: contains, ignoring case, with paging and the other filters", async () => {
+    const made: string[] = [];
+    for (const title of [
+      "Deploy API 1",
+      "deploy api 2",
+      "Rotate keys",
+      "Re-deploy Api 3",
+      "API docs",
+    ]) {
+      made.push((await s.call(s.tokens.agent, "POST", "/v1/requests", gate(title))).body.id);
+    }
+    const found = await s.call(s.tokens.agent, "GET", "/v1/requests?q=DEPLOY%20api&limit=2");
+    expect(found.status).toBe(200);
+    expect(found.body.items.map((x: { title: string }) => x.title)).toEqual([
+      "Re-deploy Api 3",
+      "deploy api 2",
+    ]);
+    const rest = await s.call(
+      s.tokens.agent,
+      "GET",
+      `/v1/requests?q=DEPLOY%20api&limit=2&cursor=${found.body.nextCursor}`,
+    );
+    expect(rest.body.items.map((x: { title: string }) => x.title)).toEqual(["Deploy API 1"]);
+    const summaries = await s.call(s.tokens.agent, "GET", "/v1/requests?q=%25&view=summary");
+    expect(summaries.body.items).toEqual([]); // no wildcards: % is a character like any other
+    const tooLong = await s.call(s.tokens.agent, "GET", `/v1/requests?q=${"x".repeat(201)}`);
+    expect(tooLong.status).toBe(400);
+    expect(made).toHaveLength(5);
+  });
+
   it("pages newest first with a cursor, and filters by status", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
