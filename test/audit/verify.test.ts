@@ -238,7 +238,7 @@ describe("verifyAuditLog on SQLite", () => {
       wiped,
       "DELETE FROM audit",
       "DELETE FROM requests",
-      "UPDATE audit_head SET seq = 0, hash = '" + "0".repeat(64) + "'",
+      `UPDATE audit_head SET seq = 0, hash = '${"0".repeat(64)}'`,
     );
     expect(await verifyAuditLog(open(wiped, { auditKey: KEY }), opts)).toMatchObject({
       ok: false,
