@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Clock } from "../core/clock.js";
+import { InvalidInputError } from "../core/errors.js";
 import type { OutboxMessage, OutboxSettlement } from "../core/outbox.js";
 import type { AuditDraft } from "../core/schemas.js";
 import type { Store } from "../core/store.js";
@@ -60,6 +61,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const attemptTimeoutMs = options.attemptTimeoutMs ?? 30_000;
   const pollMs = options.pollMs ?? 1000;
   const batch = options.batch ?? 16;
+  if (leaseMs <= attemptTimeoutMs) {
+    throw new InvalidInputError(
+      `outbox leaseMs (${leaseMs}) must be longer than attemptTimeoutMs (${attemptTimeoutMs}): a lease that runs out while a delivery is still under way lets another server send the message again`,
+      "leaseMs",
+    );
+  }
   const stopping = new AbortController();
 
   let running: Promise<void> | undefined;
@@ -87,13 +94,17 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   async function deliverOne(message: OutboxMessage): Promise<void> {
-    const settlement = await attempt(message).catch(
-      (err: unknown): DeliveryResult => ({
+    const result = await attempt(message).catch(
+      (err: unknown): Attempted => ({
         ok: false,
         retry: true,
         error: err instanceof Error ? err.message : String(err),
       }),
     );
+    // Whatever a target answered, the error text stored must be text a column can hold.
+    const settlement: Attempted = result.ok
+      ? result
+      : { ...result, error: cleanError(result.error) };
     const outcome = settlementOf(message, settlement);
     const { status } = outcome;
     const events = auditOf(message, settlement, status);
@@ -113,7 +124,17 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       );
   }
 
-  async function attempt(message: OutboxMessage): Promise<DeliveryResult> {
+  async function attempt(message: OutboxMessage): Promise<Attempted> {
+    // A message late in its lane may have too little of its lease left to be delivered within it:
+    // it is put back (no attempt counted) rather than risk a second server sending it too.
+    if (message.leaseUntil !== undefined && now() + attemptTimeoutMs >= message.leaseUntil) {
+      return {
+        ok: false,
+        retry: true,
+        putBack: now(),
+        error: "put back: too little of its lease left",
+      };
+    }
     const driver = drivers.get(message.target);
     if (!driver) {
       return {
@@ -158,21 +179,43 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         return {
           ok: false,
           retry: true,
+          putBack: Math.max(opening[0].availableAt, now()) + 1,
           error: `waits for ${opening[0].id} (the gate's opening message)`,
         };
       }
     }
-    const signal = AbortSignal.any([stopping.signal, AbortSignal.timeout(attemptTimeoutMs)]);
-    return driver.deliver(message, {
-      request,
-      previous,
-      publicUrl: options.publicUrl,
-      now,
-      signal,
-    });
+    // One controller per attempt, tied to the dispatcher's own stop by a listener removed after.
+    const attemptAbort = new AbortController();
+    const stop = () => attemptAbort.abort(stopping.signal.reason);
+    stopping.signal.addEventListener("abort", stop, { once: true });
+    const timer = setTimeout(
+      () => attemptAbort.abort(new Error(`no answer within ${attemptTimeoutMs} ms`)),
+      attemptTimeoutMs,
+    );
+    try {
+      return await driver.deliver(message, {
+        request,
+        previous,
+        publicUrl: options.publicUrl,
+        now,
+        signal: attemptAbort.signal,
+      });
+    } finally {
+      clearTimeout(timer);
+      stopping.signal.removeEventListener("abort", stop);
+    }
   }
 
-  function settlementOf(message: OutboxMessage, result: DeliveryResult): OutboxSettlement {
+  function settlementOf(message: OutboxMessage, result: Attempted): OutboxSettlement {
+    if (result.putBack !== undefined && !result.ok) {
+      // Not an attempt: it goes back as it was, due when what it waits for may be done.
+      return {
+        status: "pending",
+        availableAt: result.putBack,
+        error: result.error,
+        notAnAttempt: true,
+      };
+    }
     if (result.ok)
       return result.receipt
         ? { status: "delivered", receipt: result.receipt }
@@ -187,7 +230,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return { status: "pending", availableAt: now() + delay, error: result.error };
   }
 
-  function auditOf(message: OutboxMessage, result: DeliveryResult, status: string): AuditDraft[] {
+  function auditOf(message: OutboxMessage, result: Attempted, status: string): AuditDraft[] {
     if (status === "pending") return [];
     const draft: AuditDraft = {
       type: "notified",
@@ -227,7 +270,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     running = loop().finally(() => {
       running = undefined;
-      schedule();
+      // A wake that came after the loop's last look is served now, not at the next poll.
+      if (again) kick();
+      else schedule();
     });
   }
 
@@ -263,6 +308,28 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       await running;
     },
   };
+}
+
+/** A delivery's result, or a message put back without an attempt counted (it waits for its gate's
+ * opening message, or its lease is too short), due again at `putBack`. */
+type Attempted = DeliveryResult & { putBack?: number };
+
+const MAX_ERROR_CHARS = 500;
+
+/** Error text as a column can hold it: no control characters (NUL included), no half of a
+ * surrogate pair, at most MAX_ERROR_CHARS characters. */
+export function cleanError(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it removes
+  const chars = [...text.replace(/[\u0000-\u001f\u007f]+/g, " ")];
+  const cut =
+    chars.length > MAX_ERROR_CHARS
+      ? `${chars.slice(0, MAX_ERROR_CHARS).join("")}…`
+      : chars.join("");
+  // A lone surrogate (half of a pair cut elsewhere) becomes U+FFFD.
+  return cut.replace(
+    /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
+    "\ufffd",
+  );
 }
 
 /** Full-jitter exponential backoff: a random delay between half and all of base·2^(attempt−1),

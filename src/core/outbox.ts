@@ -79,7 +79,14 @@ export interface OutboxClaim {
 
 export type OutboxSettlement =
   | { status: "delivered"; receipt?: Record<string, unknown> }
-  | { status: "pending"; availableAt: number; error: string }
+  | {
+      status: "pending";
+      availableAt: number;
+      error: string;
+      /** This claim was no delivery attempt (the message waited for another): the attempt the
+       * claim counted is given back. */
+      notAnAttempt?: boolean;
+    }
   | { status: "failed" | "gone"; error: string };
 
 export interface OutboxFilter {

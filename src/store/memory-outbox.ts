@@ -89,7 +89,10 @@ export function memoryOutbox(): MemoryOutbox {
         return;
       }
       r.lastError = s.error;
-      if (s.status === "pending") r.availableAt = s.availableAt;
+      if (s.status === "pending") {
+        r.availableAt = s.availableAt;
+        if (s.notAnAttempt) r.attempts = Math.max(0, r.attempts - 1);
+      }
     },
     list(f) {
       let from = 0;

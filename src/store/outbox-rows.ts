@@ -120,6 +120,7 @@ export function settlementColumns(s: OutboxSettlement, now: number) {
         last_error: null,
         receipt: s.receipt === undefined ? null : JSON.stringify(s.receipt),
         delivered_at: now,
+        attempts_back: 0,
       };
     case "pending":
       return {
@@ -128,6 +129,7 @@ export function settlementColumns(s: OutboxSettlement, now: number) {
         last_error: s.error,
         receipt: null,
         delivered_at: null,
+        attempts_back: s.notAnAttempt ? 1 : 0,
       };
     default:
       return {
@@ -136,6 +138,7 @@ export function settlementColumns(s: OutboxSettlement, now: number) {
         last_error: s.error,
         receipt: null,
         delivered_at: null,
+        attempts_back: 0,
       };
   }
 }

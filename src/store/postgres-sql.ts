@@ -198,7 +198,7 @@ export function statements(schema: string) {
       available_at = COALESCE($4::double precision, available_at),
       last_error = COALESCE($5::text, last_error), receipt = $6::text,
       delivered_at = $7::double precision, lease_owner = NULL, lease_until = NULL,
-      updated_at = $8::double precision
+      updated_at = $8::double precision, attempts = GREATEST(attempts - $9::integer, 0)
     WHERE id = $1 AND lease_owner = $2 AND status = 'pending' RETURNING 1`;
   // Idempotent creates, in the order given: nothing is written for a requester's key that exists.
   const insertMany = `INSERT INTO ${requests} (${INSERT_COLUMNS.join(", ")})
@@ -304,11 +304,12 @@ export function statements(schema: string) {
       RETURNING *`),
     // Only the lease holder settles ($1 id, $2 owner); a NULL keeps the column as it was. With events
     // to append, the head is locked only when the row was settled; without (a retry put off), the
-    // settle is one statement that leaves the audit chain alone ($9 channel, $10 sender).
+    // settle is one statement that leaves the audit chain alone ($10 channel, $11 sender; $9 is the
+    // attempt given back).
     outboxSettle: prepared(writeThenLockHead(head, settleSql)),
     outboxSettleAlone: prepared(`WITH written AS (${settleSql})
       SELECT (SELECT COUNT(*) FROM written)::integer AS written,
-        CASE WHEN EXISTS (SELECT 1 FROM written) THEN pg_notify($9, $10) END AS signalled`),
+        CASE WHEN EXISTS (SELECT 1 FROM written) THEN pg_notify($10, $11) END AS signalled`),
     /** The delivery log: oldest first (by n), after the row `filter.after` (an unknown id compares
      * with NULL: nothing is after it). */
     listOutbox(filter: OutboxFilter): Query {
@@ -555,5 +556,15 @@ export function settleValues(
   now: number,
 ): unknown[] {
   const c = settlementColumns(s, now);
-  return [id, owner, c.status, c.available_at, c.last_error, c.receipt, c.delivered_at, now];
+  return [
+    id,
+    owner,
+    c.status,
+    c.available_at,
+    c.last_error,
+    c.receipt,
+    c.delivered_at,
+    now,
+    c.attempts_back,
+  ];
 }

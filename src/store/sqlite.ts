@@ -221,7 +221,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     outboxSettle: db.prepare(
       `UPDATE outbox SET status = @status, available_at = COALESCE(@available_at, available_at),
          last_error = COALESCE(@last_error, last_error), receipt = @receipt, delivered_at = @delivered_at,
-         lease_owner = NULL, lease_until = NULL, updated_at = @now
+         lease_owner = NULL, lease_until = NULL, updated_at = @now,
+         attempts = MAX(attempts - @attempts_back, 0)
        WHERE id = @id AND lease_owner = @owner AND status = 'pending'`,
     ),
     dataVersion: db.prepare<[], { data_version: number }>("PRAGMA data_version"),

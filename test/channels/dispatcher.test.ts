@@ -4,7 +4,7 @@
 // message; a dispatcher that dies mid-delivery loses its lease and another delivers.
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { backoffMs, createDispatcher } from "../../src/channels/dispatcher.js";
+import { backoffMs, cleanError, createDispatcher } from "../../src/channels/dispatcher.js";
 import type { ChannelDriver, DeliveryContext, DeliveryResult } from "../../src/channels/types.js";
 import type { OutboxMessage } from "../../src/core/outbox.js";
 import { type Airlock, createAirlock } from "../../src/engine/engine.js";
@@ -178,6 +178,11 @@ describe("outbox dispatcher", () => {
     await airlock.decide(r.id, { outcome: "rejected", reviewer: "bob", comment: "no" });
     await d.drain(); // opening fails, decision waits
     expect(a.calls.map((c) => c.message.topic)).toEqual(["created"]);
+    // Waiting cost the decision no attempt, and it is due when the opening message is.
+    const waiting = (await airlock.outbox({ topic: "decided" }))[0];
+    const opening = (await airlock.outbox({ topic: "created" }))[0];
+    expect(waiting?.attempts).toBe(0);
+    expect(waiting?.availableAt).toBe((opening?.availableAt ?? 0) + 1);
     clockMs += 60_000;
     await d.drain();
     await d.drain();
@@ -199,6 +204,7 @@ describe("outbox dispatcher", () => {
       clock,
       publicUrl: "x",
       leaseMs: 30_000,
+      attemptTimeoutMs: 10_000,
     });
     await airlock.request({ title: "t", action: "x" });
     const inFlight = dying.drain();
@@ -223,6 +229,40 @@ describe("outbox dispatcher", () => {
     expect(
       (await airlock.audit({})).filter((e) => e.type === "notified" && e.data.delivered),
     ).toHaveLength(1);
+  });
+
+  it("stores a target's error text a column can hold (NUL, a cut surrogate pair, length)", async () => {
+    const { store, airlock } = await setup(["a"]);
+    const a = scripted("a");
+    a.answers.push({ ok: false, retry: false, error: `bad\u0000body ${"x".repeat(600)}\ud83d` });
+    const d = createDispatcher({
+      store,
+      drivers: [a.driver],
+      logger: silent,
+      clock,
+      publicUrl: "x",
+    });
+    await airlock.request({ title: "t", action: "x" });
+    expect(await d.drain()).toBe(1);
+    const [m] = await airlock.outbox({});
+    expect(m?.status).toBe("failed");
+    expect(m?.lastError?.startsWith("bad body xxx")).toBe(true);
+    expect(m?.lastError?.length).toBeLessThanOrEqual(501);
+    expect(cleanError("a\ud83d")).toBe("a\ufffd");
+  });
+
+  it("refuses a lease no longer than one attempt may take", async () => {
+    const { store } = await setup([]);
+    expect(() =>
+      createDispatcher({
+        store,
+        drivers: [],
+        logger: silent,
+        publicUrl: "x",
+        leaseMs: 1000,
+        attemptTimeoutMs: 1000,
+      }),
+    ).toThrow(/leaseMs \(1000\) must be longer than attemptTimeoutMs/);
   });
 
   it("backs off exponentially with jitter, capped", () => {

@@ -86,7 +86,7 @@ function setup(receiver: WebhookReceiver, extra: Record<string, unknown> = {}) {
         },
       },
       routes: [{ match: { action: "deploy.*" }, channels: ["hook"] }],
-      outbox: { leaseMs: 1500, baseDelayMs: 100 },
+      outbox: { leaseMs: 6000, attemptTimeoutMs: 5000, baseDelayMs: 100 },
       ...extra,
     }),
   );
