@@ -25,7 +25,8 @@ export interface Reminders {
   /** Writes the reminders due now; returns how many were new. */
   tick(): Promise<number>;
   start(): void;
-  close(): void;
+  /** Stops looking, and waits for a look under way (so it never writes to a closed store). */
+  close(): Promise<void>;
 }
 
 /** Requests looked at per tick, most urgent first: past this many, the rest wait for the next tick. */
@@ -35,7 +36,7 @@ export function createReminders(options: RemindersOptions): Reminders {
   const now = () => (options.clock ?? { now: Date.now }).now();
   const everyMs = options.everyMs ?? Math.max(1000, Math.min(options.beforeMs / 4, 30_000));
   let timer: NodeJS.Timeout | undefined;
-  let running = false;
+  let running: Promise<void> | undefined;
 
   async function tick(): Promise<number> {
     const t = now();
@@ -85,11 +86,11 @@ export function createReminders(options: RemindersOptions): Reminders {
 
   function loop() {
     if (running) return;
-    running = true;
-    tick()
+    running = tick()
+      .then(() => undefined)
       .catch((err: unknown) => options.logger.error({ err }, "reminders failed"))
       .finally(() => {
-        running = false;
+        running = undefined;
       });
   }
 
@@ -101,9 +102,10 @@ export function createReminders(options: RemindersOptions): Reminders {
       timer = setInterval(loop, everyMs);
       timer.unref?.();
     },
-    close() {
+    async close() {
       clearInterval(timer);
       timer = undefined;
+      await running;
     },
   };
 }

@@ -110,7 +110,7 @@ export async function startChannels(
     dispatcher,
     reminders,
     async close() {
-      reminders?.close();
+      await reminders?.close();
       unsubscribe?.();
       await dispatcher.close();
       for (const d of channels.drivers) {
