@@ -142,7 +142,7 @@ export function postgresPruning(schema: string, own: OwnAuditKey | undefined): P
       return { requests: 0, events: 0, outbox: 0, more: false };
     }
     const outbox = await c.query(
-      `DELETE FROM ${schema}.outbox WHERE request_id IN (${prunedIds})`,
+      `DELETE FROM ${schema}.outbox WHERE request_id IN (${prunedIds}) AND status IN ('delivered', 'failed')`,
       [cut.seq],
     );
     const requests = await c.query(`DELETE FROM ${schema}.requests WHERE id IN (${prunedIds})`, [

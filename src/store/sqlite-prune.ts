@@ -79,7 +79,9 @@ export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefine
     "SELECT seq, keyed_from FROM audit_head WHERE id = 1",
   );
   const scan = db.prepare<[number, number], ScanRow>(SCAN);
-  const delOutbox = db.prepare<[number]>(`DELETE FROM outbox WHERE request_id IN (${PRUNED_IDS})`);
+  const delOutbox = db.prepare<[number]>(
+    `DELETE FROM outbox WHERE request_id IN (${PRUNED_IDS}) AND status IN ('delivered', 'failed')`,
+  );
   const delRequests = db.prepare<[number]>(`DELETE FROM requests WHERE id IN (${PRUNED_IDS})`);
   const delAudit = db.prepare<[number]>("DELETE FROM audit WHERE seq <= ?");
   const page = db

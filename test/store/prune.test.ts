@@ -89,14 +89,26 @@ describe("prune on SQLite", () => {
         },
       ],
     );
+    await store.enqueueOutbox([message("m_old_undelivered", old.id)]);
+    const [claimed] = await store.claimOutbox({
+      now: Date.now(),
+      limit: 1,
+      leaseMs: 60_000,
+      owner: "t",
+    });
+    expect(claimed?.id).toBe("m_old");
+    expect(await store.settleOutbox("m_old", "t", { status: "delivered" })).toBe(true);
     await seed(store);
 
     const result = await store.prune?.({ before: CUTOFF, batchEvents: 3 });
+    // m_old was delivered: it goes with its request. m_old_undelivered stays to be delivered (a
+    // pruned request's pending message is not lost).
     expect(result).toMatchObject({ requests: 5, events: 10, outbox: 1, anchor: { seq: 10 } });
     expect(
       rows<{ id: string }>(db, "SELECT id FROM requests ORDER BY id").map((r) => r.id),
     ).toEqual(["req_late0", "req_late1", "req_pending"]);
-    expect(rows<{ id: string }>(db, "SELECT id FROM outbox").map((r) => r.id)).toEqual([
+    expect(rows<{ id: string }>(db, "SELECT id FROM outbox ORDER BY id").map((r) => r.id)).toEqual([
+      "m_old_undelivered",
       "m_pending",
     ]);
     expect(rows<{ n: number }>(db, "SELECT MIN(seq) AS n FROM audit")[0]?.n).toBe(11);
