@@ -9,6 +9,7 @@ import type {
   OutboxMessage,
   OutboxSettlement,
 } from "./outbox.js";
+import type { OutcomeStat } from "./outcome-stats.js";
 import type {
   ApprovalRequest,
   AuditDraft,
@@ -264,6 +265,9 @@ export interface Store {
   /** Pending requests whose deadline is at or before `now`, earliest first. */
   dueRequests(now: number, limit: number): Promise<ApprovalRequest[]>;
   outcomes(since: number): Promise<OutcomeRow[]>;
+  /** The pre-aggregated counters (outcome-stats.ts) of requests settled in the hour of `since` or
+   * later. Optional: the engine computes metrics from `outcomes` without it. */
+  outcomeStats?(since: number): Promise<OutcomeStat[]>;
   countPending(): Promise<number>;
   /** Stores a learned trust rule (src/core/trust-rule.ts) and appends `events` in the same
    * transaction; when an active rule for the same action and shape hash exists, writes nothing and

@@ -13,6 +13,7 @@ import { systemClock } from "../core/clock.js";
 import { AirlockError, NotFoundError } from "../core/errors.js";
 import { normalizeIdentity, sameIdentity } from "../core/identity.js";
 import { computeMetrics } from "../core/metrics.js";
+import { metricsFromStats } from "../core/outcome-stats.js";
 import {
   type ApprovalRequest,
   type AuditDraft,
@@ -35,6 +36,7 @@ import { logCancelled, logCreated, logDeadline, logDecision, logExecuted } from 
 import { eventStream } from "./event-stream.js";
 import { storeFeed } from "./feed.js";
 import { outboxDrafts } from "./outbox-drafts.js";
+import { recentRequests } from "./recent.js";
 import { recordEvent } from "./record.js";
 import { createSweeper, fireDueWith, followDeadlines } from "./sweeper.js";
 import { transact } from "./transact.js";
@@ -63,6 +65,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
   const feed = storeFeed(store, logger);
   await feed.start();
   const waiters = createWaiters(feed, (id) => store.getRequest(id));
+  const recent = recentRequests();
 
   let closed = false;
   const closers = new Set<() => void>();
@@ -75,9 +78,13 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     const events = t.events.map(redactDraft);
     const outbox = outboxDrafts(options.notifiers, t.next, events, clock.now());
     const result = await store.transition(t.next, expectedVersion, events, outbox);
-    if (!result.ok) return undefined;
+    if (!result.ok) {
+      recent.forget(t.next.id);
+      return undefined;
+    }
     if (outbox.length > 0) options.onOutbox?.();
     const stored = result.request;
+    if (stored) recent.remember(stored);
     if (stored && isTerminal(stored.status)) waiters.settled(stored);
     // Committed: from here on the caller gets this result, whatever happens to the feed.
     await feed.settle(result.events);
@@ -108,11 +115,14 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
         });
   if (sweeper) {
     followDeadlines(feed, sweeper);
-    // Overdue requests left by a crash or a stop are timed out now.
-    await sweeper.sweep();
+    // Overdue requests left by a crash or a stop are timed out now: the first batch before the engine
+    // is handed out, the rest by a sweep in the background, so a backlog of overdue gates (a server
+    // down for a weekend) does not hold up the start. A decision on one still meets its timeout first.
+    await fireDue(clock.now());
+    sweeper.schedule();
   }
   const now = () => clock.now();
-  const cas = { load, commit, now, onDeadline };
+  const cas = { load, peek: (id: string) => recent.get(id), commit, now, onDeadline };
   const settle = (events: AuditEvent[]) => feed.settle(events);
   const creating = {
     store,
@@ -126,6 +136,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     },
     onOutbox: () => options.onOutbox?.(),
     onCreated(stored: ApprovalRequest) {
+      recent.remember(stored);
       logCreated(logger, stored);
       const deadline = activeDeadline(stored);
       if (deadline !== undefined) sweeper?.schedule(deadline);
@@ -269,7 +280,10 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     async metrics(opts = {}) {
       guard();
       const since = clock.now() - (opts.sinceMs ?? DEFAULT_METRICS_WINDOW_MS);
-      return computeMetrics(await store.outcomes(since), await store.countPending());
+      const pending = await store.countPending();
+      // Pre-aggregated where the store keeps counters: the cost does not grow with history.
+      if (store.outcomeStats) return metricsFromStats(await store.outcomeStats(since), pending);
+      return computeMetrics(await store.outcomes(since), pending);
     },
 
     registerSchema(action, schema) {

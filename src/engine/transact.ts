@@ -9,6 +9,8 @@ import { applyTimeout, isOverdue, type Transition } from "../core/state.js";
 
 export interface TransactDeps {
   load(id: string): Promise<ApprovalRequest>;
+  /** A copy of the request this engine saw last (recent.ts), tried before reading the store. */
+  peek?(id: string): ApprovalRequest | undefined;
   /** Writes `t` if the stored version is still `expectedVersion`; undefined when it was not. */
   commit(t: Transition, expectedVersion: number): Promise<ApprovalRequest | undefined>;
   now(): number;
@@ -30,6 +32,19 @@ export async function transact(
   id: string,
   step: Step,
 ): Promise<ApprovalRequest> {
+  // A remembered copy is only trusted by the write's own version check: when it is refused, or when
+  // the step refuses or replays on what may be an old copy, the loop reads the store and starts over.
+  const remembered = deps.peek?.(id);
+  if (remembered) {
+    const now = deps.now();
+    if (!isOverdue(remembered, now)) {
+      const outcome = await step(remembered, now).catch(() => undefined);
+      if (outcome && !("done" in outcome)) {
+        const stored = await deps.commit(outcome, remembered.version);
+        if (stored) return stored;
+      }
+    }
+  }
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const current = await deps.load(id);
     const now = deps.now();

@@ -3,6 +3,7 @@
 // of the quoted schema name, so one database can hold several isolated Airlock schemas.
 import type { ClientBase } from "pg";
 import { GENESIS_HASH } from "../audit/chain.js";
+import { durationBucketSql, HOUR_MS } from "../core/outcome-stats.js";
 import { titleLower } from "./postgres-sql.js";
 import { postgresTrustRulesSql } from "./postgres-trust.js";
 
@@ -196,7 +197,36 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   },
   // Learned trust rules (src/store/postgres-trust.ts).
   { version: 6, sql: postgresTrustRulesSql },
+  {
+    version: 7,
+    sql: (s) => `
+      -- Review metrics, pre-aggregated (src/core/outcome-stats.ts): bumped by the write that settles
+      -- a request, so the dashboard sums a window's counters instead of reading its requests.
+      CREATE TABLE ${s}.outcome_stats (
+        hour bigint NOT NULL,
+        action text NOT NULL,
+        status text NOT NULL,
+        method text NOT NULL,
+        bucket integer NOT NULL,
+        n bigint NOT NULL,
+        PRIMARY KEY (hour, action, status, method, bucket)
+      );
+      ${postgresFillOutcomeStats(s)}
+    `,
+  },
 ];
+
+/** Counts the requests already settled into outcome_stats (migration 7; bulk loads call it too). */
+export function postgresFillOutcomeStats(s: string): string {
+  return `
+    INSERT INTO ${s}.outcome_stats (hour, action, status, method, bucket, n)
+      SELECT floor(decided_at / ${HOUR_MS})::bigint, action, status, COALESCE(method, ''),
+        ${durationBucketSql("(decided_at - created_at)")}, COUNT(*)
+      FROM ${s}.requests WHERE status <> 'pending' AND decided_at IS NOT NULL
+      GROUP BY 1, 2, 3, 4, 5
+    ON CONFLICT (hour, action, status, method, bucket)
+      DO UPDATE SET n = ${s}.outcome_stats.n + excluded.n;`;
+}
 
 /** The migration that added `title_lower`, filled there for ASCII titles only. */
 export const TITLE_LOWER_MIGRATION = 5;

@@ -32,6 +32,9 @@ export interface Query {
   name?: string;
   text: string;
   values?: unknown[];
+  /** Set on a statement that locks a row other transactions also write (a metrics counter): a
+   * batch takes such rows in this key's order (postgres-writes.ts). */
+  lockKey?: string;
 }
 
 /** A fixed statement, named after its text, so each schema's statements get their own names. */
@@ -366,6 +369,12 @@ export function statements(schema: string) {
     },
     outcomes: prepared(`SELECT action, status, method, created_at, decided_at FROM ${requests}
       WHERE status <> 'pending' AND decided_at >= $1`),
+    outcomeStats:
+      prepared(`SELECT hour::float8 AS hour, action, status, method, bucket, n::float8 AS n
+      FROM ${s}.outcome_stats WHERE hour >= $1`),
+    bumpStat: prepared(`INSERT INTO ${s}.outcome_stats (hour, action, status, method, bucket, n)
+      VALUES ($1, $2, $3, $4, $5, 1)
+      ON CONFLICT (hour, action, status, method, bucket) DO UPDATE SET n = ${s}.outcome_stats.n + 1`),
     countPending: prepared(
       `SELECT COUNT(*)::integer AS n FROM ${requests} WHERE status = 'pending'`,
     ),

@@ -206,8 +206,8 @@ export function createWriter(o: WriterOptions): Writer {
         values: [...valuesFor(kind, rows), rows.length],
       });
     }
-    for (const w of writes) queries.push(...w.outbox);
-    queries.push(appendOf(all, startsKeying, head), COMMIT);
+    const [free, counters] = splitShared(writes.flatMap((w) => w.outbox));
+    queries.push(...free, appendOf(all, startsKeying, head), ...counters, COMMIT);
     known = headAfter(head, all, startsKeying);
     return o.run(whatOf(writes), async (c, step) => {
       // Everything, COMMIT included, leaves in one write: from here a lost connection leaves the
@@ -248,8 +248,10 @@ export function createWriter(o: WriterOptions): Writer {
         known = head;
         return found.slice(0, -1).map((r) => lostOutcome(r));
       }
-      for (const [i, w] of writes.entries()) if (won[i]) queries.push(...w.outbox);
-      queries.push(appendOf(all, startsKeying), COMMIT);
+      const [free, counters] = splitShared(
+        writes.filter((_, i) => won[i]).flatMap((w) => w.outbox),
+      );
+      queries.push(...free, appendOf(all, startsKeying), ...counters, COMMIT);
       step.committing = true;
       const out = await send(c, queries);
       committedOrThrow(out);
@@ -307,6 +309,18 @@ function winners(writes: Write[], results: QueryResult<QueryResultRow>[]): boole
     const id = String(w.values[0]);
     return ids.delete(id);
   });
+}
+
+/** The statements that go with a batch's writes, split into those that touch only rows of their
+ * own and those that update a row every writer shares (`lockKey`: the metrics counters). The shared
+ * ones run after the chain append, so only the transaction holding the chain head takes them: the
+ * locks always come in the order request rows, head, counters (sorted), and never deadlock. */
+function splitShared(queries: Query[]): [Query[], Query[]] {
+  const shared = queries.filter((q) => q.lockKey !== undefined);
+  shared.sort((a, b) =>
+    (a.lockKey as string) < (b.lockKey as string) ? -1 : a.lockKey === b.lockKey ? 0 : 1,
+  );
+  return [queries.filter((q) => q.lockKey === undefined), shared];
 }
 
 function settle(batch: Pending[], outcomes: WriteOutcome[]): void {

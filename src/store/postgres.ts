@@ -17,6 +17,7 @@ import { chainEvent, GENESIS_HASH, keyForAppend } from "../audit/chain.js";
 import { type AuditKeyOptions, checkpointWriterFor, ownAuditKey } from "../audit/checkpoint.js";
 import { AirlockError, InvalidInputError, isAirlockError } from "../core/errors.js";
 import type { OutboxDraft } from "../core/outbox.js";
+import { HOUR_MS, type OutcomeStat, settledStat } from "../core/outcome-stats.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { Store } from "../core/store.js";
 import {
@@ -224,8 +225,22 @@ export function postgresStore(
   }
 
   /** The outbox rows a writing transaction adds before it ends (none: nothing to send). */
-  function outboxWrite(messages: OutboxDraft[], now: number): Query[] {
-    return messages.length ? [{ ...sql.outboxInsert, values: outboxValues(messages, now) }] : [];
+  /** What goes with a write, only if it happens: its outbox rows, and the metrics counter of the
+   * request it settles (outcome-stats.ts). */
+  function withWrite(
+    request: ApprovalRequest,
+    drafts: AuditDraft[],
+    messages: OutboxDraft[],
+    now: number,
+  ): Query[] {
+    const out: Query[] = [];
+    if (messages.length) out.push({ ...sql.outboxInsert, values: outboxValues(messages, now) });
+    const s = settledStat(request, drafts);
+    if (s) {
+      const values = [s.hour, s.action, s.status, s.method, s.bucket];
+      out.push({ ...sql.bumpStat, values, lockKey: JSON.stringify(values) });
+    }
+    return out;
   }
 
   /** After a commit that appended events: the new head goes to the checkpoint file. */
@@ -334,7 +349,7 @@ export function postgresStore(
           kind: "insert",
           values,
           lost: { ...sql.byKey, values: [request.requester, request.key ?? null] },
-          outbox: outboxWrite(messages, request.updatedAt),
+          outbox: withWrite(request, events, messages, request.updatedAt),
           events,
         });
       } catch (err) {
@@ -418,7 +433,7 @@ export function postgresStore(
         // Lost the race (or no such request): the UPDATE waited for the winner's commit, so this
         // read returns the winner's version.
         lost: { ...sql.byId, values: [next.id] },
-        outbox: outboxWrite(messages, next.updatedAt),
+        outbox: withWrite(next, events, messages, next.updatedAt),
         events,
       });
       if (!out.written) {
@@ -571,6 +586,9 @@ export function postgresStore(
 
     async outcomes(since) {
       return (await read<OutcomeSqlRow>("outcomes", sql.outcomes, [since])).map(outcomeOf);
+    },
+    async outcomeStats(since) {
+      return read<OutcomeStat>("outcomeStats", sql.outcomeStats, [Math.floor(since / HOUR_MS)]);
     },
 
     async countPending() {

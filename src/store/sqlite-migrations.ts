@@ -2,8 +2,19 @@
 
 import type Database from "better-sqlite3";
 import { GENESIS_HASH } from "../audit/chain.js";
+import { durationBucketSql, HOUR_MS } from "../core/outcome-stats.js";
 import type { Migration } from "./sqlite-migrate.js";
 import { SQLITE_TRUST_RULES_SQL } from "./sqlite-trust.js";
+
+/** Counts the requests already settled into outcome_stats (migration 7, which empties it first so a
+ * second run counts nothing twice; bulk loads call it too). */
+export const SQLITE_FILL_OUTCOME_STATS = `
+  INSERT INTO outcome_stats (hour, action, status, method, bucket, n)
+    SELECT decided_at / ${HOUR_MS}, action, status, COALESCE(method, ''),
+      ${durationBucketSql("(decided_at - created_at)")}, COUNT(*)
+    FROM requests WHERE status != 'pending' AND decided_at IS NOT NULL
+    GROUP BY 1, 2, 3, 4, 5
+    ON CONFLICT (hour, action, status, method, bucket) DO UPDATE SET n = n + excluded.n;`;
 
 export const SQLITE_MIGRATIONS: readonly Migration[] = [
   {
@@ -170,6 +181,24 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       -- One index fewer to write per create and decision: the sweeper finds the earliest deadline
       -- in requests_status_deadline_id (status, deadline key, id), which listing keeps anyway.
       DROP INDEX requests_pending_deadline;
+    `,
+  },
+  {
+    version: 7,
+    sql: `
+      -- Review metrics, pre-aggregated (src/core/outcome-stats.ts): bumped by the write that settles
+      -- a request, so the dashboard sums a window's counters instead of reading its requests.
+      CREATE TABLE IF NOT EXISTS outcome_stats (
+        hour INTEGER NOT NULL,
+        action TEXT NOT NULL,
+        status TEXT NOT NULL,
+        method TEXT NOT NULL,
+        bucket INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (hour, action, status, method, bucket)
+      ) WITHOUT ROWID;
+      DELETE FROM outcome_stats;
+      ${SQLITE_FILL_OUTCOME_STATS}
     `,
   },
 ];

@@ -18,6 +18,7 @@ import {
 } from "../audit/checkpoint.js";
 import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { OutboxClaim, OutboxDraft, OutboxFilter, OutboxSettlement } from "../core/outbox.js";
+import { HOUR_MS, type OutcomeStat, settledStat } from "../core/outcome-stats.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { InsertResult, ListFilter, Store, TransitionResult } from "../core/store.js";
 import {
@@ -226,7 +227,20 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
        WHERE id = @id AND lease_owner = @owner AND status = 'pending'`,
     ),
     dataVersion: db.prepare<[], { data_version: number }>("PRAGMA data_version"),
+    bumpStat: db.prepare<[number, string, string, string, number]>(
+      `INSERT INTO outcome_stats (hour, action, status, method, bucket, n) VALUES (?, ?, ?, ?, ?, 1)
+       ON CONFLICT (hour, action, status, method, bucket) DO UPDATE SET n = n + 1`,
+    ),
+    outcomeStats: db.prepare<[number], OutcomeStat>(
+      "SELECT hour, action, status, method, bucket, n FROM outcome_stats WHERE hour >= ?",
+    ),
   };
+
+  /** Counts a request that this write settles (outcome-stats.ts). */
+  function countSettled(next: ApprovalRequest, drafts: AuditDraft[]): void {
+    const s = settledStat(next, drafts);
+    if (s) stmt.bumpStat.run(s.hour, s.action, s.status, s.method, s.bucket);
+  }
 
   // Listing builds its SQL from the filter; each distinct shape is prepared once.
   const prepared = new Map<string, Database.Statement<unknown[], unknown>>();
@@ -322,6 +336,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       return { request: parseDoc(existing), created: false, events: [] };
     }
     writeOutbox(messages, request.updatedAt);
+    countSettled(request, drafts);
     return { request, created: true, events: appendChain(drafts) };
   }
 
@@ -337,6 +352,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       return { ok: false, request: current ? parseDoc(current) : undefined, events: [] };
     }
     writeOutbox(messages, next.updatedAt);
+    countSettled(next, drafts);
     return { ok: true, request: next, events: appendChain(drafts) };
   }
 
@@ -358,13 +374,25 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     },
   );
 
-  /** A listing's rows. A title search first reads the listing's first SCAN_ROWS rows in order: a
-   * common text fills the page from them (its first matches are the page), cheaper than every match
-   * from the index; a rarer one then asks the index. */
-  function searched<R>(q: ListSql, scan: ListSql | undefined): R[] {
-    if (scan) {
-      const rows = cached<R>(scan.sql).all(...scan.params);
-      if (rows.length > scan.limit) return rows;
+  /** A listing's rows. A title search first reads the listing's first rows in order: a common text
+   * fills the page from them (its first matches are the page), cheaper than every match from the
+   * index. When the first SCAN_ROWS hold some matches but too few, a longer scan whose length those
+   * matches predict (at most SCAN_MAX rows) is tried before the index: a text of middling frequency
+   * made of common trigrams is what the index answers slowest. A rarer one asks the index. */
+  function searched<R>(q: ListSql, scans: ListSql[]): R[] {
+    const [first, ...longer] = scans;
+    if (first) {
+      const rows = cached<R>(first.sql).all(...first.params);
+      if (rows.length > first.limit) return rows;
+      if (rows.length > 0) {
+        // Matches seen per row read so far, with room for chance: the scan that should fill the page.
+        const needed = ((first.limit + 1) * SCAN_ROWS * 2) / rows.length;
+        const scan = longer.find((s) => (s.scanRows ?? 0) >= needed);
+        if (scan) {
+          const more = cached<R>(scan.sql).all(...scan.params);
+          if (more.length > scan.limit) return more;
+        }
+      }
     }
     return cached<R>(q.sql).all(...q.params);
   }
@@ -599,6 +627,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     async outcomes(since) {
       return attempt("outcomes", () => stmt.outcomes.all(since).map(outcomeOf));
     },
+    async outcomeStats(since) {
+      return attempt("outcomeStats", () => stmt.outcomeStats.all(Math.floor(since / HOUR_MS)));
+    },
     async countPending() {
       return attempt("countPending", () => stmt.countPending.get()?.n ?? 0);
     },
@@ -746,6 +777,8 @@ interface ListSql {
   params: unknown[];
   order: ReturnType<typeof listOrder>;
   limit: number;
+  /** A search scan: how many rows of the listing it reads. */
+  scanRows?: number;
 }
 
 /** The conditions of a filter, without its cursor; `search: false` leaves out the title search. */
@@ -815,19 +848,26 @@ function listSql(filter: ListFilter, columns: string, search = true): ListSql {
   return { sql, params: [...params, limit + 1], order, limit };
 }
 
-/** How many rows in listing order a title search reads before it asks the index. */
+/** How many rows in listing order a title search reads before it asks the index, and the longer
+ * scans it may try (a few fixed lengths, so a few prepared statements) when those held too few. */
 const SCAN_ROWS = 2000;
+const LONGER_SCANS = [8_000, 20_000, 40_000];
 
-/** A title search (long enough for the index) as a scan of the listing's first SCAN_ROWS rows; its
- * answer is the page when it holds more rows than the page. Undefined for any other listing. */
-function scanFirstSql(filter: ListFilter, columns: string): ListSql | undefined {
+/** A title search (long enough for the index) as scans of the listing's first rows, SCAN_ROWS and
+ * then each of LONGER_SCANS; a scan's answer is the page when it holds more rows than the page.
+ * None for any other listing. */
+function scanFirstSql(filter: ListFilter, columns: string): ListSql[] {
   const q = filter.q?.toLowerCase();
-  if (q === undefined || trigrams(q).length === 0) return undefined;
+  if (q === undefined || trigrams(q).length === 0) return [];
   const inner = listSql(filter, `${columns}, title_lower AS search_title`, false);
   const orderBy =
     inner.order === "deadline" ? "dkey, id" : inner.order === "newest" ? "id DESC" : "id";
-  const sql = `SELECT * FROM (${inner.sql.replace(/LIMIT \?$/, `LIMIT ${SCAN_ROWS}`)}) WHERE instr(search_title, ?) > 0 ORDER BY ${orderBy} LIMIT ?`;
-  return { ...inner, sql, params: [...inner.params.slice(0, -1), q, inner.limit + 1] };
+  return [SCAN_ROWS, ...LONGER_SCANS].map((rows) => ({
+    ...inner,
+    scanRows: rows,
+    sql: `SELECT * FROM (${inner.sql.replace(/LIMIT \?$/, `LIMIT ${rows}`)}) WHERE instr(search_title, ?) > 0 ORDER BY ${orderBy} LIMIT ?`,
+    params: [...inner.params.slice(0, -1), q, inner.limit + 1],
+  }));
 }
 
 /** The distinct runs of three characters (code points) of `text`; none when it is shorter. A quoted

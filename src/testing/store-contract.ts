@@ -850,6 +850,85 @@ export function runStoreContract(init: StoreContractOptions): void {
       expect(await store.outcomes(a.createdAt + 501)).toEqual([]);
     });
 
+    test("counts settled requests into the metrics counters, in the settling write only", async () => {
+      if (!store.outcomeStats) return; // optional: the engine reads `outcomes` instead
+      const t0 = 1_800_000_000_000;
+      const a = makeRequest({ createdAt: t0, updatedAt: t0 });
+      const b = makeRequest({ createdAt: t0, updatedAt: t0, action: "files.delete" });
+      const c = makeRequest({ createdAt: t0, updatedAt: t0 });
+      for (const r of [a, b, c]) await store.insertRequest(r, [created(r)]);
+      const settle = (r: ApprovalRequest, status: "approved" | "timed_out", at: number) => {
+        const method = status === "approved" ? "approve_all" : "timeout";
+        const next: ApprovalRequest = {
+          ...r,
+          status,
+          version: r.version + 1,
+          updatedAt: at,
+          decision: { outcome: status, method, reviewer: "alice", channel: "web", decidedAt: at },
+        };
+        const type = status === "approved" ? "decided" : "timed_out";
+        return {
+          next,
+          event: { type, requestId: r.id, actor: "alice", at, data: {} } as AuditDraft,
+        };
+      };
+      const approved = settle(a, "approved", t0 + 1500);
+      expect((await store.transition(approved.next, 1, [approved.event])).ok).toBe(true);
+      const timedOut = settle(b, "timed_out", t0 + 3_600_000);
+      expect((await store.transition(timedOut.next, 1, [timedOut.event])).ok).toBe(true);
+      // A write that loses its compare-and-set counts nothing.
+      expect((await store.transition({ ...c, version: 2 }, 1, [])).ok).toBe(true);
+      const lost = settle(c, "approved", t0 + 2000);
+      expect((await store.transition(lost.next, 1, [lost.event])).ok).toBe(false);
+      // A later change of a settled request (its execution claimed) counts nothing either.
+      const claimed = { ...approved.next, version: 3, executedAt: t0 + 1600, updatedAt: t0 + 1600 };
+      const executed: AuditDraft = {
+        type: "executed",
+        requestId: a.id,
+        actor: "agent",
+        at: t0 + 1600,
+        data: {},
+      };
+      expect((await store.transition(claimed, 2, [executed])).ok).toBe(true);
+      // A request settled when it is created (a policy approved it) counts at once.
+      const auto = makeRequest({ createdAt: t0 + 10, updatedAt: t0 + 10 });
+      const autoApproved = settle(auto, "approved", t0 + 10);
+      await store.insertRequest({ ...autoApproved.next, version: 1 }, [
+        created(auto),
+        autoApproved.event,
+      ]);
+
+      const hour = Math.floor(t0 / 3_600_000);
+      const stats = (await store.outcomeStats(0)).map((s) => ({
+        ...s,
+        hour: Number(s.hour),
+        n: Number(s.n),
+      }));
+      const key = (s: { action: string; status: string; hour: number; bucket: number }) =>
+        `${s.hour}:${s.action}:${s.status}:${s.bucket}`;
+      const byKey = (x: (typeof stats)[number], y: (typeof stats)[number]) =>
+        key(x) < key(y) ? -1 : 1;
+      // a: 1.5 s of review (bucket 1); auto: settled as created (bucket 0); b: one hour (bucket 13).
+      expect(stats.sort(byKey)).toEqual(
+        [
+          { hour, action: a.action, status: "approved", method: "approve_all", bucket: 0, n: 1 },
+          { hour, action: a.action, status: "approved", method: "approve_all", bucket: 1, n: 1 },
+          {
+            hour: hour + 1,
+            action: b.action,
+            status: "timed_out",
+            method: "timeout",
+            bucket: 13,
+            n: 1,
+          },
+        ].sort(byKey),
+      );
+      // The window starts at the hour of `since`.
+      expect((await store.outcomeStats(t0 + 3_600_000)).map((s) => s.status)).toEqual([
+        "timed_out",
+      ]);
+    });
+
     test("reads a request back by its requester and key", async () => {
       const a = makeRequest({ key: "by-key", requester: "agent-a" });
       const b = makeRequest({ key: "by-key", requester: "agent-b" });

@@ -46,10 +46,11 @@ afterEach(async () => {
 });
 
 describe("one decision, few hops", () => {
-  it("reads the request once per API decision of a reviewer (the engine's compare-and-set), and metrics read none", async () => {
+  it("reads no request for an API decision on a gate this engine just wrote (its compare-and-set starts from the copy it remembers), one otherwise, and metrics read none", async () => {
     const t = tempDir("airlock-hops-");
     cleanup = t.cleanup;
-    const { store, counts } = countingStore(sqliteStore(join(t.dir, "a.db")));
+    const file = join(t.dir, "a.db");
+    const { store, counts } = countingStore(sqliteStore(file));
     const s = await startTestServer({ store });
     open = s;
     const created = await s.call(s.tokens.agent, "POST", "/v1/requests", gate("Count reads"));
@@ -68,8 +69,8 @@ describe("one decision, few hops", () => {
       'airlock_review_duration_seconds_count{outcome="approved"} 1',
     );
     expect(text).toContain('airlock_review_duration_seconds_count{outcome="approved"} 1');
-    expect(counts.getRequest).toBe(1);
-    // An admin is credited with the approvers, so its decision reads the request first (twice in all).
+    expect(counts.getRequest).toBe(0);
+    // An admin is credited with the approvers, so its decision reads the request first.
     const other = await s.call(s.tokens.agent, "POST", "/v1/requests", gate("By an admin"));
     counts.getRequest = 0;
     const byAdmin = await s.call(
@@ -81,7 +82,24 @@ describe("one decision, few hops", () => {
       },
     );
     expect(byAdmin.status).toBe(200);
-    expect(counts.getRequest).toBe(2);
+    expect(counts.getRequest).toBe(1);
+    // A second server on the same database never saw the gate: it reads it once, for the compare-and-set.
+    const third = await s.call(s.tokens.agent, "POST", "/v1/requests", gate("Elsewhere"));
+    const second = countingStore(sqliteStore(file));
+    const s2 = await startTestServer({ store: second.store });
+    try {
+      const elsewhere = await s2.call(
+        s2.tokens.alice,
+        "POST",
+        `/v1/requests/${third.body.id}/decisions`,
+        { outcome: "approved" },
+      );
+      expect(elsewhere.status).toBe(200);
+      expect(elsewhere.body.status).toBe("approved");
+      expect(second.counts.getRequest).toBe(1);
+    } finally {
+      await s2.close();
+    }
   });
 });
 
@@ -101,7 +119,7 @@ async function signedIn(s: TestServer, token: string): Promise<{ cookie: string;
 }
 
 describe("one inbox decision, few hops", () => {
-  it("reads the request twice per decision in the inbox (the form needs it, then the compare-and-set)", async () => {
+  it("reads the request once per decision in the inbox (the form needs it; the compare-and-set starts from the engine's copy)", async () => {
     const t = tempDir("airlock-hops-");
     cleanup = t.cleanup;
     const { store, counts } = countingStore(sqliteStore(join(t.dir, "a.db")));
@@ -119,7 +137,7 @@ describe("one inbox decision, few hops", () => {
     });
     expect(res.status).toBe(303);
     await metricsText(s, 'airlock_review_duration_seconds_count{outcome="approved"} 1');
-    expect(counts.getRequest).toBe(2);
+    expect(counts.getRequest).toBe(1);
   });
 });
 
