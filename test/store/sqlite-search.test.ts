@@ -151,6 +151,36 @@ describe("SQLite title search (q)", () => {
     }
   });
 
+  it("a text too sparse for the first rows but common enough for a longer scan pages the same", async () => {
+    const store = open();
+    const rs: ApprovalRequest[] = [];
+    // One title in 120 holds "needle": about 17 in the first 2,000 rows, so a longer scan fills
+    // pages of 50; one in 3,000 holds "rare": none there, so the index answers.
+    for (let i = 0; i < 12_000; i++) {
+      const id = `req_${String(i).padStart(6, "0")}`;
+      const title = i % 120 === 7 ? `Needle ${i}` : i % 3000 === 11 ? `rare ${i}` : `hay ${i}`;
+      const r = request(id, { title });
+      await store.insertRequest(r, []);
+      rs.push(r);
+    }
+    for (const q of ["needle", "rare"]) {
+      const want = expected(rs, q);
+      for (const order of ["newest", "oldest", "deadline"] as const) {
+        const ids: string[] = [];
+        let cursor: string | undefined;
+        for (let pages = 0; pages < 20; pages++) {
+          const page = await store.listSummaries({ q, limit: 50, order, cursor });
+          ids.push(...page.items.map((x) => x.id));
+          cursor = page.nextCursor;
+          if (!cursor) break;
+        }
+        const sorted = order === "newest" ? want : [...want].reverse();
+        expect(ids, `q=${q} order=${order}`).toEqual(order === "deadline" ? ids : sorted);
+        expect(new Set(ids)).toEqual(new Set(want));
+      }
+    }
+  });
+
   it("combines with the other filters and follows transitions and new titles", async () => {
     const store = open();
     const rs = await seed(store);
