@@ -510,8 +510,31 @@ describe("the queue (issue 10 item 3)", () => {
         (m) => m[1],
       );
       expect(titles[0]).toBe("R504");
+      // One page of a backlog of any size: the first 100, and a line saying there are more.
+      expect(titles).toHaveLength(100);
+      expect(html).toContain("Showing the first 100 in this order");
       const full = await (await inbox("/", { headers: { cookie } })).text();
       expect(full).toContain("<title>(505) Airlock inbox</title>");
+      // Search asks the store, so it finds requests far past the first page.
+      const found = await (await inbox("/inbox/queue?q=r7", { headers: { cookie } })).text();
+      const hits = [...found.matchAll(/<a href="\/requests\/[^"]+">([^<]+)<\/a>/g)].map(
+        (m) => m[1],
+      );
+      expect(hits.sort()).toEqual([
+        "R7",
+        "R70",
+        "R71",
+        "R72",
+        "R73",
+        "R74",
+        "R75",
+        "R76",
+        "R77",
+        "R78",
+        "R79",
+      ]);
+      expect(found).not.toContain("Showing the first");
+      expect(reads).toEqual({ listRequests: 0, getRequest: 0 });
     } finally {
       await q.close();
     }

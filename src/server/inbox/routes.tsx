@@ -305,27 +305,32 @@ export function inboxRoutes(deps: InboxDeps): Hono {
   );
 
   // The queue and its live fragment. It reads summaries only (never the stored documents), the most
-  // urgent first from the store, and the pending figure from a count.
-  const QUEUE_ROWS = 500;
+  // urgent first from the store (title search included), and the pending figure from a count. It
+  // shows the first QUEUE_ROWS: a page of a backlog of any size costs the same; search and filters
+  // find the others, and bulk review's "all matching this filter" reaches BULK_ROWS.
+  const QUEUE_ROWS = 100;
+  const BULK_ROWS = 500;
   async function queue(c: Context, p: Principal) {
     const after = await position();
     const query = readQueueQuery((n) => c.req.query(n));
     const filter = scopeList(p, {
       ...(query.status === "all" ? {} : { status: query.status as Status }),
       ...(query.action ? { action: query.action } : {}),
+      ...(query.q ? { q: query.q } : {}),
       order: query.sort === "urgent" ? "deadline" : "newest",
       limit: QUEUE_ROWS,
     });
     const pendingFilter = scopeList(p, { status: "pending" });
-    const [rows, pending] = await Promise.all([
-      filter ? summaries(filter) : [],
+    const [page, pending] = await Promise.all([
+      filter ? airlock.listSummaries(filter) : { items: [], nextCursor: undefined },
       pendingFilter ? count(pendingFilter) : 0,
     ]);
-    const visibleRows = rows.filter((r) => canSee(p, r));
+    const visibleRows = page.items.filter((r) => canSee(p, r));
     const actions = [
       ...new Set(visibleRows.map((r) => r.action).concat(query.action ? [query.action] : [])),
     ].sort();
-    return { query, rows: arrange(visibleRows, query), pending, actions, after };
+    const more = page.nextCursor !== undefined;
+    return { query, rows: arrange(visibleRows, query), pending, actions, after, more };
   }
   app.get(
     "/",
@@ -341,6 +346,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
           <TrustHint count={suggested} />
           <QueuePage
             rows={q.rows}
+            more={q.more}
             query={q.query}
             actions={q.actions}
             me={u.principal.name}
@@ -361,7 +367,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     signedIn(async (c, u) => {
       const q = await queue(c, u.principal);
       return c.html(
-        String(<QueueRows rows={q.rows} query={q.query} me={u.principal.name} />),
+        String(<QueueRows rows={q.rows} more={q.more} query={q.query} me={u.principal.name} />),
         200,
         {
           ...PAGE_HEADERS,
@@ -382,8 +388,9 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     const filter = scopeList(p, {
       status: "pending",
       ...(query.action ? { action: query.action } : {}),
+      ...(query.q ? { q: query.q } : {}),
       order: "deadline",
-      limit: QUEUE_ROWS,
+      limit: BULK_ROWS,
     });
     const rows = filter ? await summaries(filter) : [];
     return arrange(

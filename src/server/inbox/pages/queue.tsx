@@ -78,9 +78,11 @@ export interface QueueRowsProps {
   query: QueueQuery;
   /** The reviewer: their own requests get no checkbox (somebody else has to decide them). */
   me: string;
+  /** More requests match than the page shows. */
+  more?: boolean;
 }
 
-export const QueueRows: FC<QueueRowsProps> = ({ rows, query, me }) => (
+export const QueueRows: FC<QueueRowsProps> = ({ rows, query, me, more }) => (
   <>
     {/* The filter the rows were read with, for "all matching this filter" (outside the table, in
         the bulk form by its `form` attribute, and swapped with the rows when the filter changes). */}
@@ -171,6 +173,11 @@ export const QueueRows: FC<QueueRowsProps> = ({ rows, query, me }) => (
         </tbody>
       </table>
     )}
+    {more ? (
+      <p class="muted more">
+        Showing the first {String(rows.length)} in this order; search or filter to find others.
+      </p>
+    ) : null}
   </>
 );
 
@@ -188,11 +195,12 @@ export const QUEUE_KEYS: [string, string][] = [
 
 export const QueuePage: FC<{
   rows: RequestSummary[];
+  more?: boolean;
   query: QueueQuery;
   actions: string[];
   me: string;
   csrf: string;
-}> = ({ rows, query, actions, me, csrf }) => (
+}> = ({ rows, more, query, actions, me, csrf }) => (
   <>
     <h1>Inbox</h1>
     <search>
@@ -297,7 +305,7 @@ export const QueuePage: FC<{
       </div>
     </form>
     <div id="queue" aria-live="polite">
-      <QueueRows rows={rows} query={query} me={me} />
+      <QueueRows rows={rows} more={more} query={query} me={me} />
     </div>
     <div
       id="keys-help"
