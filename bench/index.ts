@@ -12,9 +12,12 @@ const optional: { file: string; fn: string }[] = [
   { file: "./http.ts", fn: "benchHttp" },
   { file: "./postgres.ts", fn: "benchPostgres" },
   { file: "./langgraph.ts", fn: "benchLangGraph" },
+  { file: "./peer.ts", fn: "benchPeer" },
   { file: "./mcp.ts", fn: "benchMcp" },
   { file: "./outbox.ts", fn: "benchOutbox" },
   { file: "./audit.ts", fn: "benchAudit" },
+  // Last: it writes a 14 GB database (AIRLOCK_BENCH_SCALE=0.1 for a tenth).
+  { file: "./backlog.ts", fn: "benchBacklog" },
 ];
 
 async function main() {

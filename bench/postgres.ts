@@ -169,7 +169,7 @@ async function runWaiter(): Promise<void> {
   send({ ready: true });
 }
 
-async function findDatabase(): Promise<string | undefined> {
+export async function findDatabase(): Promise<string | undefined> {
   const fromEnv = process.env.AIRLOCK_TEST_PG_URL;
   for (const url of fromEnv ? [fromEnv] : CANDIDATES) {
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
@@ -186,7 +186,7 @@ async function findDatabase(): Promise<string | undefined> {
   return undefined;
 }
 
-async function dropSchema(url: string, schema: string): Promise<void> {
+export async function dropSchema(url: string, schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   client.on("error", () => {});
   await client.connect();

@@ -1,12 +1,13 @@
 // Gate round trips on the embedded SQLite store (file on disk), against the physical limit measured
 // in the same run: a bare better-sqlite3 insert transaction plus a guarded-update transaction.
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { createAirlock } from "../src/engine/engine.js";
 import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
 import { type Figure, percentile } from "./figures.js";
-import { concurrentRoundTrips, measureRoundTrips } from "./round-trip.js";
+import { concurrentRoundTrips, gateRoundTrip, measureRoundTrips } from "./round-trip.js";
 
 const ROUNDS = 20_000;
 const MAX_MS = 8_000;
@@ -15,6 +16,8 @@ export async function benchSqlite(): Promise<Figure[]> {
   const t = tempDir("airlock-bench-");
   try {
     const bare = benchBare(join(t.dir, "bare.db"));
+    const barePages = bareWalPages(join(t.dir, "bare-pages.db"));
+    const enginePages = await engineWalPages(join(t.dir, "engine-pages.db"));
     const engine = await createAirlock({ store: sqliteStore(join(t.dir, "engine.db")) });
     const m = await measureRoundTrips(engine, ROUNDS, MAX_MS);
     const c64 = await concurrentRoundTrips(engine, 64, ROUNDS, MAX_MS);
@@ -29,13 +32,71 @@ export async function benchSqlite(): Promise<Figure[]> {
       { name: "sqlite.concurrent64_roundtrips_per_s", value: c64, unit: "1/s" },
       { name: "sqlite.bare_roundtrips_per_s", value: bare, unit: "1/s" },
       { name: "sqlite.engine_to_bare_ratio", value: rate / bare, unit: "ratio" },
+      // What the ratio is made of: each page a commit changes is written whole to the WAL.
+      { name: "sqlite.wal_pages_per_roundtrip", value: enginePages, unit: "pages" },
+      { name: "sqlite.bare_wal_pages_per_roundtrip", value: barePages, unit: "pages" },
     ];
   } finally {
     t.cleanup();
   }
 }
 
+const PAGE_ROUNDS = 300;
+/** A WAL frame: the page and its 24-byte header (the file's own 32-byte header is left out). */
+const frameBytes = (db: Database.Database) =>
+  (db.pragma("page_size", { simple: true }) as number) + 24;
+
+/** WAL pages written per gate round trip: the WAL's growth over PAGE_ROUNDS round trips, with
+ * automatic checkpoints off so the file only grows. */
+async function engineWalPages(path: string): Promise<number> {
+  let db: Database.Database | undefined;
+  const engine = await createAirlock({
+    store: sqliteStore(path, {
+      configure: (d) => {
+        db = d;
+        d.pragma("wal_autocheckpoint = 0");
+      },
+    }),
+  });
+  try {
+    for (let i = 0; i < 50; i++) await gateRoundTrip(engine);
+    const before = statSync(`${path}-wal`).size;
+    for (let i = 0; i < PAGE_ROUNDS; i++) await gateRoundTrip(engine);
+    const grown = statSync(`${path}-wal`).size - before;
+    return db ? grown / frameBytes(db) / PAGE_ROUNDS : Number.NaN;
+  } finally {
+    await engine.close();
+  }
+}
+
+function bareWalPages(path: string): number {
+  const { db, cycle } = bareDb(path);
+  db.pragma("wal_autocheckpoint = 0");
+  try {
+    for (let i = 0; i < 50; i++) cycle(`w${i}`);
+    const before = statSync(`${path}-wal`).size;
+    for (let i = 0; i < PAGE_ROUNDS; i++) cycle(`r${i}`);
+    return (statSync(`${path}-wal`).size - before) / frameBytes(db) / PAGE_ROUNDS;
+  } finally {
+    db.close();
+  }
+}
+
 function benchBare(path: string): number {
+  const { db, cycle } = bareDb(path);
+  let n = 0;
+  const start = performance.now();
+  while (n < ROUNDS && performance.now() - start < MAX_MS) {
+    cycle(`r${n}`);
+    n++;
+  }
+  const ms = performance.now() - start;
+  db.close();
+  return (n / ms) * 1000;
+}
+
+/** The physical limit: an insert transaction and a guarded-update transaction per cycle. */
+function bareDb(path: string) {
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
@@ -51,15 +112,9 @@ function benchBare(path: string): number {
   const insert = db.transaction((id: string, doc: string) => ins.run(id, doc));
   const update = db.transaction((id: string, doc: string) => upd.run(doc, id));
   const doc = JSON.stringify({ title: "bench", items: [{ id: "item-1", label: "a" }], args: {} });
-  let n = 0;
-  const start = performance.now();
-  while (n < ROUNDS && performance.now() - start < MAX_MS) {
-    const id = `r${n}`;
+  const cycle = (id: string) => {
     insert.immediate(id, doc);
     update.immediate(id, doc);
-    n++;
-  }
-  const ms = performance.now() - start;
-  db.close();
-  return (n / ms) * 1000;
+  };
+  return { db, cycle };
 }
