@@ -6,6 +6,7 @@
 // that succeeded is settled once, so a message is sent twice only when a process dies between the
 // target's answer and the settle: at-least-once, with the message id as the target's idempotency key.
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import type { Logger } from "pino";
 import type { Clock } from "../core/clock.js";
 import { InvalidInputError } from "../core/errors.js";
@@ -68,6 +69,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     );
   }
   const stopping = new AbortController();
+  // Each attempt under way listens to it (a whole batch at once) and removes its listener after, so
+  // more than Node's default of 10 is expected, not a leak.
+  setMaxListeners(0, stopping.signal);
 
   let running: Promise<void> | undefined;
   let again = false;

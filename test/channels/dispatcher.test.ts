@@ -89,6 +89,49 @@ describe("outbox dispatcher", () => {
     expect((await airlock.verifyAudit()).ok).toBe(true);
   });
 
+  it("keeps a whole batch in flight without Node's listener-leak warning (one stop listener per attempt)", async () => {
+    const { store, airlock } = await setup(["a"]);
+    let inFlight = 0;
+    let most = 0;
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const driver: ChannelDriver = {
+      name: "a",
+      type: "webhook",
+      async deliver() {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        if (most === 16) release();
+        await held;
+        inFlight -= 1;
+        return { ok: true, receipt: {} };
+      },
+    };
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on("warning", onWarning);
+    try {
+      const d = createDispatcher({
+        store,
+        drivers: [driver],
+        logger: silent,
+        clock,
+        publicUrl: "http://127.0.0.1:1",
+        batch: 16,
+      });
+      for (let i = 0; i < 16; i++) await airlock.request({ title: `t${i}`, action: "x" });
+      expect(await d.drain()).toBe(16);
+      expect(most).toBe(16);
+      // Node emits the warning on a later tick.
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.includes("MaxListeners"))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("retries with backoff, honours Retry-After, and fails after maxAttempts", async () => {
     const { store, airlock } = await setup(["a"]);
     const a = scripted("a");
