@@ -83,7 +83,14 @@ export {
   requestInputSchema,
 } from "./core/schemas.js";
 export { canDecide, isOverdue, mayDecide } from "./core/state.js";
-export type { ListFilter, ListOrder, Page, RequestSummary, Store } from "./core/store.js";
+export type {
+  CountOptions,
+  ListFilter,
+  ListOrder,
+  Page,
+  RequestSummary,
+  Store,
+} from "./core/store.js";
 export type { TrustRule, TrustRuleInsert, TrustRuleRevoke } from "./core/trust-rule.js";
 export type { AirlockApi } from "./engine/api.js";
 export {

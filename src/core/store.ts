@@ -178,6 +178,11 @@ export interface PruneResult {
   anchor?: AuditMark;
 }
 
+export interface CountOptions {
+  /** Stop counting at this many (a positive integer). */
+  upTo?: number;
+}
+
 export interface Store {
   readonly kind: string;
   /** Creates or upgrades the schema. Idempotent; safe when several processes start at once. */
@@ -197,8 +202,10 @@ export interface Store {
   listRequests(filter: ListFilter): Promise<Page<ApprovalRequest>>;
   /** The same listing as `listRequests`, as summaries read from columns (no document parsed). */
   listSummaries(filter: ListFilter): Promise<Page<RequestSummary>>;
-  /** How many requests match the filter (`cursor`, `limit` and `order` are ignored): a COUNT. */
-  countRequests(filter: ListFilter): Promise<number>;
+  /** How many requests match the filter (`cursor`, `limit` and `order` are ignored): a COUNT. With
+   * `upTo`, counting stops there (the answer is the smaller of the two), so a count for a screen
+   * costs the same however large the backlog. */
+  countRequests(filter: ListFilter, options?: CountOptions): Promise<number>;
   /** The pending requests of one requester: how many, and their stored documents' total size in
    * bytes (UTF-8), for quotas. */
   pendingUsage(requester: string): Promise<{ count: number; bytes: number }>;

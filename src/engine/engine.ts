@@ -182,9 +182,9 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
       return store.listSummaries(byIdentity(filter));
     },
 
-    async count(filter = {}) {
+    async count(filter = {}, options = {}) {
       guard();
-      return store.countRequests(byIdentity(filter));
+      return store.countRequests(byIdentity(filter), options);
     },
 
     async pendingUsage(requester) {

@@ -15,7 +15,7 @@ import type {
   RecordInput,
   RequestInput,
 } from "../core/schemas.js";
-import type { ListFilter, Page, RequestSummary, Store } from "../core/store.js";
+import type { CountOptions, ListFilter, Page, RequestSummary, Store } from "../core/store.js";
 import type { EventsOptions } from "./event-stream.js";
 import type { OutboxRouter } from "./outbox-drafts.js";
 import type { WaitOptions } from "./waiters.js";
@@ -70,7 +70,8 @@ export interface Airlock {
    * on the size of args, preview or items. */
   listSummaries(filter?: ListFilter): Promise<Page<RequestSummary>>;
   /** How many requests match `filter` (a COUNT; `cursor`, `limit` and `order` are ignored). */
-  count(filter?: ListFilter): Promise<number>;
+  /** How many requests match; with `upTo`, counting stops there (`upTo` means "that many or more"). */
+  count(filter?: ListFilter, options?: CountOptions): Promise<number>;
   /** One requester's pending requests: how many, and their stored size in bytes (for quotas). */
   pendingUsage(requester: string): Promise<{ count: number; bytes: number }>;
   /** The audit chain's head (last event's seq and hash); undefined while the log is empty. */

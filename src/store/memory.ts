@@ -15,6 +15,7 @@ import {
 } from "./outbox-rows.js";
 import {
   clampLimit,
+  countCap,
   deadlineKey,
   docBytes,
   listedStatuses,
@@ -139,10 +140,14 @@ export function memoryStore(): Store {
       guard();
       return page(filter, summaryOf);
     },
-    async countRequests(filter) {
+    async countRequests(filter, options = {}) {
       guard();
+      const upTo = countCap(options) ?? Number.POSITIVE_INFINITY;
       let n = 0;
-      for (const r of byId.values()) if (matches(r, filter)) n++;
+      for (const r of byId.values()) {
+        if (n >= upTo) break;
+        if (matches(r, filter)) n++;
+      }
       return n;
     },
     async pendingUsage(requester) {

@@ -3,6 +3,7 @@
 import { InvalidInputError } from "../core/errors.js";
 import type { ApprovalRequest, Status } from "../core/schemas.js";
 import {
+  type CountOptions,
   LIST_ORDERS,
   type ListFilter,
   type ListOrder,
@@ -16,6 +17,16 @@ export const MAX_PAGE = 500;
 export function clampLimit(limit: number | undefined): number {
   if (limit === undefined || !Number.isFinite(limit)) return 50;
   return Math.min(Math.max(Math.trunc(limit), 1), MAX_PAGE);
+}
+
+/** A count's cap as a safe integer (the SQL stores write it into the statement), or undefined. */
+export function countCap(options: CountOptions): number | undefined {
+  const { upTo } = options;
+  if (upTo === undefined) return undefined;
+  if (!Number.isSafeInteger(upTo) || upTo < 1) {
+    throw new InvalidInputError(`count: upTo must be a positive integer, got ${upTo}`, "upTo");
+  }
+  return upTo;
 }
 
 /** The sort key of a request without a live deadline in `deadline` order: after every real one

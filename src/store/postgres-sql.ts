@@ -360,10 +360,15 @@ export function statements(schema: string) {
       UPDATE ${requests} AS r SET claimed_by = $3, claimed_until = $1 + $4::double precision
       FROM due WHERE r.id = due.id
       RETURNING r.doc, r.deadline`),
-    count(filter: ListFilter): Query {
+    count(filter: ListFilter, upTo?: number): Query {
       const { where, values } = whereOf(filter);
+      const rows = `FROM ${requests} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`;
       return {
-        text: `SELECT COUNT(*)::bigint AS n FROM ${requests} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`,
+        // Capped: the index is walked for `upTo` rows at most.
+        text:
+          upTo === undefined
+            ? `SELECT COUNT(*)::bigint AS n ${rows}`
+            : `SELECT COUNT(*)::bigint AS n FROM (SELECT 1 ${rows} LIMIT ${upTo}) AS capped`,
         values,
       };
     },

@@ -29,7 +29,7 @@ import {
   type OutboxRow,
   outboxOf,
 } from "./outbox-rows.js";
-import { clampLimit, pageOf } from "./paging.js";
+import { clampLimit, countCap, pageOf } from "./paging.js";
 import { createRunner, type Step, send } from "./postgres-client.js";
 import { describePool, isConnectionError, maskUrl, storeUnavailable } from "./postgres-errors.js";
 import { createChangeListener, type ListenConnection } from "./postgres-listener.js";
@@ -388,8 +388,8 @@ export function postgresStore(
       return { ...page, items: page.items.map(summaryFromRow) };
     },
 
-    async countRequests(filter) {
-      const q = sql.count(filter);
+    async countRequests(filter, options = {}) {
+      const q = sql.count(filter, countCap(options));
       const [row] = await read<{ n: string }>("countRequests", q, q.values);
       return Number(row?.n ?? 0);
     },

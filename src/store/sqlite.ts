@@ -35,6 +35,7 @@ import {
 } from "./outbox-rows.js";
 import {
   clampLimit,
+  countCap,
   listedStatuses,
   listOrder,
   NO_DEADLINE,
@@ -500,9 +501,15 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
         return { ...page, items: page.items.map(summaryFromRow) };
       });
     },
-    async countRequests(filter) {
+    async countRequests(filter, options = {}) {
       const w = whereOf(filter);
-      const sql = `SELECT COUNT(*) AS n FROM requests ${w.where.length ? `WHERE ${w.where.join(" AND ")}` : ""}`;
+      const where = w.where.length ? `WHERE ${w.where.join(" AND ")}` : "";
+      const upTo = countCap(options);
+      // Capped: the index is walked for `upTo` rows at most.
+      const sql =
+        upTo === undefined
+          ? `SELECT COUNT(*) AS n FROM requests ${where}`
+          : `SELECT COUNT(*) AS n FROM (SELECT 1 FROM requests ${where} LIMIT ${upTo})`;
       return attempt("countRequests", () => cached<{ n: number }>(sql).get(...w.params)?.n ?? 0);
     },
     async pendingUsage(requester) {

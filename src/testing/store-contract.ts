@@ -659,6 +659,24 @@ export function runStoreContract(init: StoreContractOptions): void {
       expect(await store.countRequests({ action: "nothing" })).toBe(0);
     });
 
+    test("stops counting at upTo, and refuses a cap that is not a positive integer", async () => {
+      for (let i = 0; i < 6; i++) {
+        const r = makeRequest({ title: i < 4 ? `Refund ${i}` : `Deploy ${i}` });
+        await store.insertRequest(r, [created(r)]);
+      }
+      expect(await store.countRequests({ status: "pending" }, { upTo: 4 })).toBe(4);
+      expect(await store.countRequests({ status: "pending" }, { upTo: 10 })).toBe(6);
+      expect(await store.countRequests({ status: "pending" }, { upTo: 6 })).toBe(6);
+      expect(await store.countRequests({ q: "refund" }, { upTo: 3 })).toBe(3);
+      expect(await store.countRequests({ q: "deploy" }, { upTo: 3 })).toBe(2);
+      expect(await store.countRequests({ status: "pending" }, {})).toBe(6);
+      for (const upTo of [0, -1, 2.5, Number.NaN]) {
+        await expect(store.countRequests({}, { upTo })).rejects.toThrow(
+          /upTo must be a positive integer/,
+        );
+      }
+    });
+
     test("summaries carry what a list shows, terminal decision included", async () => {
       const a = makeRequest({
         key: "sum-k",

@@ -535,6 +535,16 @@ describe("the queue (issue 10 item 3)", () => {
       ]);
       expect(found).not.toContain("Showing the first");
       expect(reads).toEqual({ listRequests: 0, getRequest: 0 });
+      // Past 1,000 pending the count stops there: "1000+", the same cost for any backlog.
+      for (let i = 505; i < 1001; i++) {
+        await q.airlock.request({ title: `R${i}`, requester: "bot" });
+      }
+      const capped = await inbox("/inbox/queue", { headers: { cookie } });
+      await capped.text();
+      expect(capped.headers.get("x-pending-count")).toBe("1000+");
+      expect(await (await inbox("/", { headers: { cookie } })).text()).toContain(
+        "<title>(1000+) Airlock inbox</title>",
+      );
     } finally {
       await q.close();
     }

@@ -305,11 +305,13 @@ export function inboxRoutes(deps: InboxDeps): Hono {
   );
 
   // The queue and its live fragment. It reads summaries only (never the stored documents), the most
-  // urgent first from the store (title search included), and the pending figure from a count. It
-  // shows the first QUEUE_ROWS: a page of a backlog of any size costs the same; search and filters
-  // find the others, and bulk review's "all matching this filter" reaches BULK_ROWS.
+  // urgent first from the store (title search included), and the pending figure from a count that
+  // stops at PENDING_SHOWN ("1000+"). It shows the first QUEUE_ROWS: a page of a backlog of any size
+  // costs the same; search and filters find the others, and bulk review's "all matching this filter"
+  // reaches BULK_ROWS.
   const QUEUE_ROWS = 100;
   const BULK_ROWS = 500;
+  const PENDING_SHOWN = 1000;
   async function queue(c: Context, p: Principal) {
     const after = await position();
     const query = readQueueQuery((n) => c.req.query(n));
@@ -323,14 +325,15 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     const pendingFilter = scopeList(p, { status: "pending" });
     const [page, pending] = await Promise.all([
       filter ? airlock.listSummaries(filter) : { items: [], nextCursor: undefined },
-      pendingFilter ? count(pendingFilter) : 0,
+      pendingFilter ? airlock.count(pendingFilter, { upTo: PENDING_SHOWN }) : 0,
     ]);
     const visibleRows = page.items.filter((r) => canSee(p, r));
     const actions = [
       ...new Set(visibleRows.map((r) => r.action).concat(query.action ? [query.action] : [])),
     ].sort();
     const more = page.nextCursor !== undefined;
-    return { query, rows: arrange(visibleRows, query), pending, actions, after, more };
+    const pendingLabel = pending >= PENDING_SHOWN ? `${PENDING_SHOWN}+` : String(pending);
+    return { query, rows: arrange(visibleRows, query), pendingLabel, actions, after, more };
   }
   app.get(
     "/",
@@ -341,7 +344,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       ]);
       return page(
         c,
-        `(${q.pending}) Airlock inbox`,
+        `(${q.pendingLabel}) Airlock inbox`,
         <>
           <TrustHint count={suggested} />
           <QueuePage
@@ -371,7 +374,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
         200,
         {
           ...PAGE_HEADERS,
-          "x-pending-count": String(q.pending),
+          "x-pending-count": q.pendingLabel,
         },
       );
     }, "fragment"),
