@@ -44,17 +44,12 @@ function bucket(rows: OutcomeRow[]): MetricsBucket {
   const byOutcome: Record<string, number> = {};
   for (const r of rows) byOutcome[r.status] = (byOutcome[r.status] ?? 0) + 1;
   const total = rows.length;
-  const rate = (n: number | undefined) => (total === 0 ? 0 : (n ?? 0) / total);
   const durations = rows
     .filter((r) => r.method === undefined || !AUTOMATIC_METHODS.has(r.method as Method))
     .map((r) => r.decidedAt - r.createdAt)
     .sort((a, b) => a - b);
   return {
-    total,
-    byOutcome,
-    approvalRate: rate(byOutcome.approved),
-    revisionRate: rate(byOutcome.revise),
-    timeoutRate: rate(byOutcome.timed_out),
+    ...outcomeFigures(total, byOutcome),
     reviewDurationMs: durations.length
       ? { p50: pct(durations, 0.5), p90: pct(durations, 0.9), p99: pct(durations, 0.99) }
       : undefined,
@@ -65,4 +60,20 @@ function bucket(rows: OutcomeRow[]): MetricsBucket {
 export function pct(sorted: number[], p: number): number {
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1));
   return sorted[i] ?? 0;
+}
+
+/** The counts and rates of a bucket, from its total and its count per outcome (shared with the
+ * pre-aggregated counters of outcome-stats.ts). */
+export function outcomeFigures(
+  total: number,
+  byOutcome: Record<string, number>,
+): Pick<MetricsBucket, "total" | "byOutcome" | "approvalRate" | "revisionRate" | "timeoutRate"> {
+  const rate = (n: number | undefined) => (total === 0 ? 0 : (n ?? 0) / total);
+  return {
+    total,
+    byOutcome,
+    approvalRate: rate(byOutcome.approved),
+    revisionRate: rate(byOutcome.revise),
+    timeoutRate: rate(byOutcome.timed_out),
+  };
 }

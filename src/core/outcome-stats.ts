@@ -3,7 +3,7 @@
 // request. The dashboard then sums a window's counters instead of reading every decided request, so
 // its cost depends on the window's hours and the kinds of gates, not on how many were decided.
 // Counts and rates are exact; review-duration percentiles are read from the buckets (see below).
-import type { Metrics, MetricsBucket, Percentiles } from "./metrics.js";
+import { type Metrics, type MetricsBucket, outcomeFigures, type Percentiles } from "./metrics.js";
 import type { ApprovalRequest, AuditDraft, Method } from "./schemas.js";
 import { AUTOMATIC_METHODS, TERMINAL_EVENT_TYPES } from "./state.js";
 
@@ -89,13 +89,8 @@ function bucketOf(stats: readonly OutcomeStat[]): MetricsBucket {
       histogram[s.bucket] = (histogram[s.bucket] ?? 0) + s.n;
     }
   }
-  const rate = (n: number | undefined) => (total === 0 ? 0 : (n ?? 0) / total);
   return {
-    total,
-    byOutcome,
-    approvalRate: rate(byOutcome.approved),
-    revisionRate: rate(byOutcome.revise),
-    timeoutRate: rate(byOutcome.timed_out),
+    ...outcomeFigures(total, byOutcome),
     reviewDurationMs: percentiles(histogram),
   };
 }
