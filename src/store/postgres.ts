@@ -224,7 +224,6 @@ export function postgresStore(
     return [signal, COMMIT];
   }
 
-  /** The outbox rows a writing transaction adds before it ends (none: nothing to send). */
   /** What goes with a write, only if it happens: its outbox rows, and the metrics counter of the
    * request it settles (outcome-stats.ts). */
   function withWrite(

@@ -49,14 +49,13 @@ describe("decisions from a remembered copy of the request", () => {
     expect(stored.decisions).toHaveLength(1);
   });
 
+  /** A request that needs both alice and bob. */
+  const twoApprovals = (engine: Airlock) =>
+    engine.request({ title: "pay", requester: "agent", approvers: ["alice", "bob"], quorum: 2 });
+
   it("a retried decision already recorded elsewhere is a replay, not a second vote", async () => {
     const [a, b] = await twoEngines();
-    const r = await a.request({
-      title: "pay",
-      requester: "agent",
-      approvers: ["alice", "bob"],
-      quorum: 2,
-    });
+    const r = await twoApprovals(a);
     await b.decide(r.id, { outcome: "approved", reviewer: "bob", key: "k1" });
     const replay = await a.decide(r.id, { outcome: "approved", reviewer: "bob", key: "k1" });
     expect(replay.status).toBe("pending");
@@ -66,12 +65,7 @@ describe("decisions from a remembered copy of the request", () => {
 
   it("a replay answers with the request as it is now, not as this engine last saw it", async () => {
     const [a, b] = await twoEngines();
-    const r = await a.request({
-      title: "pay",
-      requester: "agent",
-      approvers: ["alice", "bob"],
-      quorum: 2,
-    });
+    const r = await twoApprovals(a);
     await a.decide(r.id, { outcome: "approved", reviewer: "bob", key: "k1" });
     await b.decide(r.id, { outcome: "approved", reviewer: "alice" });
     const replay = await a.decide(r.id, { outcome: "approved", reviewer: "bob", key: "k1" });
