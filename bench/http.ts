@@ -4,15 +4,17 @@
 //                             its waiter has the answer (p50 reported too)
 //   http.ops_per_s_64_clients 64 keep-alive clients each creating a gate, long-polling it and deciding
 //                             it: creates + decisions per second; http.resume_p99_ms_64_clients is
-//                             decide sent → that gate's long-poll answered, under the same load
-//                             (clients and server share this process's one event loop)
+//                             decide sent → that gate's long-poll answered, under the same load. The
+//                             clients run in a worker thread, so the server has this thread to
+//                             itself; *_same_thread is the same loop with clients and server sharing
+//                             this thread's one event loop (the figure of earlier runs)
 //   http.rss_mb_100k_pending  the server's resident memory with 100,000 pending requests in the store,
 //                             measured in a child process, beside the same figure on an empty store
 // Every loop is bounded in count and time. Run alone: `node --import tsx bench/index.ts http`.
 import { type ChildProcess, fork } from "node:child_process";
-import http from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import pino from "pino";
 import { newRequestId } from "../src/core/ids.js";
 import { createAirlock } from "../src/engine/engine.js";
@@ -21,9 +23,9 @@ import { createToken, hashToken, memoryTokenStore } from "../src/server/tokens.j
 import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
 import { bounded, type Figure, percentile } from "./figures.js";
+import { json, type LoadResult, underLoad } from "./http-client.js";
 
 const CLIENTS = 32;
-const LOAD_CLIENTS = 64;
 const CYCLES = 3_000;
 const CYCLE_MAX_MS = 8_000;
 const WAITERS = 200;
@@ -80,7 +82,8 @@ async function benchLive(file: string): Promise<Figure[]> {
     );
     const rate = (requests / (performance.now() - start)) * 1000;
 
-    const load = await underLoad(api, agent, reviewer);
+    const load = await inWorker(url, agent, reviewer);
+    const shared = await underLoad(url, agent, reviewer);
 
     const latencies: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -96,6 +99,12 @@ async function benchLive(file: string): Promise<Figure[]> {
       {
         name: "http.resume_p99_ms_64_clients",
         value: percentile(load.latencies, 0.99),
+        unit: "ms",
+      },
+      { name: "http.ops_per_s_64_clients_same_thread", value: shared.opsPerS, unit: "1/s" },
+      {
+        name: "http.resume_p99_ms_64_clients_same_thread",
+        value: percentile(shared.latencies, 0.99),
         unit: "ms",
       },
     ];
@@ -115,36 +124,20 @@ async function cycle(api: Api, agent: string, reviewer: string): Promise<number>
   return 3;
 }
 
-/** LOAD_CLIENTS clients, each in a loop: create a gate, start its long-poll, decide it, and wait for
- * the long-poll's answer. Returns creates + decisions per second and the decide → answer latencies. */
-async function underLoad(
-  api: Api,
-  agent: string,
-  reviewer: string,
-): Promise<{ opsPerS: number; latencies: number[] }> {
-  const latencies: number[] = [];
-  let ops = 0;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: LOAD_CLIENTS }, () =>
-      bounded(Math.ceil(CYCLES / LOAD_CLIENTS), CYCLE_MAX_MS, async () => {
-        const r = (await api(agent, "POST", "/v1/requests", { title: "load" })) as { id: string };
-        let answeredAt = 0;
-        const waiting = api(agent, "GET", `/v1/requests/${r.id}/wait?timeout=30`).then((w) => {
-          answeredAt = performance.now();
-          if ((w as { status: string }).status !== "approved") throw new Error("not approved");
-        });
-        const sentAt = performance.now();
-        await api(reviewer, "POST", `/v1/requests/${r.id}/decisions`, { outcome: "approved" });
-        await waiting;
-        // A long-poll answered before the decision was sent (it raced ahead) counts as 0.
-        latencies.push(Math.max(0, answeredAt - sentAt));
-        ops += 2;
-      }),
-    ),
-  );
-  latencies.sort((a, b) => a - b);
-  return { opsPerS: (ops / (performance.now() - start)) * 1000, latencies };
+/** The 64-client load loop in a worker thread (bench/http-load-worker.ts) against this thread's
+ * server. */
+function inWorker(url: string, agent: string, reviewer: string): Promise<LoadResult> {
+  const worker = new Worker(new URL("./http-load-worker.ts", import.meta.url), {
+    workerData: { url, agent, reviewer },
+  });
+  return new Promise<LoadResult>((resolve, reject) => {
+    worker.once("message", (m: { result?: LoadResult; error?: string }) => {
+      if (m.result) resolve(m.result);
+      else reject(new Error(`the load worker failed: ${m.error}`));
+    });
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`the load worker exited (code ${code})`)));
+  }).finally(() => void worker.terminate());
 }
 
 /** WAITERS long-polls in flight at once; decisions go one by one; each latency runs from just
@@ -171,47 +164,6 @@ async function resumeRound(api: Api, agent: string, reviewer: string): Promise<n
   }
   await Promise.all(waiters);
   return ids.map((id) => (answered.get(id) ?? Number.NaN) - (sent.get(id) ?? Number.NaN));
-}
-
-// node:http with a keep-alive agent rather than fetch: the clients share this process with the server,
-// and fetch's streams cost the client more than the server spends answering.
-const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
-
-function json(url: string, token: string, method: string, path: string, body?: unknown) {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise<unknown>((resolve, reject) => {
-    const req = http.request(
-      url + path,
-      {
-        method,
-        agent,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(payload === undefined
-            ? {}
-            : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) }),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
-          try {
-            const value: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-            const status = res.statusCode ?? 0;
-            if (status < 200 || status >= 300) {
-              reject(new Error(`${method} ${path}: ${status} ${JSON.stringify(value)}`));
-            } else resolve(value);
-          } catch (err) {
-            reject(err);
-          }
-        });
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(payload);
-  });
 }
 
 /** Fills a database with `pending` requests, serves it from a child process, exercises it a little,

@@ -19,20 +19,28 @@ function unreadableBody(cause: unknown): HttpProblem {
 }
 
 export function limitBody(maxBytes: number): MiddlewareHandler<ServerEnv> {
-  const limit = bodyLimit({
-    maxSize: maxBytes,
-    onError: () => {
-      throw new HttpProblem(
-        413,
-        "payload_too_large",
-        `the request body is larger than the limit of ${maxBytes} bytes`,
-        // The rest of the body is not read: the connection cannot carry another request.
-        { headers: { connection: "close" } },
-      );
-    },
-  });
+  const tooLarge = (): never => {
+    throw new HttpProblem(
+      413,
+      "payload_too_large",
+      `the request body is larger than the limit of ${maxBytes} bytes`,
+      // The rest of the body is not read: the connection cannot carry another request.
+      { headers: { connection: "close" } },
+    );
+  };
+  const limit = bodyLimit({ maxSize: maxBytes, onError: tooLarge });
   // A chunked body is read here, before the route: a read that fails is the client's hang-up.
   return async (c, next) => {
+    // Hono's bodyLimit asks the request for its body stream first, which makes @hono/node-server
+    // build a whole web Request (streams, abort signal) for every request, bodiless ones included.
+    // The common cases are decided from the headers alone; the body is then read directly (`text()`).
+    const chunked = c.req.header("transfer-encoding") !== undefined;
+    const length = c.req.header("content-length");
+    if (!chunked && length === undefined) return next();
+    if (!chunked && length !== undefined) {
+      if (Number.parseInt(length, 10) > maxBytes) tooLarge();
+      return next();
+    }
     let reachedRoute = false;
     try {
       await limit(c, async () => {
