@@ -17,6 +17,7 @@ export function json(
   method: string,
   path: string,
   body?: unknown,
+  retried = false,
 ): Promise<unknown> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise<unknown>((resolve, reject) => {
@@ -49,7 +50,13 @@ export function json(
         res.on("error", reject);
       },
     );
-    req.on("error", reject);
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      // A kept-alive socket the server closed for idleness just as this request was written on it:
+      // the server never read the request, so it is sent once more (Node's documented remedy).
+      if (req.reusedSocket && err.code === "ECONNRESET" && !retried) {
+        resolve(json(url, token, method, path, body, true));
+      } else reject(new Error(`${method} ${path}: ${err.message}`, { cause: err }));
+    });
     req.end(payload);
   });
 }

@@ -5,16 +5,15 @@
 //   http.ops_per_s_64_clients 64 keep-alive clients each creating a gate, long-polling it and deciding
 //                             it: creates + decisions per second; http.resume_p99_ms_64_clients is
 //                             decide sent → that gate's long-poll answered, under the same load. The
-//                             clients run in a worker thread, so the server has this thread to
-//                             itself; *_same_thread is the same loop with clients and server sharing
-//                             this thread's one event loop (the figure of earlier runs)
+//                             clients run in a child process, as real clients do, so the server
+//                             has this process to itself; *_same_thread is the same loop with
+//                             clients and server sharing one event loop (the figure of earlier runs)
 //   http.rss_mb_100k_pending  the server's resident memory with 100,000 pending requests in the store,
 //                             measured in a child process, beside the same figure on an empty store
 // Every loop is bounded in count and time. Run alone: `node --import tsx bench/index.ts http`.
 import { type ChildProcess, fork } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
 import pino from "pino";
 import { newRequestId } from "../src/core/ids.js";
 import { createAirlock } from "../src/engine/engine.js";
@@ -124,20 +123,23 @@ async function cycle(api: Api, agent: string, reviewer: string): Promise<number>
   return 3;
 }
 
-/** The 64-client load loop in a worker thread (bench/http-load-worker.ts) against this thread's
+/** The 64-client load loop in a child process (bench/http-load-worker.ts) against this process's
  * server. */
-function inWorker(url: string, agent: string, reviewer: string): Promise<LoadResult> {
-  const worker = new Worker(new URL("./http-load-worker.ts", import.meta.url), {
-    workerData: { url, agent, reviewer },
+async function inWorker(url: string, agent: string, reviewer: string): Promise<LoadResult> {
+  const child = fork(fileURLToPath(new URL("./http-load-worker.ts", import.meta.url)), [], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
   });
-  return new Promise<LoadResult>((resolve, reject) => {
-    worker.once("message", (m: { result?: LoadResult; error?: string }) => {
-      if (m.result) resolve(m.result);
-      else reject(new Error(`the load worker failed: ${m.error}`));
-    });
-    worker.once("error", reject);
-    worker.once("exit", (code) => reject(new Error(`the load worker exited (code ${code})`)));
-  }).finally(() => void worker.terminate());
+  const killer = setTimeout(() => child.kill("SIGKILL"), CHILD_TIMEOUT_MS);
+  try {
+    child.send({ url, agent, reviewer });
+    const m = (await message(child)) as { result?: LoadResult; error?: string };
+    if (!m.result) throw new Error(`the load process failed: ${m.error}`);
+    return m.result;
+  } finally {
+    clearTimeout(killer);
+    if (child.exitCode === null) child.kill("SIGKILL");
+  }
 }
 
 /** WAITERS long-polls in flight at once; decisions go one by one; each latency runs from just
