@@ -59,6 +59,16 @@ import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
 import { sqlitePruning } from "./sqlite-prune.js";
+import {
+  matchQuery,
+  planSearch,
+  rarestGrams,
+  SAMPLE_MAX_AGE_MS,
+  SAMPLE_TITLES,
+  type TitleSample,
+  type TitleSearch,
+  trigrams,
+} from "./sqlite-search.js";
 import { sqliteTrustRules } from "./sqlite-trust.js";
 import { checkColumns, checkDrafts, idTaken } from "./storable.js";
 
@@ -375,27 +385,35 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     },
   );
 
-  /** A listing's rows. A title search first reads the listing's first rows in order: a common text
-   * fills the page from them (its first matches are the page), cheaper than every match from the
-   * index. When the first SCAN_ROWS hold some matches but too few, a longer scan whose length those
-   * matches predict (at most SCAN_MAX rows) is tried before the index: a text of middling frequency
-   * made of common trigrams is what the index answers slowest. A rarer one asks the index. */
-  function searched<R>(q: ListSql, scans: ListSql[]): R[] {
-    const [first, ...longer] = scans;
+  /** A listing's rows, with the SQL that read them. A title search first reads the listing's first
+   * SCAN_ROWS rows in order: a common text fills the page from them (its first matches are the
+   * page), cheaper than any use of the index. Otherwise the index is asked (planSearch). */
+  function listed<R>(filter: ListFilter, columns: string): { rows: R[]; list: ListSql } {
+    const q = filter.q?.toLowerCase() ?? "";
+    const first = trigrams(q).length > 0 ? scanFirstSql(filter, columns) : undefined;
+    let seen = 0;
     if (first) {
       const rows = cached<R>(first.sql).all(...first.params);
-      if (rows.length > first.limit) return rows;
-      if (rows.length > 0) {
-        // Matches seen per row read so far, with room for chance: the scan that should fill the page.
-        const needed = ((first.limit + 1) * SCAN_ROWS * 2) / rows.length;
-        const scan = longer.find((s) => (s.scanRows ?? 0) >= needed);
-        if (scan) {
-          const more = cached<R>(scan.sql).all(...scan.params);
-          if (more.length > scan.limit) return more;
-        }
-      }
+      if (rows.length > first.limit) return { rows, list: first };
+      seen = rows.length;
     }
-    return cached<R>(q.sql).all(...q.params);
+    const list = listSql(filter, columns, first ? planSearch(q, titleSample(), seen) : undefined);
+    return { rows: cached<R>(list.sql).all(...list.params), list };
+  }
+
+  /** The newest titles, read again when older than SAMPLE_MAX_AGE_MS (sqlite-search.ts). */
+  let sample: { at: number; sample: TitleSample } | undefined;
+  function titleSample(): TitleSample {
+    const now = Date.now();
+    if (!sample || now - sample.at > SAMPLE_MAX_AGE_MS) {
+      const titles = cached<{ t: string }>(
+        "SELECT title_lower AS t FROM requests ORDER BY id DESC LIMIT ?",
+      )
+        .all(SAMPLE_TITLES)
+        .map((r) => r.t);
+      sample = { at: now, sample: { titles } };
+    }
+    return sample.sample;
   }
 
   // Cross-process change detection: one timer for all listeners, running only while there are any.
@@ -484,33 +502,47 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       });
     },
     async listRequests(filter) {
-      const q = listSql(filter, "id, doc");
-      const scan = scanFirstSql(filter, "id, doc");
       return attempt("listRequests", () => {
-        const rows = searched<DocRow & { id: string; dkey: number }>(q, scan);
-        const page = pageOf(q.order, rows, q.limit, (r) => ({ id: r.id, deadlineKey: r.dkey }));
+        const { rows, list } = listed<DocRow & { id: string; dkey: number }>(filter, "id, doc");
+        const page = pageOf(list.order, rows, list.limit, (r) => ({
+          id: r.id,
+          deadlineKey: r.dkey,
+        }));
         return { ...page, items: page.items.map(parseDoc) };
       });
     },
     async listSummaries(filter) {
-      const q = listSql(filter, SUMMARY_COLUMNS);
-      const scan = scanFirstSql(filter, SUMMARY_COLUMNS);
       return attempt("listSummaries", () => {
-        const rows = searched<SummaryRow & { dkey: number }>(q, scan);
-        const page = pageOf(q.order, rows, q.limit, (r) => ({ id: r.id, deadlineKey: r.dkey }));
+        const { rows, list } = listed<SummaryRow & { dkey: number }>(filter, SUMMARY_COLUMNS);
+        const page = pageOf(list.order, rows, list.limit, (r) => ({
+          id: r.id,
+          deadlineKey: r.dkey,
+        }));
         return { ...page, items: page.items.map(summaryFromRow) };
       });
     },
     async countRequests(filter, options = {}) {
-      const w = whereOf(filter);
-      const where = w.where.length ? `WHERE ${w.where.join(" AND ")}` : "";
       const upTo = countCap(options);
-      // Capped: the index is walked for `upTo` rows at most.
-      const sql =
-        upTo === undefined
-          ? `SELECT COUNT(*) AS n FROM requests ${where}`
-          : `SELECT COUNT(*) AS n FROM (SELECT 1 FROM requests ${where} LIMIT ${upTo})`;
-      return attempt("countRequests", () => cached<{ n: number }>(sql).get(...w.params)?.n ?? 0);
+      return attempt("countRequests", () => {
+        // A capped count of a common text stops after `upTo` matches when it walks; an exact
+        // count reads every match, fewest first from the index.
+        const q = filter.q?.toLowerCase() ?? "";
+        const grams = trigrams(q);
+        const search: TitleSearch | undefined =
+          grams.length === 0
+            ? undefined
+            : upTo === undefined
+              ? { q, grams: rarestGrams(grams, titleSample(), "index"), mode: "index" }
+              : planSearch(q, titleSample(), 0);
+        const w = whereOf(filter, search);
+        const where = w.where.length ? `WHERE ${w.where.join(" AND ")}` : "";
+        // Capped: the index is walked for `upTo` rows at most.
+        const sql =
+          upTo === undefined
+            ? `SELECT COUNT(*) AS n FROM requests ${where}`
+            : `SELECT COUNT(*) AS n FROM (SELECT 1 FROM requests ${where} LIMIT ${upTo})`;
+        return cached<{ n: number }>(sql).get(...w.params)?.n ?? 0;
+      });
     },
     async pendingUsage(requester) {
       return attempt("pendingUsage", () => {
@@ -784,12 +816,14 @@ interface ListSql {
   params: unknown[];
   order: ReturnType<typeof listOrder>;
   limit: number;
-  /** A search scan: how many rows of the listing it reads. */
-  scanRows?: number;
 }
 
-/** The conditions of a filter, without its cursor; `search: false` leaves out the title search. */
-function whereOf(filter: ListFilter, search = true): { where: string[]; params: unknown[] } {
+/** The conditions of a filter, without its cursor. A title search (filter.q) is written as `search`
+ * plans it; without a plan, with all the text's trigrams; `false` leaves it out. */
+function whereOf(
+  filter: ListFilter,
+  search?: TitleSearch | false,
+): { where: string[]; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
   const statuses = listedStatuses(filter);
@@ -813,17 +847,19 @@ function whereOf(filter: ListFilter, search = true): { where: string[]; params: 
     );
     params.push(...names);
   }
-  if (search && filter.q !== undefined && filter.q !== "") {
+  if (search !== false && filter.q !== undefined && filter.q !== "") {
     // Exactly titleMatches (paging.ts): the lower-cased title contains the lower-cased text.
     const q = filter.q.toLowerCase();
-    const grams = trigrams(q);
-    if (grams.length > 0) {
-      // The titles holding every trigram of the text (the index keeps no positions), then instr()
-      // keeps exactly those containing the text itself.
+    const plan = search ?? { q, grams: trigrams(q), mode: "index" };
+    if (plan.grams.length > 0) {
+      // The titles holding the chosen trigrams (the index keeps no positions), then instr() keeps
+      // exactly those containing the text itself. `+rowid` keeps SQLite from reading rows by the
+      // candidates' rowids, so it walks the listing's order index instead (sqlite-search.ts).
+      const rowid = plan.mode === "walk" ? "+requests.rowid" : "requests.rowid";
       where.push(
-        "requests.rowid IN (SELECT rowid FROM requests_title WHERE requests_title MATCH ?) AND instr(title_lower, ?) > 0",
+        `${rowid} IN (SELECT rowid FROM requests_title WHERE requests_title MATCH ?) AND instr(title_lower, ?) > 0`,
       );
-      params.push(grams.map((g) => `"${g.replaceAll('"', '""')}"`).join(" AND "), q);
+      params.push(matchQuery(plan.grams), q);
     } else {
       // Too short for a trigram: a scan in the listing's order, which stops once the page is full.
       where.push("instr(title_lower, ?) > 0");
@@ -836,7 +872,7 @@ function whereOf(filter: ListFilter, search = true): { where: string[]; params: 
 /** A page of a listing in its order (one row more than the page, to know whether one follows),
  * each row with its deadline key for the cursor. Newest and oldest walk the id (primary key, or
  * (status, id)); deadline order walks (status, deadline key, id). */
-function listSql(filter: ListFilter, columns: string, search = true): ListSql {
+function listSql(filter: ListFilter, columns: string, search?: TitleSearch | false): ListSql {
   const order = listOrder(filter);
   const cursor = parseCursor(order, filter.cursor);
   const { where, params } = whereOf(filter, search);
@@ -855,35 +891,21 @@ function listSql(filter: ListFilter, columns: string, search = true): ListSql {
   return { sql, params: [...params, limit + 1], order, limit };
 }
 
-/** How many rows in listing order a title search reads before it asks the index, and the longer
- * scans it may try (a few fixed lengths, so a few prepared statements) when those held too few. */
+/** How many rows in listing order a title search reads before it asks the index. */
 const SCAN_ROWS = 2000;
-const LONGER_SCANS = [8_000, 20_000, 40_000];
 
-/** A title search (long enough for the index) as scans of the listing's first rows, SCAN_ROWS and
- * then each of LONGER_SCANS; a scan's answer is the page when it holds more rows than the page.
- * None for any other listing. */
-function scanFirstSql(filter: ListFilter, columns: string): ListSql[] {
-  const q = filter.q?.toLowerCase();
-  if (q === undefined || trigrams(q).length === 0) return [];
+/** A title search as a scan of the listing's first SCAN_ROWS rows; its answer is the page when it
+ * holds more rows than the page. */
+function scanFirstSql(filter: ListFilter, columns: string): ListSql {
+  const q = filter.q?.toLowerCase() ?? "";
   const inner = listSql(filter, `${columns}, title_lower AS search_title`, false);
   const orderBy =
     inner.order === "deadline" ? "dkey, id" : inner.order === "newest" ? "id DESC" : "id";
-  return [SCAN_ROWS, ...LONGER_SCANS].map((rows) => ({
+  return {
     ...inner,
-    scanRows: rows,
-    sql: `SELECT * FROM (${inner.sql.replace(/LIMIT \?$/, `LIMIT ${rows}`)}) WHERE instr(search_title, ?) > 0 ORDER BY ${orderBy} LIMIT ?`,
+    sql: `SELECT * FROM (${inner.sql.replace(/LIMIT \?$/, `LIMIT ${SCAN_ROWS}`)}) WHERE instr(search_title, ?) > 0 ORDER BY ${orderBy} LIMIT ?`,
     params: [...inner.params.slice(0, -1), q, inner.limit + 1],
-  }));
-}
-
-/** The distinct runs of three characters (code points) of `text`; none when it is shorter. A quoted
- * FTS5 string is taken literally, quotes doubled. */
-function trigrams(text: string): string[] {
-  const chars = [...text];
-  const out = new Set<string>();
-  for (let i = 0; i + 3 <= chars.length; i++) out.add(chars.slice(i, i + 3).join(""));
-  return [...out];
+  };
 }
 
 function rowOf(r: ApprovalRequest) {

@@ -1,5 +1,6 @@
 // Title search (ListFilter.q) on SQLite answers exactly what titleMatches (the memory store's rule)
-// answers, through the trigram index for three characters or more and a bounded scan below that,
+// answers, through the trigram index for three characters or more (whichever of the text's trigrams
+// it is asked for, and whichever way round: sqlite-search.ts) and a bounded scan below that,
 // in listings, summaries, counts and across pages; a database from before the index upgrades in place.
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -10,6 +11,7 @@ import { titleMatches } from "../../src/store/paging.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { applySqliteMigrations } from "../../src/store/sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "../../src/store/sqlite-migrations.js";
+import { matchQuery, planSearch, rarestGrams, trigrams } from "../../src/store/sqlite-search.js";
 import { request } from "../audit/fixtures.js";
 import { tempDir } from "../helpers.js";
 
@@ -151,11 +153,12 @@ describe("SQLite title search (q)", () => {
     }
   });
 
-  it("a text too sparse for the first rows but common enough for a longer scan pages the same", async () => {
+  it("a text too sparse for the first rows pages the same whether the listing walks or sorts the index's candidates", async () => {
     const store = open();
     const rs: ApprovalRequest[] = [];
-    // One title in 120 holds "needle": about 17 in the first 2,000 rows, so a longer scan fills
-    // pages of 50; one in 3,000 holds "rare": none there, so the index answers.
+    // One title in 120 holds "needle": about 17 in the first 2,000 rows, too few for a page of 50,
+    // so the listing walks its order against the index's candidates; one in 3,000 holds "rare":
+    // none there, so the index's candidates are read and sorted.
     for (let i = 0; i < 12_000; i++) {
       const id = `req_${String(i).padStart(6, "0")}`;
       const title = i % 120 === 7 ? `Needle ${i}` : i % 3000 === 11 ? `rare ${i}` : `hay ${i}`;
@@ -178,6 +181,39 @@ describe("SQLite title search (q)", () => {
         expect(ids, `q=${q} order=${order}`).toEqual(order === "deadline" ? ids : sorted);
         expect(new Set(ids)).toEqual(new Set(want));
       }
+    }
+  });
+
+  it("asks the index for some of the text's trigrams and still answers exactly the text", async () => {
+    const store = open();
+    const rs: ApprovalRequest[] = [];
+    // Decoys hold the text's rarer trigrams, but apart ("zq 7" and "q 77" without "zq 77").
+    for (let i = 0; i < 3000; i++) {
+      const id = `req_${String(i).padStart(5, "0")}`;
+      const title =
+        i % 500 === 1 ? `Exact zq 77 ${i}` : i % 7 === 0 ? `zq 7 or q 77 ${i}` : `plain ${i}`;
+      const r = request(id, { title });
+      await store.insertRequest(r, []);
+      rs.push(r);
+    }
+    for (const q of ["zq 77", "zq 77 1", "q 77 1"]) {
+      const want = expected(rs, q);
+      for (const order of ["newest", "oldest", "deadline"] as const) {
+        const ids: string[] = [];
+        let cursor: string | undefined;
+        for (let pages = 0; pages < 20; pages++) {
+          const page = await store.listSummaries({ q, limit: 50, order, cursor });
+          ids.push(...page.items.map((x) => x.id));
+          cursor = page.nextCursor;
+          if (!cursor) break;
+        }
+        expect(ids.length, `q=${q} order=${order}`).toBe(want.length);
+        expect(new Set(ids), `q=${q} order=${order}`).toEqual(new Set(want));
+      }
+      expect(await store.countRequests({ q }), `count q=${q}`).toBe(want.length);
+      expect(await store.countRequests({ q }, { upTo: 3 }), `capped q=${q}`).toBe(
+        Math.min(3, want.length),
+      );
     }
   });
 
@@ -238,6 +274,26 @@ describe("SQLite title search (q)", () => {
       .get();
     versions.close();
     expect(applied?.v).toBe(SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1]?.version);
+  });
+
+  it("plans a search: the rarest trigrams of the newest titles, a walk when matches are not rare", () => {
+    const sample = {
+      titles: ["deploy billing 1", "deploy billing 2", "deploy robot-17", "refund billing 3"],
+    };
+    // "-17" is in one sample title, "rob" "obo" "bot" "ot-" in one, "t-1" in one: ties keep order.
+    expect(rarestGrams(trigrams("robot-17"), sample, "walk")).toEqual(["rob", "obo"]);
+    expect(rarestGrams(trigrams("robot-17"), sample, "index")).toEqual(["rob", "obo", "bot"]);
+    // Trigrams in no sample title come first.
+    expect(rarestGrams(trigrams("billing zz"), sample, "walk")).toEqual(["g z", " zz"]);
+    expect(planSearch("billing", sample, 0).mode).toBe("walk"); // 3 sample titles hold it
+    expect(planSearch("robot-17", sample, 0).mode).toBe("index"); // 1 does
+    expect(planSearch("robot-17", sample, 1).mode).toBe("walk"); // the listing's first rows did
+    expect(planSearch("nothing", { titles: [] }, 0)).toEqual({
+      q: "nothing",
+      grams: ["not", "oth", "thi"],
+      mode: "index",
+    });
+    expect(matchQuery(['a"b', "abc"])).toBe('"a""b" AND "abc"');
   });
 
   it("a fresh database gets every migration, the search index included", () => {
