@@ -22,13 +22,15 @@ export function matchQuery(grams: readonly string[]): string {
   return grams.map((g) => `"${g.replaceAll('"', '""')}"`).join(" AND ");
 }
 
-/** How the listing asks the index:
+/** How the listing asks the index (or not):
  * - `index`: read the candidates the index gives, check each, sort them into the listing's order.
  *   Cheap when few titles hold the trigrams; costly when many do (all are read and sorted).
  * - `walk`: walk the listing's own order and keep the rows among the candidates (SQLite builds the
  *   set once); it stops as soon as the page is full. Cheap when matches are not rare; a text that
- *   matches nothing walks the whole listing. */
-export type SearchMode = "index" | "walk";
+ *   matches nothing walks the whole listing.
+ * - `scan`: no index; walk the listing's order and check every title. For a capped count of a
+ *   common text, where building the candidates (every title holding its trigrams) is what costs. */
+export type SearchMode = "index" | "walk" | "scan";
 
 export interface TitleSearch {
   /** The text, lower-cased (titleMatches' rule). */
@@ -52,11 +54,14 @@ export const SAMPLE_MAX_AGE_MS = 10 * 60_000;
  * index's candidates are all read from the table and sorted, so three, to leave as few as possible.
  * (Measured at 6 million titles: a rare text's candidates 6 ms with three, 63 ms with two; a
  * walk 8 ms with two, 17 ms with three.) */
-const ASKED: Record<SearchMode, number> = { walk: 2, index: 3 };
+const ASKED: Record<SearchMode, number> = { walk: 2, index: 3, scan: 0 };
 
 /** Sample titles holding the text before the listing walks rather than sorts: at 2 in 4,000, a
  * page of 50 is expected within 100,000 rows of the listing's order. */
 const WALK_SAMPLE_MATCHES = 2;
+
+/** The most rows a capped count is expected to read when it scans without the index. */
+const SCAN_COUNT_ROWS = 50_000;
 
 function holding(sample: TitleSample, text: string): number {
   let n = 0;
@@ -83,4 +88,12 @@ export function rarestGrams(
 export function planSearch(q: string, sample: TitleSample, seen: number): TitleSearch {
   const mode = seen > 0 || holding(sample, q) >= WALK_SAMPLE_MATCHES ? "walk" : "index";
   return { q, grams: rarestGrams(trigrams(q), sample, mode), mode };
+}
+
+/** A count of the titles holding `q` that stops at `upTo` (undefined: exact): a scan when the sample
+ * says `upTo` matches come within SCAN_COUNT_ROWS rows, else the index's candidates. */
+export function planCount(q: string, sample: TitleSample, upTo: number | undefined): TitleSearch {
+  const share = sample.titles.length === 0 ? 0 : holding(sample, q) / sample.titles.length;
+  if (upTo !== undefined && share * SCAN_COUNT_ROWS >= upTo) return { q, grams: [], mode: "scan" };
+  return { q, grams: rarestGrams(trigrams(q), sample, "index"), mode: "index" };
 }

@@ -61,8 +61,8 @@ import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
 import { sqlitePruning } from "./sqlite-prune.js";
 import {
   matchQuery,
+  planCount,
   planSearch,
-  rarestGrams,
   SAMPLE_MAX_AGE_MS,
   SAMPLE_TITLES,
   type TitleSample,
@@ -524,16 +524,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     async countRequests(filter, options = {}) {
       const upTo = countCap(options);
       return attempt("countRequests", () => {
-        // A capped count of a common text stops after `upTo` matches when it walks; an exact
-        // count reads every match, fewest first from the index.
         const q = filter.q?.toLowerCase() ?? "";
-        const grams = trigrams(q);
-        const search: TitleSearch | undefined =
-          grams.length === 0
-            ? undefined
-            : upTo === undefined
-              ? { q, grams: rarestGrams(grams, titleSample(), "index"), mode: "index" }
-              : planSearch(q, titleSample(), 0);
+        const search = trigrams(q).length === 0 ? undefined : planCount(q, titleSample(), upTo);
         const w = whereOf(filter, search);
         const where = w.where.length ? `WHERE ${w.where.join(" AND ")}` : "";
         // Capped: the index is walked for `upTo` rows at most.
@@ -851,7 +843,7 @@ function whereOf(
     // Exactly titleMatches (paging.ts): the lower-cased title contains the lower-cased text.
     const q = filter.q.toLowerCase();
     const plan = search ?? { q, grams: trigrams(q), mode: "index" };
-    if (plan.grams.length > 0) {
+    if (plan.mode !== "scan" && plan.grams.length > 0) {
       // The titles holding the chosen trigrams (the index keeps no positions), then instr() keeps
       // exactly those containing the text itself. `+rowid` keeps SQLite from reading rows by the
       // candidates' rowids, so it walks the listing's order index instead (sqlite-search.ts).
@@ -861,7 +853,8 @@ function whereOf(
       );
       params.push(matchQuery(plan.grams), q);
     } else {
-      // Too short for a trigram: a scan in the listing's order, which stops once the page is full.
+      // Too short for a trigram, or planned so: a scan in the listing's order, which stops once the
+      // page is full.
       where.push("instr(title_lower, ?) > 0");
       params.push(q);
     }

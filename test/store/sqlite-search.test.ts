@@ -11,7 +11,13 @@ import { titleMatches } from "../../src/store/paging.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { applySqliteMigrations } from "../../src/store/sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "../../src/store/sqlite-migrations.js";
-import { matchQuery, planSearch, rarestGrams, trigrams } from "../../src/store/sqlite-search.js";
+import {
+  matchQuery,
+  planCount,
+  planSearch,
+  rarestGrams,
+  trigrams,
+} from "../../src/store/sqlite-search.js";
 import { request } from "../audit/fixtures.js";
 import { tempDir } from "../helpers.js";
 
@@ -276,7 +282,7 @@ describe("SQLite title search (q)", () => {
     expect(applied?.v).toBe(SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1]?.version);
   });
 
-  it("plans a search: the rarest trigrams of the newest titles, a walk when matches are not rare", () => {
+  it("plans a search: the rarest trigrams of the newest titles, a walk when matches are not rare, a scan for a capped count of a common text", () => {
     const sample = {
       titles: ["deploy billing 1", "deploy billing 2", "deploy robot-17", "refund billing 3"],
     };
@@ -294,6 +300,14 @@ describe("SQLite title search (q)", () => {
       mode: "index",
     });
     expect(matchQuery(['a"b', "abc"])).toBe('"a""b" AND "abc"');
+    // A capped count of a common text scans; an exact count, or a rare text, asks the index.
+    expect(planCount("billing", sample, 1000)).toEqual({ q: "billing", grams: [], mode: "scan" });
+    expect(planCount("billing", sample, undefined).mode).toBe("index");
+    expect(planCount("robot-17", { titles: [] }, 10)).toEqual({
+      q: "robot-17",
+      grams: ["rob", "obo", "bot"],
+      mode: "index",
+    });
   });
 
   it("a fresh database gets every migration, the search index included", () => {
