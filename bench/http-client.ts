@@ -1,5 +1,5 @@
-// The bench's HTTP client and its 64-client load loop, shared by bench/http.ts and the worker thread
-// that runs the same loop beside the server (bench/http-load-worker.ts).
+// The bench's HTTP client and its 64-client load loop, shared by bench/http.ts and the child process
+// that runs the same loop beside the server (bench/http-load-clients.ts).
 import http from "node:http";
 import { bounded } from "./figures.js";
 
@@ -8,7 +8,7 @@ export const LOAD_CYCLES = 3_000;
 export const LOAD_MAX_MS = 8_000;
 
 // node:http with a keep-alive agent rather than fetch: fetch's streams cost the client more than the
-// server spends answering, and the clients may share a process (or a thread) with the server.
+// server spends answering, and the clients may share the server's process.
 const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
 
 export function json(

@@ -81,7 +81,7 @@ async function benchLive(file: string): Promise<Figure[]> {
     );
     const rate = (requests / (performance.now() - start)) * 1000;
 
-    const load = await inWorker(url, agent, reviewer);
+    const load = await inChildProcess(url, agent, reviewer);
     const shared = await underLoad(url, agent, reviewer);
 
     const latencies: number[] = [];
@@ -123,10 +123,10 @@ async function cycle(api: Api, agent: string, reviewer: string): Promise<number>
   return 3;
 }
 
-/** The 64-client load loop in a child process (bench/http-load-worker.ts) against this process's
+/** The 64-client load loop in a child process (bench/http-load-clients.ts) against this process's
  * server. */
-async function inWorker(url: string, agent: string, reviewer: string): Promise<LoadResult> {
-  const child = fork(fileURLToPath(new URL("./http-load-worker.ts", import.meta.url)), [], {
+async function inChildProcess(url: string, agent: string, reviewer: string): Promise<LoadResult> {
+  const child = fork(fileURLToPath(new URL("./http-load-clients.ts", import.meta.url)), [], {
     execArgv: ["--import", "tsx"],
     stdio: ["ignore", "ignore", "inherit", "ipc"],
   });
