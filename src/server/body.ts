@@ -34,11 +34,9 @@ export function limitBody(maxBytes: number): MiddlewareHandler<ServerEnv> {
     // Hono's bodyLimit asks the request for its body stream first, which makes @hono/node-server
     // build a whole web Request (streams, abort signal) for every request, bodiless ones included.
     // The common cases are decided from the headers alone; the body is then read directly (`text()`).
-    const chunked = c.req.header("transfer-encoding") !== undefined;
-    const length = c.req.header("content-length");
-    if (!chunked && length === undefined) return next();
-    if (!chunked && length !== undefined) {
-      if (Number.parseInt(length, 10) > maxBytes) tooLarge();
+    if (c.req.header("transfer-encoding") === undefined) {
+      const length = c.req.header("content-length");
+      if (length !== undefined && Number.parseInt(length, 10) > maxBytes) tooLarge();
       return next();
     }
     let reachedRoute = false;
