@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { InvalidInputError } from "../core/errors.js";
-import { identitySchema } from "./identities.js";
+import { identityClashes, identitySchema } from "./identities.js";
 import { routeSchema } from "./routing.js";
 
 export const CHANNEL_TYPES = ["slack", "email", "webhook"] as const;
@@ -45,6 +45,13 @@ export const channelsConfigSchema = z
   })
   .strict()
   .superRefine((config, ctx) => {
+    for (const clash of identityClashes(config.identities)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["identities", clash.person],
+        message: `${clash.message}: each person needs their own (one would decide as the other)`,
+      });
+    }
     config.routes.forEach((route, i) => {
       for (const name of route.channels) {
         if (!(name in config.channels)) {

@@ -2,6 +2,7 @@
 // against a request's approvers, and how each channel knows them (a Slack user id, an email address).
 // A click or a reply from someone not listed here decides nothing.
 import { z } from "zod";
+import { InvalidInputError } from "../core/errors.js";
 import { normalizeIdentity } from "../core/identity.js";
 import type { ApprovalRequest } from "../core/schemas.js";
 import { mayDecide } from "../core/state.js";
@@ -18,7 +19,29 @@ export type IdentityConfig = z.output<typeof identitySchema>;
 
 type Person = Reviewer & { email?: string; slack?: string };
 
+/** Two people sharing a name (after normalising), a Slack user id or an email address (in any case):
+ * one of them would decide as the other. One message per clash, naming both. */
+export function identityClashes(
+  people: Record<string, Pick<IdentityConfig, "email" | "slack">>,
+): { person: string; message: string }[] {
+  const seen = new Map<string, string>();
+  const out: { person: string; message: string }[] = [];
+  for (const [name, p] of Object.entries(people)) {
+    const keys: [string, string][] = [[`name ${normalizeIdentity(name)}`, "the name"]];
+    if (p.slack) keys.push([`slack ${p.slack}`, `the Slack user \`${p.slack}\``]);
+    if (p.email) keys.push([`email ${p.email.toLowerCase()}`, `the email address ${p.email}`]);
+    for (const [key, what] of keys) {
+      const other = seen.get(key);
+      if (other === undefined) seen.set(key, name);
+      else out.push({ person: name, message: `\`${name}\` has ${what} of \`${other}\`` });
+    }
+  }
+  return out;
+}
+
 export function createIdentityDirectory(people: Record<string, IdentityConfig>): IdentityDirectory {
+  const clash = identityClashes(people)[0];
+  if (clash) throw new InvalidInputError(`identities: ${clash.message}`);
   const all: Person[] = Object.entries(people).map(([name, p]) => ({
     name: normalizeIdentity(name),
     groups: p.groups.map(normalizeIdentity),

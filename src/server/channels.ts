@@ -5,6 +5,7 @@
 // same state machine and identity checks as the inbox.
 import { Hono } from "hono";
 import type { Logger } from "pino";
+import { limitRefusals } from "../channels/refusals.js";
 import type { ChannelDriver, IdentityDirectory, InboundDeps } from "../channels/types.js";
 import type { Airlock } from "../engine/types.js";
 
@@ -14,6 +15,14 @@ export interface ServerChannels {
   /** This server's absolute base URL as people reach it (no trailing slash); a function when it is
    * known only once the server listens (its port). */
   publicUrl: string | (() => string);
+}
+
+/** The longest refusal reason kept (a sender's address or name can be of any length). */
+const MAX_REASON = 500;
+
+/** `text` in at most `max` characters, an ellipsis marking a cut. */
+function bounded(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 export function inboundDeps(
@@ -30,28 +39,34 @@ export function inboundDeps(
       return (typeof base === "function" ? base() : base).replace(/\/+$/, "");
     },
     now: () => Date.now(),
-    async refuse(refusal) {
-      logger.warn(refusal, "channel input refused");
-      const data = {
-        refused: true,
-        channel: refusal.channel,
-        target: refusal.target,
-        reason: refusal.reason,
-        ...(refusal.actor === undefined ? {} : { claimedActor: refusal.actor.slice(0, 200) }),
-      };
-      try {
-        await airlock.record({
-          type: "notified",
-          actor: "system",
-          data,
-          ...(refusal.requestId === undefined
-            ? {}
-            : { requestId: refusal.requestId.slice(0, 200) }),
-        });
-      } catch (err) {
-        logger.error({ err }, "could not audit a refused channel input");
-      }
-    },
+    // Bounded in rate (limitRefusals) and in size: a refusal carries text the sender chose.
+    refuse: limitRefusals(
+      async (given) => {
+        const refusal = { ...given, reason: bounded(given.reason, MAX_REASON) };
+        logger.warn(refusal, "channel input refused");
+        const data = {
+          refused: true,
+          channel: refusal.channel,
+          target: refusal.target,
+          reason: refusal.reason,
+          ...(refusal.actor === undefined ? {} : { claimedActor: bounded(refusal.actor, 200) }),
+        };
+        try {
+          await airlock.record({
+            type: "notified",
+            actor: "system",
+            data,
+            ...(refusal.requestId === undefined
+              ? {}
+              : { requestId: bounded(refusal.requestId, 200) }),
+          });
+        } catch (err) {
+          logger.error({ err }, "could not audit a refused channel input");
+        }
+      },
+      () => Date.now(),
+      logger,
+    ),
   };
 }
 

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseChannelsConfig } from "../../src/channels/config.js";
+import { createIdentityDirectory } from "../../src/channels/identities.js";
 import { createChannels, type RunningChannels, startChannels } from "../../src/channels/setup.js";
 import { ACTION } from "../../src/channels/slack/blocks.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
@@ -251,5 +252,48 @@ describe("one decision updates every channel", () => {
         ? true
         : undefined,
     );
+  });
+
+  it("refusals of unsigned Slack calls reach the audit log at most 60 a minute, each reason kept short", {
+    timeout: 30_000,
+  }, async () => {
+    const refused = async () =>
+      (await airlock.audit({ limit: 10_000 })).filter(
+        (e) => e.type === "notified" && e.data.refused === true && e.data.target === "ops-slack",
+      );
+    const before = (await refused()).length;
+    for (let i = 0; i < 70; i++) {
+      const res = await fetch(`${url}/channels/ops-slack/interactions`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          "x-slack-signature": "v0=00",
+          "x-slack-request-timestamp": String(Math.floor(Date.now() / 1000)),
+        },
+        body: `payload=${"x".repeat(2000)}`,
+      });
+      expect(res.status).toBe(401);
+    }
+    const after = await refused();
+    expect(after.length - before).toBeLessThanOrEqual(60);
+    expect(after.length - before).toBeGreaterThan(0);
+
+    // A reason or claimed actor of the sender's making is cut short before the log and the audit.
+    const deps = inboundDeps(
+      airlock,
+      { identities: createIdentityDirectory({}), publicUrl: url },
+      silent,
+    );
+    await deps.refuse({
+      channel: "email",
+      target: "ops-mail",
+      reason: `from ${"x".repeat(100_000)}@evil.test`,
+      actor: "y".repeat(10_000),
+    });
+    const [long] = (await airlock.audit({ limit: 10_000 })).filter(
+      (e) => e.data.refused === true && e.data.target === "ops-mail",
+    );
+    expect(String(long?.data.reason).length).toBe(500);
+    expect(String(long?.data.claimedActor).length).toBe(200);
   });
 });

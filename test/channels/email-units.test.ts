@@ -4,14 +4,13 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { automaticReason } from "../../src/channels/email/inbound.js";
 import { stripQuoted } from "../../src/channels/email/quoted.js";
-import { limitRefusals } from "../../src/channels/email/refusals.js";
 import {
   replyToken,
   signLink,
   verifyLink,
   verifyReplyToken,
 } from "../../src/channels/email/tokens.js";
-import type { InboundDeps } from "../../src/channels/types.js";
+import { limitRefusals } from "../../src/channels/refusals.js";
 
 const SECRET = "0123456789abcdef0123456789abcdef";
 const ID = "req_01jabcdefghjkmnpqrstvwxyz0";
@@ -77,20 +76,23 @@ describe("automaticReason", () => {
 });
 
 describe("limitRefusals", () => {
-  it("audits at most the given number of refusals a minute", async () => {
+  it("audits at most the given number of refusals a minute, counted per channel", async () => {
     let now = 0;
     const audited: string[] = [];
-    const deps = {
-      now: () => now,
-      refuse: async (r: { reason: string }) => {
-        audited.push(r.reason);
+    const refuse = limitRefusals(
+      async (r) => {
+        audited.push(`${r.target}:${r.reason}`);
       },
-    } as unknown as InboundDeps; // only `now` and `refuse` are used
-    const refuse = limitRefusals(deps, pino({ level: "silent" }), 2);
+      () => now,
+      pino({ level: "silent" }),
+      2,
+    );
     for (const reason of ["a", "b", "c"])
       await refuse({ channel: "email", target: "mail", reason });
+    // Another channel's flood does not use up this one's share.
+    await refuse({ channel: "slack", target: "ops", reason: "x" });
     now = 60_000;
     await refuse({ channel: "email", target: "mail", reason: "d" });
-    expect(audited).toEqual(["a", "b", "d"]);
+    expect(audited).toEqual(["mail:a", "mail:b", "ops:x", "mail:d"]);
   });
 });

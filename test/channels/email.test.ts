@@ -79,8 +79,14 @@ beforeAll(async () => {
       await airlock.record({
         type: "notified",
         ...(r.requestId ? { requestId: r.requestId } : {}),
-        actor: r.actor ?? "email",
-        data: { refused: r.reason, channel: r.channel, target: r.target },
+        // As the server's refuse does: the claimed actor is data, cut short (it is the sender's).
+        actor: "system",
+        data: {
+          refused: r.reason,
+          channel: r.channel,
+          target: r.target,
+          ...(r.actor ? { claimedActor: r.actor.slice(0, 200) } : {}),
+        },
       });
     },
   };
@@ -205,6 +211,12 @@ describe("delivery", () => {
       expect(mail.parsed.text).not.toContain("/channels/mail/l/");
       expect(mail.parsed.replyTo).toBeUndefined();
     }
+  });
+
+  it("always offers the skip link, even where `allowed` does not list reject", async () => {
+    const request = await newRequest({ allowed: ["approve"] });
+    const alice = (await mailsFor(request)).get("alice@example.com") as SinkMail;
+    expect(linksOf(alice).skip).toContain("/channels/mail/l/");
   });
 
   it("escapes what the request says in the HTML part", async () => {
@@ -652,5 +664,36 @@ describe("replies", () => {
       method: "skip",
       channel: "email",
     });
+  });
+
+  it("a mail the parser cannot read is ignored, and a sender's long address is quoted short", async () => {
+    const request = await newRequest();
+    const alice = (await mailsFor(request)).get("alice@example.com") as SinkMail;
+    const app = channel.routes?.(deps);
+    if (!app) throw new Error("no routes");
+    const post = (raw: string) =>
+      app.request("/inbound", {
+        method: "POST",
+        headers: { "content-type": "message/rfc822", authorization: `Bearer ${WEBHOOK_SECRET}` },
+        body: raw,
+      });
+    // MIME nested deeper than the parser allows: the sender's fault, so no 500 (or SMTP retry).
+    let nested = "From: alice@example.com\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n";
+    for (let i = 0; i < 1000; i++) nested += "--b\r\nContent-Type: message/rfc822\r\n\r\n";
+    const unreadable = await post(nested);
+    expect(unreadable.status).toBe(200);
+    expect(await unreadable.json()).toEqual({ status: "ignored", reason: "unreadable mail" });
+
+    const long = `${"x".repeat(5000)}@evil.test`;
+    const spoofed = await post(
+      [`From: ${long}`, `To: ${replyAddressOf(alice)}`, "Subject: Re", "", "APPROVE ALL"].join(
+        "\r\n",
+      ),
+    );
+    const body = (await spoofed.json()) as { status: string; reason: string };
+    expect(body.status).toBe("refused");
+    expect(body.reason.length).toBeLessThan(400);
+    expect(refusals.at(-1)?.reason.length).toBeLessThan(400);
+    expect((await airlock.get(request.id)).status).toBe("pending");
   });
 });

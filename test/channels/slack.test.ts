@@ -23,6 +23,7 @@ import type { Airlock } from "../../src/engine/types.js";
 import { memoryStore } from "../../src/store/memory.js";
 import {
   blockActions,
+  FAKE_BOT_ID,
   FAKE_CHANNEL_ID,
   type FakeSlack,
   interactionBody,
@@ -415,6 +416,17 @@ describe("interactions", () => {
     expect(decided.decision?.selected).toEqual([request.items[0]?.id, request.items[2]?.id]);
   });
 
+  it("with every item ticked, selects them all where the request allows selecting but not approving", async () => {
+    const request = await newRequest({ allowed: ["select", "reject"] });
+    const created = await posted(request);
+    await interact(
+      blockActions("U_BOB", "airlock_approve", request.id, created.receipt, [0, 1, 2]),
+    );
+    const decided = await engine.get(request.id);
+    expect(decided.decision).toMatchObject({ outcome: "approved", method: "select" });
+    expect(decided.decision?.selected).toEqual(request.items.map((i) => i.id));
+  });
+
   it("records Reject", async () => {
     const request = await newRequest();
     const created = await posted(request);
@@ -627,6 +639,32 @@ describe("events", () => {
       reviewer: "bob",
       channel: "slack",
     });
+  });
+
+  it("decides nothing from a thread under a look-alike message another app or a user posted", async () => {
+    const request = await newRequest();
+    const created = await posted(request);
+    const original = fake.messages.find((m) => m.ts === created.receipt.ts);
+    expect(original?.bot_id).toBe(FAKE_BOT_ID);
+    // Airlock's metadata, naming the real request, on messages Airlock's bot did not post.
+    const lookAlikes = [
+      { bot_id: "B_OTHER_APP", ts: "1800000000.000100" },
+      { user: "U_MALLORY", ts: "1800000001.000100" },
+    ];
+    for (const poster of lookAlikes) {
+      fake.messages.push({
+        channel: FAKE_CHANNEL_ID,
+        text: "Rotate the logs? Reply APPROVE ALL",
+        ...(original?.metadata ? { metadata: original.metadata } : {}),
+        ...poster,
+      });
+      const res = await sendEvent(threadMessage("U_ALICE", "APPROVE ALL", poster.ts));
+      expect(res.status).toBe(200);
+    }
+    expect((await engine.get(request.id)).status).toBe("pending");
+    // The same reply under Airlock's own message decides.
+    await sendEvent(threadMessage("U_ALICE", "APPROVE ALL", created.receipt.ts));
+    expect((await engine.get(request.id)).decision).toMatchObject({ reviewer: "alice" });
   });
 
   it("selects items from a thread reply and refuses an unmapped user's command", async () => {

@@ -22,6 +22,9 @@ export interface FakeMessage {
   blocks?: unknown[];
   metadata?: { event_type: string; event_payload: Record<string, unknown> };
   thread_ts?: string;
+  /** Who posted it: a bot (its id) or a user. */
+  bot_id?: string;
+  user?: string;
 }
 
 /** A failure to answer the next call of a method with: a Slack error, or HTTP 429. */
@@ -41,6 +44,9 @@ export interface FakeSlack {
   sendEnvelope(type: string, payload: Record<string, unknown>): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
+
+/** The bot id of every `xoxb-` token (what `auth.test` answers). */
+export const FAKE_BOT_ID = "BBOT";
 
 /** The id channels given by name resolve to. */
 export const FAKE_CHANNEL_ID = "C0APPROVALS";
@@ -103,18 +109,25 @@ export async function startFakeSlack(): Promise<FakeSlack> {
       res.end(JSON.stringify({ ok: false, error: "ratelimited" }));
       return;
     }
-    const body = failure ? { ok: false, error: failure.error } : respond(method, args);
+    const body = failure ? { ok: false, error: failure.error } : respond(method, args, token);
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify(body));
   }
 
-  function respond(method: string, args: Record<string, unknown>): Record<string, unknown> {
+  function respond(
+    method: string,
+    args: Record<string, unknown>,
+    token: string | undefined,
+  ): Record<string, unknown> {
     switch (method) {
       case "chat.postMessage": {
         const given = String(args.channel ?? "");
         const channel = given.startsWith("#") ? FAKE_CHANNEL_ID : given;
         const ts = `${nextTs++}.000100`;
-        const message: FakeMessage = { channel, ts };
+        // As Slack does: a bot token's message carries the bot's id, a user token's the user's.
+        const message: FakeMessage = token?.startsWith("xoxb-")
+          ? { channel, ts, bot_id: FAKE_BOT_ID }
+          : { channel, ts, user: "U_TOKEN_OWNER" };
         if (typeof args.text === "string") message.text = args.text;
         if (Array.isArray(args.blocks)) message.blocks = args.blocks;
         if (args.metadata) message.metadata = args.metadata as FakeMessage["metadata"];
@@ -151,7 +164,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
         return { ok: true, messages: found, has_more: false };
       }
       case "auth.test":
-        return { ok: true, user_id: "UBOT", bot_id: "BBOT", team_id: "T1" };
+        return { ok: true, user_id: "UBOT", bot_id: FAKE_BOT_ID, team_id: "T1" };
       case "apps.connections.open":
         return { ok: true, url: `ws://127.0.0.1:${port}/socket-mode` };
       default:

@@ -28,7 +28,6 @@ import type { EmailContext } from "./context.js";
 import { type Envelope, errorText, type InboundResult, inboundHandler } from "./inbound.js";
 import { listenForReplies, type ReplyListener } from "./listener.js";
 import { type EmailOptions, resolveEmailOptions } from "./options.js";
-import { limitRefusals } from "./refusals.js";
 import { emailRoutes } from "./routes.js";
 
 export interface EmailChannel extends ChannelDriver {
@@ -95,12 +94,9 @@ export function createEmailChannel(
   let listener: ReplyListener | undefined;
   let starting: Promise<void> | undefined;
   /** The inbound side, made once from the first deps given (the server gives the same to both
-   * `routes` and `start`), with refusals audited at a bounded rate. */
+   * `routes` and `start`; their refusals are audited at a bounded rate: src/channels/refusals.ts). */
   const bind = (deps: InboundDeps) => {
-    if (!bound) {
-      const limited: InboundDeps = { ...deps, refuse: limitRefusals(deps, logger) };
-      bound = { deps: limited, inbound: inboundHandler(email, limited) };
-    }
+    bound ??= { deps, inbound: inboundHandler(email, deps) };
     return bound;
   };
 

@@ -89,13 +89,13 @@ function oneClicks(request: ApprovalRequest): OneClick[] {
       label: n > 0 ? `Approve all ${n}` : "Approve",
     });
   }
-  if (request.allowed.includes("reject")) {
-    out.push(
-      n > 0
-        ? { outcome: "rejected", method: "skip", label: "Skip (approve none)" }
-        : { outcome: "rejected", method: "reject", label: "Reject" },
-    );
-  }
+  // Always offered: `allowed` never takes away the reviewer's "no" (the state machine accepts a
+  // rejection whatever it lists, and the inbox and Slack offer it).
+  out.push(
+    n > 0
+      ? { outcome: "rejected", method: "skip", label: "Skip (approve none)" }
+      : { outcome: "rejected", method: "reject", label: "Reject" },
+  );
   return out;
 }
 

@@ -109,7 +109,15 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
   ): Promise<InboundResult> {
     const size = typeof raw === "string" ? Buffer.byteLength(raw) : raw.length;
     if (size > MAX_INBOUND_BYTES) return { status: "ignored", reason: "larger than 1 MiB" };
-    const mail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
+    let mail: ParsedMail;
+    try {
+      mail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
+    } catch (err) {
+      // A malformed mail (nested past the parser's limits, say) is the sender's fault, and sending
+      // it again will not help: ignored, not a failure to retry.
+      logger.info({ err: (err as Error).message }, "email reply ignored: unreadable mail");
+      return { status: "ignored", reason: "unreadable mail" };
+    }
     const automatic = automaticReason(mail, envelope);
     if (automatic) {
       logger.info({ reason: automatic }, "email reply ignored: automatic mail");
@@ -123,7 +131,7 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
     const requestId = verifyReplyToken(options.linkSecret, token, sender);
     if (!requestId) {
       return refuse(
-        `email reply from ${sender} to a reply address not issued to that sender (forged or forwarded)`,
+        `email reply from ${shown(sender)} to a reply address not issued to that sender (forged or forwarded)`,
         undefined,
         sender,
       );
@@ -132,7 +140,7 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
     const reviewer = email.identities.byEmail(sender);
     if (!reviewer)
       return refuse(
-        `email reply from ${sender}, who is not a configured reviewer`,
+        `email reply from ${shown(sender)}, who is not a configured reviewer`,
         requestId,
         sender,
       );
@@ -266,4 +274,10 @@ function shortHash(s: string): string {
 
 export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** An address as refusals quote it: at most 254 characters (the longest valid address), since the
+ * sender chooses it. */
+function shown(address: string): string {
+  return address.length <= 254 ? address : `${address.slice(0, 254)}…`;
 }

@@ -24,7 +24,9 @@ export function emailRoutes(
   const links = linkHandlers(email, deps);
 
   app.onError((err, c) => {
-    email.logger.error({ err: errorText(err), path: c.req.path }, "email channel route failed");
+    // The path of a link page holds the link's token, a live credential: never logged.
+    const path = c.req.path.replace(/\/l\/[^/]+/, "/l/[token]");
+    email.logger.error({ err: errorText(err), path }, "email channel route failed");
     if (c.req.path.endsWith("/inbound")) {
       return problemResponse(
         problem(500, "internal", "the server failed to handle this mail; see its log"),

@@ -73,7 +73,9 @@ async function threadReply(ctx: SlackContext, event: Record<string, unknown>): P
   if (note) await tell(ctx, channel, user, note, threadTs);
 }
 
-/** The request id in the metadata of the thread's parent message, if Airlock posted it. */
+/** The request id in the metadata of the thread's parent message, if Airlock posted it: its
+ * metadata alone proves nothing (any app, or a user's token, can post the same metadata naming any
+ * request), so the parent must also have been posted by this channel's own bot. */
 async function requestOfThread(
   ctx: SlackContext,
   channel: string,
@@ -90,6 +92,14 @@ async function requestOfThread(
     const parent = record(list(history.messages)[0]);
     if (!parent || text(parent.ts) !== threadTs) return undefined;
     if (text(field(parent, "metadata", "event_type")) !== METADATA_EVENT_TYPE) return undefined;
+    const own = await ctx.ownBotId();
+    if (own === undefined || text(parent.bot_id) !== own) {
+      ctx.deps.logger.warn(
+        { channel, threadTs, postedBy: text(parent.bot_id) ?? text(parent.user) },
+        "a Slack thread reply answers a message Airlock's bot did not post; ignored",
+      );
+      return undefined;
+    }
     return text(field(parent, "metadata", "event_payload", "request_id"));
   } catch (err) {
     ctx.deps.logger.warn({ err, channel }, "could not read the parent of a Slack thread");

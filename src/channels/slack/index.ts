@@ -26,7 +26,24 @@ export function createSlackChannel(
   let socket: SocketModeClient | undefined;
   let starting: Promise<void> | undefined;
 
-  const contextFor = (deps: InboundDeps): SlackContext => ({ deps, target: name, client });
+  let botId: Promise<string | undefined> | undefined;
+  const ownBotId = (): Promise<string | undefined> => {
+    botId ??= client.auth.test().then(
+      (r) => r.bot_id,
+      (err: unknown) => {
+        botId = undefined; // asked again next time
+        logger.warn({ err }, "could not ask Slack which bot this channel's token belongs to");
+        return undefined;
+      },
+    );
+    return botId;
+  };
+  const contextFor = (deps: InboundDeps): SlackContext => ({
+    deps,
+    target: name,
+    client,
+    ownBotId,
+  });
 
   return {
     name,

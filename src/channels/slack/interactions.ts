@@ -25,6 +25,9 @@ import { field, list, record, text } from "./json.js";
 
 export interface SlackContext extends DecideContext {
   client: WebClient;
+  /** The bot user id of this channel's token (`auth.test`), asked once; undefined when Slack could
+   * not say. Only messages this bot posted are taken as Airlock's. */
+  ownBotId(): Promise<string | undefined>;
 }
 
 /** What to answer Slack: nothing (an empty 200), or a body (a modal's `response_action`). */
@@ -104,7 +107,11 @@ async function approvalOf(
   if (ticked.size === 0) {
     return { ok: false, message: "Not recorded: tick at least one item to approve, or Reject." };
   }
-  if (ticked.size === request.items.length) return { ok: true, decision: all };
+  // Every item ticked is "approve all" only where the request allows it; a request that allows
+  // selecting but not approving outright takes the same as a selection of every item.
+  if (ticked.size === request.items.length && request.allowed.includes("approve")) {
+    return { ok: true, decision: all };
+  }
   const selected = request.items.filter((_, i) => ticked.has(i)).map((item) => item.id);
   return { ok: true, decision: { outcome: "approved", method: "select", selected } };
 }
