@@ -179,7 +179,12 @@ export function verifyWebhook(
     try {
       return new Webhook(s).verify(body, wanted) as WebhookEvent;
     } catch (error) {
-      failure = error;
+      // The library throws a plain Error for a secret it cannot use (an empty one, say): the
+      // caller is promised WebhookVerificationError, so that is what any failure becomes.
+      failure =
+        error instanceof WebhookVerificationError
+          ? error
+          : new WebhookVerificationError(`the secret cannot be used: ${(error as Error).message}`);
     }
   }
   throw failure;

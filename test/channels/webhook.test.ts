@@ -10,6 +10,7 @@ import {
   verifyWebhook,
   WEBHOOK_USER_AGENT,
   type WebhookOptions,
+  WebhookVerificationError,
   webhookOptionsSchema,
 } from "../../src/channels/webhook.js";
 import type { OutboxMessage, OutboxTopic } from "../../src/core/outbox.js";
@@ -455,6 +456,9 @@ describe("verifyWebhook", () => {
     expect(() =>
       verifyWebhook(NEW, new Headers(got.headers as Record<string, string>), got.body),
     ).not.toThrow();
+    // An unset secret (`process.env.X ?? ""`) is a verification failure like any other.
+    expect(() => verifyWebhook("", got.headers, got.body)).toThrow(WebhookVerificationError);
+    expect(() => verifyWebhook([], got.headers, got.body)).toThrow(WebhookVerificationError);
   });
 });
 
