@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createEmailChannel, type EmailChannel } from "../../src/channels/email/index.js";
 import { signLink } from "../../src/channels/email/tokens.js";
 import type { IdentityDirectory, InboundDeps, Reviewer } from "../../src/channels/types.js";
+import { AirlockError } from "../../src/core/errors.js";
 import type { OutboxMessage, OutboxTopic } from "../../src/core/outbox.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
 import { type Airlock, createAirlock } from "../../src/engine/engine.js";
@@ -402,6 +403,56 @@ describe("one-click links", () => {
       expect.stringContaining("reused for another outcome"),
     ]);
     expect((await airlock.get(request.id)).decisions).toHaveLength(1);
+  });
+
+  it("a storage fault while a link opens is a 503 page with Retry-After, and the token stays out of the log", async () => {
+    const request = await newRequest();
+    const { approve } = linksOf((await mailsFor(request)).get("alice@example.com") as SinkMail);
+    const lines: string[] = [];
+    const failing: InboundDeps = {
+      ...deps,
+      airlock: {
+        ...airlock,
+        get: async () => {
+          throw new AirlockError("store_unavailable", "disk I/O error");
+        },
+      },
+    };
+    // A channel binds the first deps it is given: one channel per case.
+    const logged = () =>
+      createEmailChannel(
+        "mail",
+        {
+          type: "email",
+          smtp: { host: "127.0.0.1", port: sink.port },
+          from: "airlock@example.com",
+          linkSecret: SECRET,
+          replyDomain: "reply.example.com",
+          replyLocalPart: "airlock",
+        },
+        {
+          logger: pino({ level: "debug" }, { write: (l: string) => void lines.push(l) }),
+          identities,
+        },
+      );
+    const res = await logged().routes?.(failing).request(path(approve));
+    expect(res?.status).toBe(503);
+    expect(res?.headers.get("retry-after")).toBe("2");
+    expect(await res?.text()).toContain("storage is unavailable");
+    // Any other failure is a 500 page, logged with the route, never the link's token.
+    const broken: InboundDeps = {
+      ...failing,
+      airlock: {
+        ...airlock,
+        get: async () => {
+          throw new Error("boom");
+        },
+      },
+    };
+    expect((await logged().routes?.(broken).request(path(approve)))?.status).toBe(500);
+    const token = approve.slice(approve.lastIndexOf("/") + 1);
+    expect(lines.join("\n")).toContain("/l/[token]");
+    expect(lines.join("\n")).not.toContain(token);
   });
 
   it("refuses an expired link with a 410 page and audits it", async () => {

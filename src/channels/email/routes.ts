@@ -6,7 +6,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { problem, problemResponse } from "../../server/problem.js";
+import { isAirlockError } from "../../core/errors.js";
+import { problem, problemResponse, toProblem } from "../../server/problem.js";
 import type { InboundDeps } from "../types.js";
 import type { EmailContext } from "./context.js";
 import { PAGE_HEADERS, page, paragraph } from "./html.js";
@@ -24,10 +25,28 @@ export function emailRoutes(
   const links = linkHandlers(email, deps);
 
   app.onError((err, c) => {
+    const inbound = c.req.path.endsWith("/inbound");
+    // A storage fault is passing: a 503 with Retry-After, as the API answers it, so the mail
+    // service (or the person) tries again.
+    if (isAirlockError(err) && err.code === "store_unavailable") {
+      const { body, headers } = toProblem(err, email.logger);
+      if (inbound) return problemResponse(body, headers);
+      const wait = headers["retry-after"] ?? "a few";
+      return c.html(
+        page(
+          "Try again in a moment",
+          paragraph(
+            `Airlock's storage is unavailable right now; open the link again in ${wait} seconds.`,
+          ),
+        ),
+        503,
+        { ...PAGE_HEADERS, ...headers },
+      );
+    }
     // The path of a link page holds the link's token, a live credential: never logged.
     const path = c.req.path.replace(/\/l\/[^/]+/, "/l/[token]");
     email.logger.error({ err: errorText(err), path }, "email channel route failed");
-    if (c.req.path.endsWith("/inbound")) {
+    if (inbound) {
       return problemResponse(
         problem(500, "internal", "the server failed to handle this mail; see its log"),
       );
