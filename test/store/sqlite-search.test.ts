@@ -99,11 +99,12 @@ function expected(rs: ApprovalRequest[], q: string): string[] {
     .reverse();
 }
 
+/** Every page of a listing's summaries by cursor (pages of 2 unless `filter.limit` says). */
 async function allIds(store: Store, filter: ListFilter): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | undefined;
-  for (let pages = 0; pages < 100; pages++) {
-    const page = await store.listSummaries({ ...filter, limit: 2, cursor });
+  for (let pages = 0; pages < 500; pages++) {
+    const page = await store.listSummaries({ limit: 2, ...filter, cursor });
     ids.push(...page.items.map((s) => s.id));
     cursor = page.nextCursor;
     if (!cursor) break;
@@ -175,14 +176,7 @@ describe("SQLite title search (q)", () => {
     for (const q of ["needle", "rare"]) {
       const want = expected(rs, q);
       for (const order of ["newest", "oldest", "deadline"] as const) {
-        const ids: string[] = [];
-        let cursor: string | undefined;
-        for (let pages = 0; pages < 20; pages++) {
-          const page = await store.listSummaries({ q, limit: 50, order, cursor });
-          ids.push(...page.items.map((x) => x.id));
-          cursor = page.nextCursor;
-          if (!cursor) break;
-        }
+        const ids = await allIds(store, { q, limit: 50, order });
         const sorted = order === "newest" ? want : [...want].reverse();
         expect(ids, `q=${q} order=${order}`).toEqual(order === "deadline" ? ids : sorted);
         expect(new Set(ids)).toEqual(new Set(want));
@@ -205,14 +199,7 @@ describe("SQLite title search (q)", () => {
     for (const q of ["zq 77", "zq 77 1", "q 77 1"]) {
       const want = expected(rs, q);
       for (const order of ["newest", "oldest", "deadline"] as const) {
-        const ids: string[] = [];
-        let cursor: string | undefined;
-        for (let pages = 0; pages < 20; pages++) {
-          const page = await store.listSummaries({ q, limit: 50, order, cursor });
-          ids.push(...page.items.map((x) => x.id));
-          cursor = page.nextCursor;
-          if (!cursor) break;
-        }
+        const ids = await allIds(store, { q, limit: 50, order });
         expect(ids.length, `q=${q} order=${order}`).toBe(want.length);
         expect(new Set(ids), `q=${q} order=${order}`).toEqual(new Set(want));
       }
