@@ -96,7 +96,9 @@ async function requestOfThread(
     if (own === undefined || text(parent.bot_id) !== own) {
       ctx.deps.logger.warn(
         { channel, threadTs, postedBy: text(parent.bot_id) ?? text(parent.user) },
-        "a Slack thread reply answers a message Airlock's bot did not post; ignored",
+        own === undefined
+          ? "a Slack thread reply ignored: Slack did not say which bot this channel is"
+          : "a Slack thread reply answers a message Airlock's bot did not post; ignored",
       );
       return undefined;
     }
