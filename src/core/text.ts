@@ -3,6 +3,11 @@
 // so SQLite, PostgreSQL and the memory store agree on what is accepted.
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "./limits.js";
 
+/** `text` in at most `max` characters (UTF-16 units), an ellipsis marking a cut. */
+export function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Why this string cannot be stored, or undefined when it can. */

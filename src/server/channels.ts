@@ -7,6 +7,7 @@ import { Hono } from "hono";
 import type { Logger } from "pino";
 import { limitRefusals } from "../channels/refusals.js";
 import type { ChannelDriver, IdentityDirectory, InboundDeps } from "../channels/types.js";
+import { clip } from "../core/text.js";
 import type { Airlock } from "../engine/types.js";
 
 export interface ServerChannels {
@@ -19,11 +20,6 @@ export interface ServerChannels {
 
 /** The longest refusal reason kept (a sender's address or name can be of any length). */
 const MAX_REASON = 500;
-
-/** `text` in at most `max` characters, an ellipsis marking a cut. */
-function bounded(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
 
 export function inboundDeps(
   airlock: Airlock,
@@ -42,23 +38,21 @@ export function inboundDeps(
     // Bounded in rate (limitRefusals) and in size: a refusal carries text the sender chose.
     refuse: limitRefusals(
       async (given) => {
-        const refusal = { ...given, reason: bounded(given.reason, MAX_REASON) };
+        const refusal = { ...given, reason: clip(given.reason, MAX_REASON) };
         logger.warn(refusal, "channel input refused");
         const data = {
           refused: true,
           channel: refusal.channel,
           target: refusal.target,
           reason: refusal.reason,
-          ...(refusal.actor === undefined ? {} : { claimedActor: bounded(refusal.actor, 200) }),
+          ...(refusal.actor === undefined ? {} : { claimedActor: clip(refusal.actor, 200) }),
         };
         try {
           await airlock.record({
             type: "notified",
             actor: "system",
             data,
-            ...(refusal.requestId === undefined
-              ? {}
-              : { requestId: bounded(refusal.requestId, 200) }),
+            ...(refusal.requestId === undefined ? {} : { requestId: clip(refusal.requestId, 200) }),
           });
         } catch (err) {
           logger.error({ err }, "could not audit a refused channel input");

@@ -83,6 +83,13 @@ export function parseCursor(order: ListOrder, cursor: string | undefined): Curso
   return { order, key, id: cursor.slice(colon + 1) };
 }
 
+/** A listed row as both SQL stores read it: its id and deadline key, for the cursor. */
+export interface Positioned {
+  id: string;
+  dkey: number;
+}
+export const position = (r: Positioned) => ({ id: r.id, deadlineKey: r.dkey });
+
 /** Cuts the rows read (one more than a page) to a page and its cursor. */
 export function pageOf<T>(
   order: ListOrder,

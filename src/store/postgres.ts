@@ -29,7 +29,7 @@ import {
   type OutboxRow,
   outboxOf,
 } from "./outbox-rows.js";
-import { clampLimit, countCap, pageOf } from "./paging.js";
+import { clampLimit, countCap, type Positioned, pageOf, position } from "./paging.js";
 import { createRunner, type Step, send } from "./postgres-client.js";
 import { describePool, isConnectionError, maskUrl, storeUnavailable } from "./postgres-errors.js";
 import { createChangeListener, type ListenConnection } from "./postgres-listener.js";
@@ -628,13 +628,6 @@ interface Appended {
   /** This append is the first keyed one: the head records it. */
   startsKeying: boolean;
 }
-
-/** Each listed row carries its id and deadline key, for the cursor. */
-interface Positioned {
-  id: string;
-  dkey: number;
-}
-const position = (r: Positioned) => ({ id: r.id, deadlineKey: r.dkey });
 
 /** A pool as the store creates it from a connection string (the token store makes its own alike). */
 export function createPool(

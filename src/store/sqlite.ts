@@ -39,8 +39,10 @@ import {
   listedStatuses,
   listOrder,
   NO_DEADLINE,
+  type Positioned,
   pageOf,
   parseCursor,
+  position,
 } from "./paging.js";
 import {
   type AuditRow,
@@ -503,21 +505,15 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     },
     async listRequests(filter) {
       return attempt("listRequests", () => {
-        const { rows, list } = listed<DocRow & { id: string; dkey: number }>(filter, "id, doc");
-        const page = pageOf(list.order, rows, list.limit, (r) => ({
-          id: r.id,
-          deadlineKey: r.dkey,
-        }));
+        const { rows, list } = listed<DocRow & Positioned>(filter, "id, doc");
+        const page = pageOf(list.order, rows, list.limit, position);
         return { ...page, items: page.items.map(parseDoc) };
       });
     },
     async listSummaries(filter) {
       return attempt("listSummaries", () => {
-        const { rows, list } = listed<SummaryRow & { dkey: number }>(filter, SUMMARY_COLUMNS);
-        const page = pageOf(list.order, rows, list.limit, (r) => ({
-          id: r.id,
-          deadlineKey: r.dkey,
-        }));
+        const { rows, list } = listed<SummaryRow & Positioned>(filter, SUMMARY_COLUMNS);
+        const page = pageOf(list.order, rows, list.limit, position);
         return { ...page, items: page.items.map(summaryFromRow) };
       });
     },

@@ -9,6 +9,7 @@ import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../core/limits.js";
 import { presentationOf } from "../core/presentation.js";
 import type { ApprovalRequest, Decision, HitlInfo, Level, RequestInput } from "../core/schemas.js";
 import { isPending } from "../core/state.js";
+import { clip } from "../core/text.js";
 import { invalidOption } from "../core/validate.js";
 import { runApproved } from "../engine/run-approved.js";
 import {
@@ -285,7 +286,7 @@ export function describeCall(cfg: ResolvedHitlConfig, shownArgs: Record<string, 
       )
     : `Approve ${cfg.name}`;
   const trimmed = text.trim() || `Approve ${cfg.name}`;
-  return trimmed.length > 500 ? `${trimmed.slice(0, 499)}…` : trimmed;
+  return clip(trimmed, 500);
 }
 
 function display(v: unknown): string {

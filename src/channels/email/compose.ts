@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import type { OutboxTopic } from "../../core/outbox.js";
 import type { ApprovalRequest, Decision } from "../../core/schemas.js";
+import { clip } from "../../core/text.js";
 import { formatRequest } from "../../reply/format.js";
 import { escapeHtml, link, paragraph, preformatted } from "./html.js";
 import type { ResolvedEmailOptions } from "./options.js";
@@ -291,5 +292,5 @@ export function iso(ms: number): string {
 export function oneLine(s: string, max = 500): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
   const flat = s.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return clip(flat, max);
 }

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { type AddressObject, type HeaderValue, type ParsedMail, simpleParser } from "mailparser";
 import { isAirlockError } from "../../core/errors.js";
 import type { ApprovalRequest } from "../../core/schemas.js";
+import { clip } from "../../core/text.js";
 import { parseReply, replyToDecision } from "../../reply/parse.js";
 import type { InboundDeps } from "../types.js";
 import { inboxUrl, noticeLines, oneLine } from "./compose.js";
@@ -131,7 +132,7 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
     const requestId = verifyReplyToken(options.linkSecret, token, sender);
     if (!requestId) {
       return refuse(
-        `email reply from ${shown(sender)} to a reply address not issued to that sender (forged or forwarded)`,
+        `email reply from ${quoted(sender)} to a reply address not issued to that sender (forged or forwarded)`,
         undefined,
         sender,
       );
@@ -140,7 +141,7 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
     const reviewer = email.identities.byEmail(sender);
     if (!reviewer)
       return refuse(
-        `email reply from ${shown(sender)}, who is not a configured reviewer`,
+        `email reply from ${quoted(sender)}, who is not a configured reviewer`,
         requestId,
         sender,
       );
@@ -276,8 +277,8 @@ export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** An address as refusals quote it: at most 254 characters (the longest valid address), since the
- * sender chooses it. */
-function shown(address: string): string {
-  return address.length <= 254 ? address : `${address.slice(0, 254)}…`;
+/** An address as refusals quote it, since the sender chooses it: a valid one (254 characters at
+ * most) whole, a longer one cut. */
+function quoted(address: string): string {
+  return clip(address, 255);
 }

@@ -2,6 +2,7 @@
 // checkboxes, the decision buttons), the line that replaces its buttons once the request is over, the
 // thread replies (escalation, reminder) and the revision modal. Pure functions: no API calls here.
 import type { ApprovalRequest, Decision } from "../../core/schemas.js";
+import { clip } from "../../core/text.js";
 import { countOf, messageDetails } from "../../reply/details.js";
 import { customLabel } from "../../server/inbox/pages/request.js";
 
@@ -35,10 +36,6 @@ const MAX_OPTION_CHARS = 75;
 /** Escapes the three characters Slack's mrkdwn gives a meaning to (links, mentions). */
 export function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 function plain(text: string, max: number) {
