@@ -13,6 +13,7 @@ import Database from "better-sqlite3";
 import { monotonicFactory } from "ulid";
 import { sqliteStore } from "../src/store/sqlite.js";
 import { SQLITE_FILL_OUTCOME_STATS } from "../src/store/sqlite-migrations.js";
+import { markAllTitlesIndexed } from "../src/store/sqlite-title-index.js";
 import { tempDir } from "../test/helpers.js";
 import { measureServed, serve } from "./backlog-http.js";
 import { generatePostgres } from "./backlog-postgres.js";
@@ -272,6 +273,7 @@ export async function generateSqlite(
     db.prepare("UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1").run(seq, hash);
     for (const s of saved) db.exec(s.sql);
     db.exec("INSERT INTO requests_title (requests_title) VALUES ('rebuild')");
+    markAllTitlesIndexed(db);
     db.exec(SQLITE_FILL_OUTCOME_STATS);
     db.exec("ANALYZE");
     db.pragma("wal_checkpoint(TRUNCATE)");

@@ -4,6 +4,7 @@ import type Database from "better-sqlite3";
 import { GENESIS_HASH } from "../audit/chain.js";
 import { durationBucketSql, HOUR_MS } from "../core/outcome-stats.js";
 import type { Migration } from "./sqlite-migrate.js";
+import { SQLITE_TITLE_INDEX_SQL } from "./sqlite-title-index.js";
 import { SQLITE_TRUST_RULES_SQL } from "./sqlite-trust.js";
 
 /** Counts the requests already settled into outcome_stats (migration 7, which empties it first so a
@@ -201,6 +202,8 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ${SQLITE_FILL_OUTCOME_STATS}
     `,
   },
+  // New rows join the title search index in batches (src/store/sqlite-title-index.ts).
+  { version: 8, sql: SQLITE_TITLE_INDEX_SQL },
 ];
 
 /** Lower-cases the titles of the rows written before migration 5 (the trigger indexes each). */

@@ -71,6 +71,7 @@ import {
   type TitleSearch,
   trigrams,
 } from "./sqlite-search.js";
+import { TITLE_INDEX_BATCH, titleIndexer, UNINDEXED_ROWIDS } from "./sqlite-title-index.js";
 import { sqliteTrustRules } from "./sqlite-trust.js";
 import { checkColumns, checkDrafts, idTaken } from "./storable.js";
 
@@ -266,6 +267,10 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     return st as Database.Statement<unknown[], R>;
   }
 
+  // This process's creates since the title index last took the new rows (sqlite-title-index.ts).
+  let unindexedTitles = 0;
+  const indexTitles = titleIndexer(db);
+
   // Within a group commit the chain head is read once, kept here, and written once at the end of
   // the batch (the lock is held throughout, so nobody else appends meanwhile). Outside a batch
   // (undefined) each append reads and writes the head row itself.
@@ -350,6 +355,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     }
     writeOutbox(messages, request.updatedAt);
     countSettled(request, drafts);
+    unindexedTitles++;
     return { request, created: true, events: appendChain(drafts) };
   }
 
@@ -468,6 +474,10 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
         const kept = batchHead;
         batchHead = undefined;
         if (kept?.dirty && kept.head) stmt.setHead.run(kept.head);
+        if (unindexedTitles >= TITLE_INDEX_BATCH) {
+          indexTitles();
+          unindexedTitles = 0;
+        }
       },
     },
   );
@@ -845,7 +855,8 @@ function whereOf(
       // candidates' rowids, so it walks the listing's order index instead (sqlite-search.ts).
       const rowid = plan.mode === "walk" ? "+requests.rowid" : "requests.rowid";
       where.push(
-        `${rowid} IN (SELECT rowid FROM requests_title WHERE requests_title MATCH ?) AND instr(title_lower, ?) > 0`,
+        // The rows the index does not hold yet are candidates too (sqlite-title-index.ts).
+        `${rowid} IN (SELECT rowid FROM requests_title WHERE requests_title MATCH ? UNION ALL ${UNINDEXED_ROWIDS}) AND instr(title_lower, ?) > 0`,
       );
       params.push(matchQuery(plan.grams), q);
     } else {

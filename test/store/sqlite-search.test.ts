@@ -18,6 +18,7 @@ import {
   rarestGrams,
   trigrams,
 } from "../../src/store/sqlite-search.js";
+import { TITLE_INDEX_BATCH, titleIndexer } from "../../src/store/sqlite-title-index.js";
 import { request } from "../audit/fixtures.js";
 import { tempDir } from "../helpers.js";
 
@@ -232,6 +233,71 @@ describe("SQLite title search (q)", () => {
     expect((await store.listRequests({ q: "renamed ent" })).items.map((r) => r.id)).toEqual([
       first.id,
     ]);
+  });
+
+  it("new rows join the index in batches; a search sees indexed and unindexed rows alike, through renames, deletes and a reused rowid", async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const path = join(t.dir, "batches.db");
+    const store = open(path);
+    const rs: ApprovalRequest[] = [];
+    const add = async (i: number, title: string) => {
+      const r = request(`req_${String(i).padStart(5, "0")}`, { title });
+      await store.insertRequest(r, []);
+      rs.push(r);
+      return r;
+    };
+    // Exactly two batches: every row is in the index and nothing is past the mark.
+    for (let i = 0; i < 2 * TITLE_INDEX_BATCH; i++)
+      await add(i, i % 50 === 3 ? `Beacon ${i}` : `filler ${i}`);
+    const raw = new Database(path);
+    cleanups.push(() => raw.close());
+    const mark = () =>
+      raw.prepare<[], { upto: number }>("SELECT upto FROM title_index").get()?.upto;
+    const maxRowid = () =>
+      raw.prepare<[], { m: number }>("SELECT MAX(rowid) AS m FROM requests").get()?.m;
+    expect(mark()).toBe(2 * TITLE_INDEX_BATCH);
+    // The last row goes (as a prune would): the next create reuses its rowid, below the mark, so
+    // it is indexed at once.
+    raw.prepare("DELETE FROM requests WHERE rowid = ?").run(maxRowid());
+    const removed = rs.pop() as ApprovalRequest;
+    await add(9000, "Beacon reused rowid");
+    expect(maxRowid()).toBe(mark());
+    // A tail past the mark, not yet indexed.
+    for (let i = 0; i < 40; i++)
+      await add(10_000 + i, i % 10 === 3 ? `Beacon tail ${i}` : `tail ${i}`);
+    expect(maxRowid()).toBeGreaterThan(mark() as number);
+    // Renamed: an indexed row and an unindexed one; deleted: one of each.
+    for (const r of [rs[3], rs[rs.length - 7]] as ApprovalRequest[]) {
+      const renamed = { ...r, title: `Lighthouse ${r.id}`, version: r.version + 1 };
+      expect((await store.transition(renamed, r.version, [])).ok).toBe(true);
+      rs[rs.indexOf(r)] = renamed;
+    }
+    for (const r of [rs[53], rs[rs.length - 3]] as ApprovalRequest[]) {
+      raw.prepare("DELETE FROM requests WHERE id = ?").run(r.id);
+      rs.splice(rs.indexOf(r), 1);
+    }
+    const check = async () => {
+      for (const q of [
+        "beacon",
+        "lighthouse",
+        "beacon tail",
+        "reused",
+        "filler 1",
+        removed.title.toLowerCase(),
+      ]) {
+        const want = expected(rs, q);
+        expect(await allIds(store, { q, limit: 7 }), `q=${q}`).toEqual(want);
+        expect(await store.countRequests({ q }), `count q=${q}`).toBe(want.length);
+      }
+    };
+    await check();
+    // Indexed to the end, the index agrees with the table row for row (FTS5's own check), and
+    // the answers are the same.
+    raw.transaction(() => titleIndexer(raw)())();
+    expect(mark()).toBe(maxRowid());
+    raw.exec("INSERT INTO requests_title (requests_title, rank) VALUES ('integrity-check', 1)");
+    await check();
   });
 
   it("a database made before the index (migration 4) is indexed when it opens", async () => {
