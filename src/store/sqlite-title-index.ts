@@ -67,6 +67,13 @@ export function titleIndexer(db: Database.Database): () => number {
   };
 }
 
+/** At open: rows a process left past the mark (it stopped before its next batch) are indexed now,
+ * so the rows a search checks directly stay few however often processes restart. */
+export function indexTitlesLeftBehind(db: Database.Database): void {
+  const left = db.prepare(`SELECT EXISTS (${UNINDEXED_ROWIDS}) AS n`).get() as { n: number };
+  if (left.n) db.transaction(titleIndexer(db)).immediate();
+}
+
 /** For a bulk load that rebuilt the whole index ('rebuild'): every row is in it now. */
 export function markAllTitlesIndexed(db: Database.Database): void {
   db.prepare(

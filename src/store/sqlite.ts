@@ -71,7 +71,12 @@ import {
   type TitleSearch,
   trigrams,
 } from "./sqlite-search.js";
-import { TITLE_INDEX_BATCH, titleIndexer, UNINDEXED_ROWIDS } from "./sqlite-title-index.js";
+import {
+  indexTitlesLeftBehind,
+  TITLE_INDEX_BATCH,
+  titleIndexer,
+  UNINDEXED_ROWIDS,
+} from "./sqlite-title-index.js";
 import { sqliteTrustRules } from "./sqlite-trust.js";
 import { checkColumns, checkDrafts, idTaken } from "./storable.js";
 
@@ -807,6 +812,7 @@ function migrateSync(db: Database.Database, own: OwnAuditKey | undefined): void 
     head = ensure.immediate();
   }
   if (head) keyForAppend(own, { keyedFrom: head.keyed_from, keyId: head.key_id });
+  indexTitlesLeftBehind(db);
 }
 
 interface ListSql {
