@@ -214,6 +214,23 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       ${postgresFillOutcomeStats(s)}
     `,
   },
+  {
+    version: 8,
+    sql: (s) => `
+      -- Title search walks a listing's order in the index that gives it, checking the titles there
+      -- without reading the table (src/store/postgres-search.ts): the three order indexes include
+      -- title_lower (and the deadline one the deadline). No more index entries are written than
+      -- before: status and title changes already moved every entry (they are indexed).
+      DROP INDEX ${s}.requests_status_id;
+      CREATE INDEX requests_status_id ON ${s}.requests (status, id) INCLUDE (title_lower);
+      DROP INDEX ${s}.requests_status_deadline_id;
+      CREATE INDEX requests_status_deadline_id
+        ON ${s}.requests (status, (COALESCE(deadline, 9e15::double precision)), id)
+        INCLUDE (title_lower, deadline);
+      ALTER TABLE ${s}.requests DROP CONSTRAINT requests_pkey,
+        ADD CONSTRAINT requests_pkey PRIMARY KEY (id) INCLUDE (title_lower);
+    `,
+  },
 ];
 
 /** Counts the requests already settled into outcome_stats (migration 7; bulk loads call it too). */

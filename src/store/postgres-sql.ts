@@ -386,28 +386,41 @@ export function statements(schema: string) {
     /** A page of a listing in its order, one row more than the page; each row with `dkey`, its
      * deadline key, for the cursor. */
     list(filter: ListFilter, columns: string): Query & { order: ReturnType<typeof listOrder> } {
-      const order = listOrder(filter);
-      const cursor = parseCursor(order, filter.cursor);
-      const { where, values } = whereOf(filter);
-      const param = (v: unknown) => {
-        values.push(v);
-        return `$${values.length}`;
-      };
-      if (cursor?.order === "deadline") {
-        // The index range starts at the cursor's deadline; ties go by id.
-        const k = `${param(cursor.key)}::double precision`;
-        where.push(
-          `${DEADLINE_KEY} >= ${k} AND (${DEADLINE_KEY} > ${k} OR id > ${param(cursor.id)})`,
-        );
-      } else if (cursor) {
-        where.push(`id ${order === "newest" ? "<" : ">"} ${param(cursor.id)}`);
-      }
+      const { order, where, values, orderBy } = ordered(filter);
       const limit = clampLimit(filter.limit);
-      const orderBy =
-        order === "deadline" ? `${DEADLINE_KEY}, id` : order === "newest" ? "id DESC" : "id";
       const text = `SELECT ${columns}, ${DEADLINE_KEY} AS dkey FROM ${requests}
         ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${orderBy} LIMIT ${limit + 1}`;
       return { text, values, order };
+    },
+    /** A title search's first stage (postgres-search.ts): the listing's next `rows` rows in its order
+     * without the text, read from the index that gives the order (each includes title_lower), and
+     * of them, in order, those holding the text (hit), and the last one when all `rows` were read;
+     * each numbered (n) and with its deadline key. It stops once a page and one are found. */
+    walkTitles(filter: ListFilter, rows: number): Query & { order: ReturnType<typeof listOrder> } {
+      const { order, where, values, orderBy } = ordered({ ...filter, q: undefined });
+      const dkey = order === "deadline" ? DEADLINE_KEY : "0::double precision";
+      values.push(containsPattern(filter.q ?? ""));
+      const walk = Math.trunc(rows);
+      // row_number() in the walk's own order keeps that order and reads the walk as it goes.
+      const text = `SELECT id, dkey, hit, n FROM (
+          SELECT id, dkey, title_lower LIKE $${values.length} AS hit,
+            row_number() OVER (ORDER BY ${orderOf(order, false, "dkey")}) AS n
+          FROM (SELECT id, title_lower, ${dkey} AS dkey FROM ${requests}
+            ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${orderBy} LIMIT ${walk}) w0
+        ) w WHERE hit OR n = ${walk} LIMIT ${clampLimit(filter.limit) + 2}`;
+      return { text, values, order };
+    },
+    /** Rows by id still in the listing (its filter without text or cursor), in its order, with
+     * their deadline keys. */
+    listIds(ids: string[], columns: string, filter: ListFilter): Query {
+      const { where, values } = whereOf({ ...filter, q: undefined });
+      values.push(ids);
+      where.push(`id = ANY($${values.length}::text[])`);
+      return {
+        text: `SELECT ${columns}, ${DEADLINE_KEY} AS dkey FROM ${requests} WHERE ${where.join(" AND ")}
+          ORDER BY ${orderOf(listOrder(filter))}`,
+        values,
+      };
     },
     listAudit(filter: AuditFilter): Query {
       const where: string[] = [];
@@ -429,6 +442,32 @@ export function statements(schema: string) {
 }
 
 export type Statements = ReturnType<typeof statements>;
+
+/** A listing's order, conditions (the cursor's included) and ORDER BY, and that order reversed. */
+function ordered(filter: ListFilter) {
+  const order = listOrder(filter);
+  const cursor = parseCursor(order, filter.cursor);
+  const { where, values } = whereOf(filter);
+  const param = (v: unknown) => {
+    values.push(v);
+    return `$${values.length}`;
+  };
+  if (cursor?.order === "deadline") {
+    // The index range starts at the cursor's deadline; ties go by id.
+    const k = `${param(cursor.key)}::double precision`;
+    where.push(`${DEADLINE_KEY} >= ${k} AND (${DEADLINE_KEY} > ${k} OR id > ${param(cursor.id)})`);
+  } else if (cursor) {
+    where.push(`id ${order === "newest" ? "<" : ">"} ${param(cursor.id)}`);
+  }
+  return { order, where, values, orderBy: orderOf(order) };
+}
+
+/** ORDER BY of a listing (or its reverse); `key` is how the deadline key is written. */
+function orderOf(order: ReturnType<typeof listOrder>, reverse = false, key = DEADLINE_KEY): string {
+  const [up, down] = reverse ? ["DESC", "ASC"] : ["ASC", "DESC"];
+  if (order === "deadline") return `${key} ${up}, id ${up}`;
+  return order === "newest" ? `id ${down}` : `id ${up}`;
+}
 
 /** The conditions of a filter, without its cursor. */
 function whereOf(filter: ListFilter): { where: string[]; values: unknown[] } {

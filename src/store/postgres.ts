@@ -19,7 +19,7 @@ import { AirlockError, InvalidInputError, isAirlockError } from "../core/errors.
 import type { OutboxDraft } from "../core/outbox.js";
 import { HOUR_MS, type OutcomeStat, settledStat } from "../core/outcome-stats.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
-import type { Store } from "../core/store.js";
+import type { ListFilter, Store } from "../core/store.js";
 import {
   byDueOrder,
   checkClaim,
@@ -29,7 +29,7 @@ import {
   type OutboxRow,
   outboxOf,
 } from "./outbox-rows.js";
-import { clampLimit, countCap, type Positioned, pageOf, position } from "./paging.js";
+import { clampLimit, countCap, listOrder, type Positioned, pageOf, position } from "./paging.js";
 import { createRunner, type Step, send } from "./postgres-client.js";
 import { describePool, isConnectionError, maskUrl, storeUnavailable } from "./postgres-errors.js";
 import { createChangeListener, type ListenConnection } from "./postgres-listener.js";
@@ -40,6 +40,7 @@ import {
 } from "./postgres-migrations.js";
 import { postgresPruning } from "./postgres-prune.js";
 import { createReadBatcher } from "./postgres-reads.js";
+import { searchRows, WALK_ROWS, walkable } from "./postgres-search.js";
 import {
   appendValues,
   insertValues,
@@ -84,6 +85,9 @@ export interface PostgresStoreOptions extends AuditKeyOptions {
   /** First and longest wait between attempts to re-open a dropped LISTEN connection. @default 100, 5000 */
   reconnectMinMs?: number;
   reconnectMaxMs?: number;
+  /** How many rows of a listing a title search (`q`) checks in order, from the listing's own index,
+   * before it asks the trigram index for the rest (src/store/postgres-search.ts). @default 50000 */
+  titleWalkRows?: number;
   /** Background problems, for logging: the LISTEN connection dropped or could not be re-opened, an
    * idle pooled connection died (these arrive as `store_unavailable`; the store recovers by itself),
    * an `onExternalChange` listener threw (passed on as it was), or a checkpoint could not be written. */
@@ -103,6 +107,7 @@ const DEFAULTS = {
   listenIdleMs: 30_000,
   reconnectMinMs: 100,
   reconnectMaxMs: 5000,
+  titleWalkRows: WALK_ROWS,
 } satisfies Omit<ResolvedOptions, Extra>;
 
 /** A Store backed by PostgreSQL, plus the pool it queries (for your own reads and for tests). */
@@ -186,6 +191,15 @@ export function postgresStore(
   }
   function read<R extends QueryResultRow>(what: string, q: Query, values: unknown[] = []) {
     return run(what, async (c) => (await c.query<R>({ ...q, values })).rows);
+  }
+
+  /** A listing's rows: a title search in two stages when its index allows (postgres-search.ts). */
+  function listed<R extends Positioned>(what: string, filter: ListFilter, columns: string) {
+    if (walkable(filter)) {
+      return searchRows<R>(sql, filter, columns, o.titleWalkRows, (q) => read(what, q, q.values));
+    }
+    const q = sql.list(filter, columns);
+    return read<R>(what, q, q.values);
   }
 
   /** The events placed after the head this transaction locked, hashed with the key when the
@@ -373,17 +387,15 @@ export function postgresStore(
     },
 
     async listRequests(filter) {
-      const q = sql.list(filter, "id, doc");
-      const rows = await read<DocRow & Positioned>("listRequests", q, q.values);
+      const rows = await listed<DocRow & Positioned>("listRequests", filter, "id, doc");
       // One row more than a page was asked for: its presence means there is a next page.
-      const page = pageOf(q.order, rows, clampLimit(filter.limit), position);
+      const page = pageOf(listOrder(filter), rows, clampLimit(filter.limit), position);
       return { ...page, items: page.items.map(parseDoc) };
     },
 
     async listSummaries(filter) {
-      const q = sql.list(filter, SUMMARY_COLUMNS);
-      const rows = await read<SummaryRow & Positioned>("listSummaries", q, q.values);
-      const page = pageOf(q.order, rows, clampLimit(filter.limit), position);
+      const rows = await listed<SummaryRow & Positioned>("listSummaries", filter, SUMMARY_COLUMNS);
+      const page = pageOf(listOrder(filter), rows, clampLimit(filter.limit), position);
       return { ...page, items: page.items.map(summaryFromRow) };
     },
 
@@ -669,6 +681,7 @@ function resolveOptions(options: PostgresStoreOptions): ResolvedOptions {
     "listenIdleMs",
     "reconnectMinMs",
     "reconnectMaxMs",
+    "titleWalkRows",
   ] as const) {
     const v = o[key];
     if (!Number.isInteger(v) || v < 1) {

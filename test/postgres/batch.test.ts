@@ -5,9 +5,9 @@
 import pg from "pg";
 import { afterAll, afterEach, expect, it } from "vitest";
 import { verifyAuditLog } from "../../src/audit/verify.js";
-import type { AuditDraft } from "../../src/core/schemas.js";
+import type { ApprovalRequest, AuditDraft } from "../../src/core/schemas.js";
 import type { Store } from "../../src/core/store.js";
-import { titleMatches } from "../../src/store/paging.js";
+import { deadlineKey, titleMatches } from "../../src/store/paging.js";
 import { type PostgresStoreOptions, postgresStore } from "../../src/store/postgres.js";
 import { fillTitleLower } from "../../src/store/postgres-migrations.js";
 import { request } from "../audit/fixtures.js";
@@ -203,6 +203,62 @@ await describePg("postgres grouped writes and title search", ({ url }) => {
       );
       const docs = await store.listRequests({ q, limit: 100, order: "deadline" });
       expect(docs.items.map((x) => x.title).sort()).toEqual(expected);
+    }
+  });
+
+  it("a search walks the listing's order, then asks the trigram index after the last row walked: pages equal titleMatches in every order and scope", async () => {
+    const schema = fresh();
+    // Walks of 3 and 7 rows make every page cross from the walk to the index; the default walks
+    // the whole listing.
+    const stores = [
+      await open(schema, { titleWalkRows: 3 }),
+      await open(schema, { titleWalkRows: 7 }),
+      await open(schema),
+    ];
+    const writer = stores[2] as Store;
+    const rs: ApprovalRequest[] = [];
+    for (let i = 0; i < 240; i++) {
+      const title = i % 9 === 2 ? `Beacon ${i}` : i % 50 === 7 ? `rare find ${i}` : `filler ${i}`;
+      const r = request(`req_${String(i).padStart(4, "0")}`, {
+        title,
+        ...(i % 4 === 0 ? {} : { deadline: 1_800_000_000_000 + (i % 13) * 1000 }),
+      });
+      await writer.insertRequest(r, []);
+      if (i % 3 === 0) {
+        const approved = { ...r, status: "approved" as const, version: 2 };
+        expect((await writer.transition(approved, 1, [])).ok).toBe(true);
+        rs.push(approved);
+      } else rs.push(r);
+    }
+    const want = (q: string, status: string | undefined, order: string) =>
+      rs
+        .filter((r) => (status === undefined || r.status === status) && titleMatches(r.title, q))
+        .sort((a, b) =>
+          order === "deadline"
+            ? deadlineKey(a) - deadlineKey(b) || (a.id < b.id ? -1 : 1)
+            : (a.id < b.id ? -1 : 1) * (order === "newest" ? -1 : 1),
+        )
+        .map((r) => r.id);
+    for (const [n, store] of stores.entries()) {
+      for (const q of ["beacon", "rare find", "filler 1", "nothing here", "be"]) {
+        for (const status of [undefined, "pending", "approved"] as const) {
+          for (const order of ["newest", "oldest", "deadline"] as const) {
+            const ids: string[] = [];
+            let cursor: string | undefined;
+            for (let pages = 0; pages < 100; pages++) {
+              const page = await store.listSummaries({ q, status, order, limit: 4, cursor });
+              ids.push(...page.items.map((x) => x.id));
+              cursor = page.nextCursor;
+              if (!cursor) break;
+            }
+            expect(ids, `store ${n} q=${q} status=${status} order=${order}`).toEqual(
+              want(q, status, order),
+            );
+          }
+        }
+        const docs = await store.listRequests({ q, status: "pending", limit: 500 });
+        expect(docs.items.map((r) => r.id)).toEqual(want(q, "pending", "newest"));
+      }
     }
   });
 

@@ -251,7 +251,9 @@ describe("SQLite title search (q)", () => {
     for (let i = 0; i < 2 * TITLE_INDEX_BATCH; i++)
       await add(i, i % 50 === 3 ? `Beacon ${i}` : `filler ${i}`);
     const raw = new Database(path);
-    cleanups.push(() => raw.close());
+    cleanups.push(() => {
+      raw.close();
+    });
     const mark = () =>
       raw.prepare<[], { upto: number }>("SELECT upto FROM title_index").get()?.upto;
     const maxRowid = () =>
