@@ -35,6 +35,10 @@ export function walkable(filter: ListFilter): boolean {
   return statuses === 1 || (statuses === 0 && listOrder(filter) !== "deadline");
 }
 
+/** The longest second walk, in walks of `walkRows`: when the first found some matches but not a
+ * page, the second reads about as far again as those matches say a page needs, up to this. */
+const SECOND_WALK_MAX = 4;
+
 /** The rows of a search page in the listing's order (one more than the page when another follows),
  * each with its deadline key. `read` runs a statement and returns its rows. */
 export async function searchRows<R extends Positioned>(
@@ -45,33 +49,46 @@ export async function searchRows<R extends Positioned>(
   read: Read,
 ): Promise<R[]> {
   const limit = clampLimit(filter.limit);
-  const walk = sql.walkTitles(filter, walkRows);
-  const walked = await read<Walked & Positioned>(walk);
-  const hits = walked.filter((r) => r.hit).slice(0, limit + 1);
-  // The walk's last row, when the walk read all it could (the listing goes on, maybe).
-  const last = walked.find((r) => Number(r.n) === walkRows);
-  const found = hits.length
-    ? await read<R>(
-        sql.listIds(
-          hits.map((h) => h.id),
-          columns,
-          filter,
-        ),
-      )
-    : [];
-  if (found.length > limit) return found;
-  // Fewer than a page and one, and the listing ended within the walk: every match was there.
-  if (hits.length <= limit && !last) return found;
-  // A row that was a hit may have left the listing since (a decision): go on after the last hit
-  // then; otherwise after the last row walked.
-  const after = hits.length > limit ? (hits[hits.length - 1] as Walked) : (last as Walked);
-  const rest = sql.list(
-    {
+  const order = listOrder(filter);
+  const found: R[] = [];
+  let from = filter;
+  let rows = walkRows;
+  for (let round = 0; round < 2; round++) {
+    const need = limit + 1 - found.length;
+    const walked = await read<Walked & Positioned>(
+      sql.walkTitles({ ...from, limit: need - 1 }, rows),
+    );
+    const hits = walked.filter((r) => r.hit).slice(0, need);
+    // The walk's last row, when the walk read all it could (the listing goes on, maybe).
+    const last = walked.find((r) => Number(r.n) === rows);
+    if (hits.length) {
+      found.push(
+        ...(await read<R>(
+          sql.listIds(
+            hits.map((h) => h.id),
+            columns,
+            filter,
+          ),
+        )),
+      );
+    }
+    if (found.length > limit) return found;
+    // Fewer than needed, and the listing ended within the walk: every match was there.
+    if (hits.length < need && !last) return found;
+    // A row that was a hit may have left the listing since (a decision): go on after the last
+    // hit then; otherwise after the last row walked.
+    const after = hits.length >= need ? (hits[hits.length - 1] as Walked) : (last as Walked);
+    from = {
       ...filter,
-      cursor: cursorAfter(walk.order, { id: after.id, deadlineKey: Number(after.dkey) }),
-      limit: Math.max(1, limit - found.length),
-    },
-    columns,
-  );
+      cursor: cursorAfter(order, { id: after.id, deadlineKey: Number(after.dkey) }),
+    };
+    if (hits.length === 0) break;
+    rows = Math.min(
+      Math.ceil(((rows * (need - hits.length)) / hits.length) * 1.5),
+      walkRows * SECOND_WALK_MAX,
+    );
+  }
+  // The trigram index's candidates after the rows walked.
+  const rest = sql.list({ ...from, limit: Math.max(1, limit - found.length) }, columns);
   return [...found, ...(await read<R>(rest))];
 }
