@@ -13,6 +13,11 @@ import {
 /** The most rows one page of a listing returns. */
 export const MAX_PAGE = 500;
 
+/** Title search on the SQL stores estimates how common a text is from a sample of the newest
+ * titles: how many it holds, and how long it is used before it is read again. */
+export const SAMPLE_TITLES = 4000;
+export const SAMPLE_MAX_AGE_MS = 10 * 60_000;
+
 /** A page size within 1..MAX_PAGE; 50 when none is asked for. */
 export function clampLimit(limit: number | undefined): number {
   if (limit === undefined || !Number.isFinite(limit)) return 50;

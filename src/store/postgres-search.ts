@@ -25,6 +25,15 @@ interface Walked {
   n: string | number;
 }
 
+/** The share of `titles` (lower-cased) holding `q` (lower-cased here, as titleMatches does). */
+export function shareOf(titles: readonly string[], q: string): number {
+  if (titles.length === 0) return 0;
+  const text = q.toLowerCase();
+  let n = 0;
+  for (const t of titles) if (t.includes(text)) n++;
+  return n / titles.length;
+}
+
 /** The walk reads an index alone only for a listing of one status (its (status, order) index), or
  * of all statuses newest or oldest first (the primary key); other filters read the table anyway. */
 export function walkable(filter: ListFilter): boolean {
@@ -35,8 +44,9 @@ export function walkable(filter: ListFilter): boolean {
   return statuses === 1 || (statuses === 0 && listOrder(filter) !== "deadline");
 }
 
-/** The longest second walk, in walks of `walkRows`: when the first found some matches but not a
- * page, the second reads about as far again as those matches say a page needs, up to this. */
+/** The longest second walk, in walks of `walkRows`. When the first found some matches but not a
+ * page, the second reads about as far as those matches say the rest of the page needs; when it found
+ * none, as far as the share of the newest titles holding the text says (none: no second walk). */
 const SECOND_WALK_MAX = 4;
 
 /** The rows of a search page in the listing's order (one more than the page when another follows),
@@ -47,6 +57,7 @@ export async function searchRows<R extends Positioned>(
   columns: string,
   walkRows: number,
   read: Read,
+  sampleShare: (q: string) => Promise<number>,
 ): Promise<R[]> {
   const limit = clampLimit(filter.limit);
   const order = listOrder(filter);
@@ -82,11 +93,12 @@ export async function searchRows<R extends Positioned>(
       ...filter,
       cursor: cursorAfter(order, { id: after.id, deadlineKey: Number(after.dkey) }),
     };
-    if (hits.length === 0) break;
-    rows = Math.min(
-      Math.ceil(((rows * (need - hits.length)) / hits.length) * 1.5),
-      walkRows * SECOND_WALK_MAX,
-    );
+    // How common the text is: from the walk's matches, or else from the newest titles.
+    const share = hits.length > 0 ? hits.length / rows : await sampleShare(filter.q ?? "");
+    if (share === 0) break;
+    // Three times the estimate, at least another walk's worth: matches come in clusters.
+    const estimate = Math.ceil(((need - hits.length) / share) * 3);
+    rows = Math.min(Math.max(estimate, walkRows), walkRows * SECOND_WALK_MAX);
   }
   // The trigram index's candidates after the rows walked.
   const rest = sql.list({ ...from, limit: Math.max(1, limit - found.length) }, columns);

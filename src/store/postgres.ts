@@ -29,7 +29,16 @@ import {
   type OutboxRow,
   outboxOf,
 } from "./outbox-rows.js";
-import { clampLimit, countCap, listOrder, type Positioned, pageOf, position } from "./paging.js";
+import {
+  clampLimit,
+  countCap,
+  listOrder,
+  type Positioned,
+  pageOf,
+  position,
+  SAMPLE_MAX_AGE_MS,
+  SAMPLE_TITLES,
+} from "./paging.js";
 import { createRunner, type Step, send } from "./postgres-client.js";
 import { describePool, isConnectionError, maskUrl, storeUnavailable } from "./postgres-errors.js";
 import { createChangeListener, type ListenConnection } from "./postgres-listener.js";
@@ -40,7 +49,7 @@ import {
 } from "./postgres-migrations.js";
 import { postgresPruning } from "./postgres-prune.js";
 import { createReadBatcher } from "./postgres-reads.js";
-import { searchRows, WALK_ROWS, walkable } from "./postgres-search.js";
+import { searchRows, shareOf, WALK_ROWS, walkable } from "./postgres-search.js";
 import {
   appendValues,
   insertValues,
@@ -193,10 +202,34 @@ export function postgresStore(
     return run(what, async (c) => (await c.query<R>({ ...q, values })).rows);
   }
 
+  /** The newest titles, read again when older than SAMPLE_MAX_AGE_MS (postgres-search.ts). */
+  let sample: { at: number; titles: Promise<string[]> } | undefined;
+  function titleSample(): Promise<string[]> {
+    const now = Date.now();
+    if (!sample || now - sample.at > SAMPLE_MAX_AGE_MS) {
+      const titles = read<{ t: string | null }>("listSummaries", {
+        text: `SELECT title_lower AS t FROM ${sql.schema}.requests ORDER BY id DESC LIMIT ${SAMPLE_TITLES}`,
+      }).then((rows) => rows.map((r) => r.t ?? ""));
+      sample = { at: now, titles };
+      // A failed read is not kept: the next search reads again.
+      titles.catch(() => {
+        if (sample?.titles === titles) sample = undefined;
+      });
+    }
+    return sample.titles;
+  }
+
   /** A listing's rows: a title search in two stages when its index allows (postgres-search.ts). */
   function listed<R extends Positioned>(what: string, filter: ListFilter, columns: string) {
     if (walkable(filter)) {
-      return searchRows<R>(sql, filter, columns, o.titleWalkRows, (q) => read(what, q, q.values));
+      return searchRows<R>(
+        sql,
+        filter,
+        columns,
+        o.titleWalkRows,
+        (q) => read(what, q, q.values),
+        async (q) => shareOf(await titleSample(), q),
+      );
     }
     const q = sql.list(filter, columns);
     return read<R>(what, q, q.values);

@@ -45,9 +45,7 @@ export interface TitleSample {
   titles: readonly string[];
 }
 
-/** How many of the newest titles the sample holds, and how long it is used before it is read again. */
-export const SAMPLE_TITLES = 4000;
-export const SAMPLE_MAX_AGE_MS = 10 * 60_000;
+export { SAMPLE_MAX_AGE_MS, SAMPLE_TITLES } from "./paging.js";
 
 /** How many trigrams the index is asked for, rarest first. Each one more costs a read of its list
  * and leaves fewer candidates: a walk only tests the candidates it passes, so two are enough; the
