@@ -1,12 +1,13 @@
-// Title search (ListFilter.q) on PostgreSQL, in two stages. The trigram index (pg_trgm, GIN) finds
-// titles holding a text's trigrams, but for ordinary words it returns tens of thousands of
-// candidates at a million requests, and checking each reads its heap page: hundreds of ms. Yet a
-// text that is not rare has its first page of matches among the listing's first rows in order. So:
-// 1. walk: the listing's next WALK_ROWS rows in its order, read from the index that gives the order
+// Title search (ListFilter.q) on PostgreSQL. The trigram index (pg_trgm, GIN) finds titles holding a
+// text's trigrams, but for ordinary words it returns tens of thousands of candidates at a million
+// requests, and checking each reads its heap page: hundreds of ms. Yet a text that is not rare has
+// its first page of matches among the listing's first rows in order. So:
+// 1. walk: the listing's next `walkRows` rows in its order, read from the index that gives the order
 //    alone (title_lower is included in it: migration 8), checking each title; the page is full, or
-//    the listing ended, for most texts here;
-// 2. only if not, the trigram index's candidates after the last row walked (the usual statement).
-// Either way every row is checked against the whole text; the stages only decide what is read.
+//    the listing ended, for most texts;
+// 2. if not, a second walk after it, as long as how common the text is says a page needs (bounded);
+// 3. only then the trigram index's candidates after the last row walked (the usual statement).
+// Every row is checked against the whole text; the stages only decide what is read.
 import type { ListFilter } from "../core/store.js";
 import { clampLimit, cursorAfter, listedStatuses, listOrder, type Positioned } from "./paging.js";
 import type { Query, Statements } from "./postgres-sql.js";

@@ -443,7 +443,7 @@ export function statements(schema: string) {
 
 export type Statements = ReturnType<typeof statements>;
 
-/** A listing's order, conditions (the cursor's included) and ORDER BY, and that order reversed. */
+/** A listing's order, its conditions (the cursor's included) and its ORDER BY. */
 function ordered(filter: ListFilter) {
   const order = listOrder(filter);
   const cursor = parseCursor(order, filter.cursor);
