@@ -219,7 +219,7 @@ export function postgresStore(
     return sample.titles;
   }
 
-  /** A listing's rows: a title search in two stages when its index allows (postgres-search.ts). */
+  /** A listing's rows: a title search walks first when the listing's index allows (postgres-search.ts). */
   function listed<R extends Positioned>(what: string, filter: ListFilter, columns: string) {
     if (walkable(filter)) {
       return searchRows<R>(
