@@ -18,6 +18,18 @@ export const MAX_PAGE = 500;
 export const SAMPLE_TITLES = 4000;
 export const SAMPLE_MAX_AGE_MS = 10 * 60_000;
 
+/** How many of `titles` hold `text` (both lower-cased): a sample's measure of how common it is. */
+export function titlesHolding(titles: readonly string[], text: string): number {
+  let n = 0;
+  for (const t of titles) if (t.includes(text)) n++;
+  return n;
+}
+
+/** The share of `titles` holding `text` (both lower-cased); 0 for no titles. */
+export function shareHolding(titles: readonly string[], text: string): number {
+  return titles.length === 0 ? 0 : titlesHolding(titles, text) / titles.length;
+}
+
 /** A page size within 1..MAX_PAGE; 50 when none is asked for. */
 export function clampLimit(limit: number | undefined): number {
   if (limit === undefined || !Number.isFinite(limit)) return 50;

@@ -26,15 +26,6 @@ interface Walked {
   n: string | number;
 }
 
-/** The share of `titles` (lower-cased) holding `q` (lower-cased here, as titleMatches does). */
-export function shareOf(titles: readonly string[], q: string): number {
-  if (titles.length === 0) return 0;
-  const text = q.toLowerCase();
-  let n = 0;
-  for (const t of titles) if (t.includes(text)) n++;
-  return n / titles.length;
-}
-
 /** The walk reads an index alone only for a listing of one status (its (status, order) index), or
  * of all statuses newest or oldest first (the primary key); other filters read the table anyway. */
 export function walkable(filter: ListFilter): boolean {

@@ -38,6 +38,7 @@ import {
   position,
   SAMPLE_MAX_AGE_MS,
   SAMPLE_TITLES,
+  shareHolding,
 } from "./paging.js";
 import { createRunner, type Step, send } from "./postgres-client.js";
 import { describePool, isConnectionError, maskUrl, storeUnavailable } from "./postgres-errors.js";
@@ -49,7 +50,7 @@ import {
 } from "./postgres-migrations.js";
 import { postgresPruning } from "./postgres-prune.js";
 import { createReadBatcher } from "./postgres-reads.js";
-import { searchRows, shareOf, WALK_ROWS, walkable } from "./postgres-search.js";
+import { searchRows, WALK_ROWS, walkable } from "./postgres-search.js";
 import {
   appendValues,
   insertValues,
@@ -228,7 +229,7 @@ export function postgresStore(
         columns,
         o.titleWalkRows,
         (q) => read(what, q, q.values),
-        async (q) => shareOf(await titleSample(), q),
+        async (q) => shareHolding(await titleSample(), q.toLowerCase()),
       );
     }
     const q = sql.list(filter, columns);

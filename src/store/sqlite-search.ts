@@ -8,6 +8,8 @@
 // rows) even when the text itself is rare. A text's rarest two trigrams narrow the candidates almost
 // as well at a fraction of the reading. Which ones are rarest is estimated from the newest titles.
 
+import { shareHolding, titlesHolding } from "./paging.js";
+
 /** The distinct runs of three characters (code points) of `text`; none when it is shorter. */
 export function trigrams(text: string): string[] {
   const chars = [...text];
@@ -45,8 +47,6 @@ export interface TitleSample {
   titles: readonly string[];
 }
 
-export { SAMPLE_MAX_AGE_MS, SAMPLE_TITLES } from "./paging.js";
-
 /** How many trigrams the index is asked for, rarest first. Each one more costs a read of its list
  * and leaves fewer candidates: a walk only tests the candidates it passes, so two are enough; the
  * index's candidates are all read from the table and sorted, so three, to leave as few as possible.
@@ -61,12 +61,6 @@ const WALK_SAMPLE_MATCHES = 2;
 /** The most rows a capped count is expected to read when it scans without the index. */
 const SCAN_COUNT_ROWS = 50_000;
 
-function holding(sample: TitleSample, text: string): number {
-  let n = 0;
-  for (const t of sample.titles) if (t.includes(text)) n++;
-  return n;
-}
-
 /** The `mode`'s number of `grams`, the rarest in the sample (ties keep the text's order). */
 export function rarestGrams(
   grams: readonly string[],
@@ -74,7 +68,7 @@ export function rarestGrams(
   mode: SearchMode,
 ): string[] {
   return grams
-    .map((g, i) => ({ g, i, n: holding(sample, g) }))
+    .map((g, i) => ({ g, i, n: titlesHolding(sample.titles, g) }))
     .sort((a, b) => a.n - b.n || a.i - b.i)
     .slice(0, ASKED[mode])
     .map((x) => x.g);
@@ -84,14 +78,15 @@ export function rarestGrams(
  * held `seen` matches (too few to fill the page): walk when matches were seen there or the sample
  * says they are not rare; otherwise let the index's candidates be sorted. */
 export function planSearch(q: string, sample: TitleSample, seen: number): TitleSearch {
-  const mode = seen > 0 || holding(sample, q) >= WALK_SAMPLE_MATCHES ? "walk" : "index";
+  const mode =
+    seen > 0 || titlesHolding(sample.titles, q) >= WALK_SAMPLE_MATCHES ? "walk" : "index";
   return { q, grams: rarestGrams(trigrams(q), sample, mode), mode };
 }
 
 /** A count of the titles holding `q` that stops at `upTo` (undefined: exact): a scan when the sample
  * says `upTo` matches come within SCAN_COUNT_ROWS rows, else the index's candidates. */
 export function planCount(q: string, sample: TitleSample, upTo: number | undefined): TitleSearch {
-  const share = sample.titles.length === 0 ? 0 : holding(sample, q) / sample.titles.length;
+  const share = shareHolding(sample.titles, q);
   if (upTo !== undefined && share * SCAN_COUNT_ROWS >= upTo) return { q, grams: [], mode: "scan" };
   return { q, grams: rarestGrams(trigrams(q), sample, "index"), mode: "index" };
 }

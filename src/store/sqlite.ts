@@ -43,6 +43,8 @@ import {
   pageOf,
   parseCursor,
   position,
+  SAMPLE_MAX_AGE_MS,
+  SAMPLE_TITLES,
 } from "./paging.js";
 import {
   type AuditRow,
@@ -65,8 +67,6 @@ import {
   matchQuery,
   planCount,
   planSearch,
-  SAMPLE_MAX_AGE_MS,
-  SAMPLE_TITLES,
   type TitleSample,
   type TitleSearch,
   trigrams,
