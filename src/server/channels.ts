@@ -27,6 +27,7 @@ export function inboundDeps(
   logger: Logger,
 ): InboundDeps {
   const base = channels.publicUrl;
+  const now = () => Date.now();
   return {
     airlock,
     identities: channels.identities,
@@ -34,7 +35,7 @@ export function inboundDeps(
     get publicUrl() {
       return (typeof base === "function" ? base() : base).replace(/\/+$/, "");
     },
-    now: () => Date.now(),
+    now,
     // Bounded in rate (limitRefusals) and in size: a refusal carries text the sender chose.
     refuse: limitRefusals(
       async (given) => {
@@ -58,7 +59,7 @@ export function inboundDeps(
           logger.error({ err }, "could not audit a refused channel input");
         }
       },
-      () => Date.now(),
+      now,
       logger,
     ),
   };
