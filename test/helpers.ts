@@ -3,11 +3,26 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { ListFilter, Store } from "../src/core/store.js";
 
 /** A fresh temporary folder, removed by the returned cleanup. */
 export function tempDir(prefix = "airlock-test-"): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The ids of every page of a listing's summaries, followed by cursor (pages of 2 unless
+ * `filter.limit` says; 500 pages at most). */
+export async function allIds(store: Store, filter: ListFilter): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 500; pages++) {
+    const page = await store.listSummaries({ limit: 2, ...filter, cursor });
+    ids.push(...page.items.map((s) => s.id));
+    cursor = page.nextCursor;
+    if (!cursor) break;
+  }
+  return ids;
 }
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));

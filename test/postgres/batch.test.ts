@@ -11,6 +11,7 @@ import { deadlineKey, titleMatches } from "../../src/store/paging.js";
 import { type PostgresStoreOptions, postgresStore } from "../../src/store/postgres.js";
 import { fillTitleLower } from "../../src/store/postgres-migrations.js";
 import { request } from "../audit/fixtures.js";
+import { allIds } from "../helpers.js";
 import { adminQuery, describePg, dropSchema, freshSchema } from "./pg-env.js";
 
 const KEY = "b".repeat(32);
@@ -243,14 +244,7 @@ await describePg("postgres grouped writes and title search", ({ url }) => {
       for (const q of ["beacon", "rare find", "filler 1", "nothing here", "be"]) {
         for (const status of [undefined, "pending", "approved"] as const) {
           for (const order of ["newest", "oldest", "deadline"] as const) {
-            const ids: string[] = [];
-            let cursor: string | undefined;
-            for (let pages = 0; pages < 100; pages++) {
-              const page = await store.listSummaries({ q, status, order, limit: 4, cursor });
-              ids.push(...page.items.map((x) => x.id));
-              cursor = page.nextCursor;
-              if (!cursor) break;
-            }
+            const ids = await allIds(store, { q, status, order, limit: 4 });
             expect(ids, `store ${n} q=${q} status=${status} order=${order}`).toEqual(
               want(q, status, order),
             );

@@ -20,7 +20,7 @@ import {
 } from "../../src/store/sqlite-search.js";
 import { TITLE_INDEX_BATCH } from "../../src/store/sqlite-title-index.js";
 import { request } from "../audit/fixtures.js";
-import { tempDir } from "../helpers.js";
+import { allIds, tempDir } from "../helpers.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -100,19 +100,6 @@ function expected(rs: ApprovalRequest[], q: string): string[] {
     .reverse();
 }
 
-/** Every page of a listing's summaries by cursor (pages of 2 unless `filter.limit` says). */
-async function allIds(store: Store, filter: ListFilter): Promise<string[]> {
-  const ids: string[] = [];
-  let cursor: string | undefined;
-  for (let pages = 0; pages < 500; pages++) {
-    const page = await store.listSummaries({ limit: 2, ...filter, cursor });
-    ids.push(...page.items.map((s) => s.id));
-    cursor = page.nextCursor;
-    if (!cursor) break;
-  }
-  return ids;
-}
-
 describe("SQLite title search (q)", () => {
   it("lists, summarises and counts exactly the titles titleMatches picks, page by page", async () => {
     const store = open();
@@ -146,15 +133,7 @@ describe("SQLite title search (q)", () => {
     for (const q of ["common", "COMMON JOB 3", "job 1", "other 3"]) {
       const want = expected(rs, q);
       for (const limit of [1, 2, 5, 50]) {
-        const ids: string[] = [];
-        let cursor: string | undefined;
-        for (let pages = 0; pages < 100; pages++) {
-          const page = await store.listSummaries({ q, limit, cursor });
-          ids.push(...page.items.map((x) => x.id));
-          cursor = page.nextCursor;
-          if (!cursor) break;
-        }
-        expect(ids, `q=${q} limit=${limit}`).toEqual(want);
+        expect(await allIds(store, { q, limit }), `q=${q} limit=${limit}`).toEqual(want);
       }
       const deadline = await store.listRequests({ q, order: "deadline", limit: 3 });
       expect(deadline.items.length).toBe(Math.min(3, want.length));
