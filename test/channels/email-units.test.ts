@@ -34,13 +34,44 @@ describe("link tokens", () => {
 });
 
 describe("reply tokens", () => {
-  it("bind a request to one address, whatever its case", () => {
-    const token = replyToken(SECRET, ID, "Alice@Example.com") as string;
+  const NOW = Date.UTC(2026, 10, 27, 9, 0, 0);
+  const HOUR = 3_600_000;
+
+  it("bind a request to one address, whatever its case, until they expire", () => {
+    const token = replyToken(SECRET, ID, "Alice@Example.com", NOW + HOUR) as string;
     expect(token).toMatch(/^[a-z0-9]{46}$/);
-    expect(verifyReplyToken(SECRET, token.toUpperCase(), "alice@example.com")).toBe(ID);
-    expect(verifyReplyToken(SECRET, token, "bob@example.com")).toBeUndefined();
-    expect(verifyReplyToken(`${SECRET}x`, token, "alice@example.com")).toBeUndefined();
-    expect(replyToken(SECRET, "not-a-request-id", "a@example.com")).toBeUndefined();
+    expect(verifyReplyToken(SECRET, token.toUpperCase(), "alice@example.com", NOW)).toEqual({
+      ok: true,
+      requestId: ID,
+    });
+    expect(verifyReplyToken(SECRET, token, "alice@example.com", NOW + HOUR - 1).ok).toBe(true);
+    expect(verifyReplyToken(SECRET, token, "alice@example.com", NOW + HOUR)).toEqual({
+      ok: false,
+      reason: "expired",
+      requestId: ID,
+    });
+    expect(verifyReplyToken(SECRET, token, "bob@example.com", NOW)).toEqual({
+      ok: false,
+      reason: "forged",
+    });
+    expect(verifyReplyToken(`${SECRET}x`, token, "alice@example.com", NOW).ok).toBe(false);
+    expect(replyToken(SECRET, "not-a-request-id", "a@example.com", NOW)).toBeUndefined();
+  });
+
+  it("round a partial minute up, and sign the expiry: a later one written in is forged", () => {
+    const token = replyToken(SECRET, ID, "alice@example.com", NOW + 1) as string;
+    expect(verifyReplyToken(SECRET, token, "alice@example.com", NOW + 59_999).ok).toBe(true);
+    expect(verifyReplyToken(SECRET, token, "alice@example.com", NOW + 60_000).ok).toBe(false);
+    const later = replyToken(SECRET, ID, "alice@example.com", NOW + 1000 * HOUR) as string;
+    const spliced = token.slice(0, 26) + later.slice(26, 32) + token.slice(32);
+    expect(spliced).not.toBe(token);
+    expect(verifyReplyToken(SECRET, spliced, "alice@example.com", NOW)).toEqual({
+      ok: false,
+      reason: "forged",
+    });
+    // Not base32 where the expiry goes.
+    const bad = `${token.slice(0, 26)}000000${token.slice(32)}`;
+    expect(verifyReplyToken(SECRET, bad, "alice@example.com", NOW).ok).toBe(false);
   });
 });
 

@@ -651,6 +651,47 @@ describe("replies", () => {
     expect((await airlock.get(request.id)).status).toBe("pending");
   });
 
+  it("refuses a reply to an expired reply address, audited, and tells its owner where to decide", async () => {
+    const request = await newRequest();
+    const alice = (await mailsFor(request)).get("alice@example.com") as SinkMail;
+    expect(alice.parsed.text).toContain(
+      "Links and the reply address are yours alone and expire at",
+    );
+    sink.mails.length = 0;
+    // The mail's links live a day (the default linkTtlSeconds); so does its reply address.
+    clockOffsetMs = 24 * 3600 * 1000 + 60_000;
+    await replyOverSmtp({
+      from: "alice@example.com",
+      to: replyAddressOf(alice),
+      text: "APPROVE ALL",
+    });
+    const [notice] = await sink.waitFor(1);
+    expect(notice?.envelope.to).toEqual(["alice@example.com"]);
+    expect(notice?.parsed.text).toContain("this reply address has expired");
+    expect(notice?.parsed.text).toContain(`${PUBLIC_URL}/requests/${request.id}`);
+    expect(refusals).toEqual([
+      expect.objectContaining({
+        requestId: request.id,
+        actor: "alice@example.com",
+        reason: "email reply from alice@example.com to an expired reply address",
+      }),
+    ]);
+    const audit = await airlock.audit({ requestId: request.id });
+    expect(
+      audit.some((e) => e.type === "notified" && String(e.data.refused).includes("expired")),
+    ).toBe(true);
+    expect((await airlock.get(request.id)).status).toBe("pending");
+
+    // Just before the expiry the same reply decides.
+    clockOffsetMs = 24 * 3600 * 1000 - 60_000;
+    await replyOverSmtp({
+      from: "alice@example.com",
+      to: replyAddressOf(alice),
+      text: "APPROVE ALL",
+    });
+    expect((await airlock.get(request.id)).decision).toMatchObject({ reviewer: "alice" });
+  });
+
   it("REJECT with a reason and REVISE with a comment are recorded", async () => {
     const a = await newRequest();
     const b = await newRequest();

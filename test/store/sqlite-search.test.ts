@@ -6,7 +6,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
-import type { ListFilter, Store } from "../../src/core/store.js";
+import type { Store } from "../../src/core/store.js";
 import { titleMatches } from "../../src/store/paging.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { applySqliteMigrations } from "../../src/store/sqlite-migrate.js";

@@ -64,13 +64,15 @@ export function subjectOf(topic: OutboxTopic, request: ApprovalRequest): string 
   }
 }
 
-/** The reply address bound to (request, recipient), when the request id can carry one. */
+/** The reply address bound to (request, recipient) until `expiresMs`, when the request id can
+ * carry one. */
 export function replyAddress(
   options: ResolvedEmailOptions,
   requestId: string,
   recipient: string,
+  expiresMs: number,
 ): string | undefined {
-  const token = replyToken(options.linkSecret, requestId, recipient);
+  const token = replyToken(options.linkSecret, requestId, recipient, expiresMs);
   return token && `${options.replyLocalPart}+${token}@${options.replyDomain}`.toLowerCase();
 }
 
@@ -117,7 +119,9 @@ export function composeRequestMail(
     url: `${ctx.publicUrl}/channels/${encodeURIComponent(ctx.channelName)}/l/${signLink(options.linkSecret, { r: request.id, to, o: c.outcome, m: c.method, exp, n: nonce })}`,
   }));
   const inbox = inboxUrl(ctx.publicUrl, request.id);
-  const replyTo = decider ? replyAddress(options, request.id, to) : undefined;
+  // The reply address lives as long as the links: a leaked one (a forward, a reply-all) stops
+  // working with them, and each reminder or escalation mail brings a fresh one.
+  const replyTo = decider ? replyAddress(options, request.id, to, exp * 1000) : undefined;
   const body = formatRequest(request, "text", { now: ctx.now });
   const lead = !decider
     ? `For your information: ${oneLine(request.requester, 100)} asks for an approval you cannot give.`
@@ -143,7 +147,9 @@ export function composeRequestMail(
     : "";
 
   const linkNote = decider
-    ? [`Links are yours alone and expire at ${iso(exp * 1000)}; the first decision counts.`]
+    ? [
+        `${replyTo ? "Links and the reply address" : "Links"} are yours alone and expire at ${iso(exp * 1000)}; the first decision counts.`,
+      ]
     : [];
   const text = [
     lead,

@@ -129,8 +129,8 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
     if (!token)
       return { status: "ignored", reason: "not addressed to a reply address of this channel" };
     if (!sender) return refuse("email reply without a From address");
-    const requestId = verifyReplyToken(options.linkSecret, token, sender);
-    if (!requestId) {
+    const check = verifyReplyToken(options.linkSecret, token, sender, deps.now());
+    if (!check.ok && check.reason === "forged") {
       return refuse(
         `email reply from ${quoted(sender)} to a reply address not issued to that sender (forged or forwarded)`,
         undefined,
@@ -138,6 +138,23 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
       );
     }
     const replyAddress = `${options.replyLocalPart}+${token}@${options.replyDomain}`.toLowerCase();
+    if (!check.ok) {
+      // The address was issued to this sender, so telling them where to decide sends nothing to a
+      // stranger; the reply address of this answer is the expired one, and so decides nothing.
+      const result = await refuse(
+        `email reply from ${quoted(sender)} to an expired reply address`,
+        check.requestId,
+        sender,
+      );
+      await answer(mail, sender, replyAddress, [
+        "Your reply was not recorded: this reply address has expired.",
+        "Decide in the inbox, or reply to the newest mail about this request.",
+        "",
+        `Inbox: ${inboxUrl(deps.publicUrl, check.requestId)}`,
+      ]);
+      return result;
+    }
+    const { requestId } = check;
     const reviewer = email.identities.byEmail(sender);
     if (!reviewer)
       return refuse(

@@ -3,7 +3,8 @@
 // - a link token (in `/l/<token>`) carries what one click decides, for whom, until when, and a nonce
 //   shared by the links of one mail (the decision's idempotency key: the mail's links work once);
 // - a reply token (in `<local>+<token>@<domain>`) binds a request to the one address it was sent
-//   to. Mail software may change the case of an address, so it is lower-case base32 of fixed length.
+//   to, until an expiry (the mail's links' own). Mail software may change the case of an address,
+//   so it is lower-case base32 of fixed length.
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 export type LinkOutcome = "approved" | "rejected";
@@ -73,42 +74,59 @@ function parseClaims(body: string): LinkClaims | undefined {
   return c as unknown as LinkClaims;
 }
 
-// Request ids are `req_` and a lower-case ULID (26 characters); the reply token keeps the ULID.
+// Request ids are `req_` and a lower-case ULID (26 characters); the reply token keeps the ULID,
+// then the expiry in minutes since the epoch (6 base32 characters: 30 bits, past the year 3900),
+// then the MAC. 46 characters in all, so that `<local part ≤ 17>+<token>` fits the 64 of RFC 5321.
 const ID_PREFIX = "req_";
 const ULID = /^[0-9a-z]{26}$/;
-const MAC_CHARS = 20; // 100 bits of base32
-export const REPLY_TOKEN_LENGTH = 26 + MAC_CHARS;
+const EXPIRY_CHARS = 6;
+const EXPIRY = /^[a-z2-7]{6}$/;
+const MAC_CHARS = 14; // 70 bits: each guess costs the forger a mail
+export const REPLY_TOKEN_LENGTH = 26 + EXPIRY_CHARS + MAC_CHARS;
 
-/** The reply token for (request, recipient), or undefined for an id that is not a request id. */
+export type ReplyCheck =
+  | { ok: true; requestId: string }
+  | { ok: false; reason: "forged" }
+  | { ok: false; reason: "expired"; requestId: string };
+
+/** The reply token for (request, recipient) that works until `expiresMs` (rounded up to the
+ * minute), or undefined for an id that is not a request id. */
 export function replyToken(
   secret: string,
   requestId: string,
   recipient: string,
+  expiresMs: number,
 ): string | undefined {
   const ulid = requestId.startsWith(ID_PREFIX) ? requestId.slice(ID_PREFIX.length) : "";
   if (!ULID.test(ulid)) return undefined;
-  return ulid + replyMac(secret, requestId, recipient);
+  const expiry = base32Number(Math.ceil(expiresMs / 60_000), EXPIRY_CHARS);
+  return ulid + expiry + replyMac(secret, requestId, expiry, recipient);
 }
 
-/** The request id in a reply token when the token was issued to `sender`; undefined otherwise (a
- * forged token, or one sent to someone else). */
+/** Whether a reply token was issued to `sender` (a forged token and one sent to someone else are
+ * alike "forged") and has not expired at `nowMs`. */
 export function verifyReplyToken(
   secret: string,
   token: string,
   sender: string,
-): string | undefined {
+  nowMs: number,
+): ReplyCheck {
   const t = token.toLowerCase();
-  if (t.length !== REPLY_TOKEN_LENGTH) return undefined;
+  if (t.length !== REPLY_TOKEN_LENGTH) return { ok: false, reason: "forged" };
   const ulid = t.slice(0, 26);
-  if (!ULID.test(ulid)) return undefined;
+  const expiry = t.slice(26, 26 + EXPIRY_CHARS);
+  if (!ULID.test(ulid) || !EXPIRY.test(expiry)) return { ok: false, reason: "forged" };
   const requestId = ID_PREFIX + ulid;
-  const expected = Buffer.from(replyMac(secret, requestId, sender));
-  return sameBytes(Buffer.from(t.slice(26)), expected) ? requestId : undefined;
+  const expected = Buffer.from(replyMac(secret, requestId, expiry, sender));
+  if (!sameBytes(Buffer.from(t.slice(26 + EXPIRY_CHARS)), expected))
+    return { ok: false, reason: "forged" };
+  if (numberOfBase32(expiry) * 60_000 <= nowMs) return { ok: false, reason: "expired", requestId };
+  return { ok: true, requestId };
 }
 
-function replyMac(secret: string, requestId: string, recipient: string): string {
-  const digest = mac(secret, "reply", `${requestId}\n${recipient.trim().toLowerCase()}`);
-  return base32(digest).slice(0, MAC_CHARS);
+function replyMac(secret: string, requestId: string, expiry: string, recipient: string): string {
+  const data = `${requestId}\n${expiry}\n${recipient.trim().toLowerCase()}`;
+  return base32(mac(secret, "reply", data)).slice(0, MAC_CHARS);
 }
 
 function mac(secret: string, label: string, data: string): Buffer {
@@ -136,4 +154,21 @@ function base32(bytes: Buffer): string {
   }
   if (bits > 0) out += ALPHABET[(value << (5 - bits)) & 31];
   return out;
+}
+
+/** `n` (0 ≤ n < 32^chars) as `chars` base32 digits, most significant first. */
+function base32Number(n: number, chars: number): string {
+  let out = "";
+  let v = Math.max(0, Math.min(n, 32 ** chars - 1));
+  for (let i = 0; i < chars; i++) {
+    out = (ALPHABET[v % 32] as string) + out;
+    v = Math.floor(v / 32);
+  }
+  return out;
+}
+
+function numberOfBase32(digits: string): number {
+  let v = 0;
+  for (const d of digits) v = v * 32 + ALPHABET.indexOf(d);
+  return v;
 }
