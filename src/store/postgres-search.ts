@@ -3,8 +3,8 @@
 // requests, and checking each reads its heap page: hundreds of ms. Yet a text that is not rare has
 // its first page of matches among the listing's first rows in order. So:
 // 1. walk: the listing's next `walkRows` rows in its order, read from the index that gives the order
-//    alone (title_lower is included in it: migration 8), checking each title; the page is full, or
-//    the listing ended, for most texts;
+//    alone (title_lower is included in it: migration 8), checking each title; the matches are read
+//    by id with the whole filter; the page is full, or the listing ended, for most texts;
 // 2. if not, a second walk after it, as long as how common the text is says a page needs (bounded);
 // 3. only then the trigram index's candidates after the last row walked (the usual statement).
 // Every row is checked against the whole text; the stages only decide what is read.
@@ -27,11 +27,13 @@ interface Walked {
 }
 
 /** The walk reads an index alone only for a listing of one status (its (status, order) index), or
- * of all statuses newest or oldest first (the primary key); other filters read the table anyway. */
+ * of all statuses newest or oldest first (the primary key). Approver and action filters (a
+ * reviewer's inbox, a filtered queue) are left out of the walk and checked when its matches are read
+ * by id: most rows pass them. A requester filter passes few rows (one agent's own), so it goes to
+ * the trigram index at once. */
 export function walkable(filter: ListFilter): boolean {
   if (!filter.q) return false;
-  if (filter.action !== undefined || filter.requester !== undefined) return false;
-  if (filter.approver !== undefined) return false;
+  if (filter.requester !== undefined) return false;
   const statuses = listedStatuses(filter).length;
   return statuses === 1 || (statuses === 0 && listOrder(filter) !== "deadline");
 }
@@ -59,37 +61,40 @@ export async function searchRows<R extends Positioned>(
   for (let round = 0; round < 2; round++) {
     const need = limit + 1 - found.length;
     const walked = await read<Walked & Positioned>(
-      sql.walkTitles({ ...from, limit: need - 1 }, rows),
+      sql.walkTitles({ ...from, approver: undefined, action: undefined, limit: need - 1 }, rows),
     );
     const hits = walked.filter((r) => r.hit).slice(0, need);
     // The walk's last row, when the walk read all it could (the listing goes on, maybe).
     const last = walked.find((r) => Number(r.n) === rows);
-    if (hits.length) {
-      found.push(
-        ...(await read<R>(
+    // Read with the whole filter: a hit another filter leaves out, or that left the listing since
+    // (a decision), is dropped here.
+    const kept = hits.length
+      ? await read<R>(
           sql.listIds(
             hits.map((h) => h.id),
             columns,
             filter,
           ),
-        )),
-      );
-    }
+        )
+      : [];
+    found.push(...kept);
     if (found.length > limit) return found;
     // Fewer than needed, and the listing ended within the walk: every match was there.
     if (hits.length < need && !last) return found;
-    // A row that was a hit may have left the listing since (a decision): go on after the last
-    // hit then; otherwise after the last row walked.
+    // Some hits were dropped: go on after the last hit then; otherwise after the last row walked.
     const after = hits.length >= need ? (hits[hits.length - 1] as Walked) : (last as Walked);
     from = {
       ...filter,
       cursor: cursorAfter(order, { id: after.id, deadlineKey: Number(after.dkey) }),
     };
-    // How common the text is: from the walk's matches, or else from the newest titles.
-    const share = hits.length > 0 ? hits.length / rows : await sampleShare(filter.q ?? "");
+    // How common the text is among the rows listed: from the walk's matches the filter kept, over
+    // the rows walked to reach them; from the newest titles when the walk found no title at all.
+    // Hits the filter dropped every one of say it passes few rows: the trigram index next.
+    const share =
+      hits.length > 0 ? kept.length / Number(after.n) : await sampleShare(filter.q ?? "");
     if (share === 0) break;
     // Three times the estimate, at least another walk's worth: matches come in clusters.
-    const estimate = Math.ceil(((need - hits.length) / share) * 3);
+    const estimate = Math.ceil(((limit + 1 - found.length) / share) * 3);
     rows = Math.min(Math.max(estimate, walkRows), walkRows * SECOND_WALK_MAX);
   }
   // The trigram index's candidates after the rows walked.

@@ -223,6 +223,9 @@ await describePg("postgres grouped writes and title search", ({ url }) => {
       const r = request(`req_${String(i).padStart(4, "0")}`, {
         title,
         ...(i % 4 === 0 ? {} : { deadline: 1_800_000_000_000 + (i % 13) * 1000 }),
+        // A reviewer's scope (approvers) and an action filter drop some of the walk's matches.
+        approvers: i % 5 === 1 ? ["ops"] : i % 5 === 2 ? [] : ["finance"],
+        action: i % 7 === 3 ? "deploy" : "files.write",
       });
       await writer.insertRequest(r, []);
       if (i % 3 === 0) {
@@ -231,9 +234,18 @@ await describePg("postgres grouped writes and title search", ({ url }) => {
         rs.push(approved);
       } else rs.push(r);
     }
-    const want = (q: string, status: string | undefined, order: string) =>
+    const opsMay = (r: ApprovalRequest) => r.approvers.length === 0 || r.approvers.includes("ops");
+    const want = (
+      q: string,
+      status: string | undefined,
+      order: string,
+      keep: (r: ApprovalRequest) => boolean = () => true,
+    ) =>
       rs
-        .filter((r) => (status === undefined || r.status === status) && titleMatches(r.title, q))
+        .filter(
+          (r) =>
+            (status === undefined || r.status === status) && titleMatches(r.title, q) && keep(r),
+        )
         .sort((a, b) =>
           order === "deadline"
             ? deadlineKey(a) - deadlineKey(b) || (a.id < b.id ? -1 : 1)
@@ -252,6 +264,21 @@ await describePg("postgres grouped writes and title search", ({ url }) => {
         }
         const docs = await store.listRequests({ q, status: "pending", limit: 500 });
         expect(docs.items.map((r) => r.id)).toEqual(want(q, "pending", "newest"));
+        for (const order of ["newest", "deadline"] as const) {
+          const scope = `store ${n} q=${q} order=${order}`;
+          const reviewer = await allIds(store, {
+            q,
+            status: "pending",
+            order,
+            approver: ["alice", "ops"],
+            limit: 3,
+          });
+          expect(reviewer, `${scope} approver`).toEqual(want(q, "pending", order, opsMay));
+          const deploys = await allIds(store, { q, order, action: "deploy", limit: 2 });
+          expect(deploys, `${scope} action`).toEqual(
+            want(q, undefined, order, (r) => r.action === "deploy"),
+          );
+        }
       }
     }
   });
