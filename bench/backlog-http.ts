@@ -95,6 +95,22 @@ export async function signIn(url: string): Promise<string> {
   return session.join("; ");
 }
 
+/** A new reviewer token in the generated requests' approver group. */
+async function reviewerToken(url: string): Promise<string> {
+  const res = await fetch(`${url}/v1/tokens`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({
+      name: "bench-reviewer",
+      roles: ["reviewer"],
+      groups: ["bench-reviewers"],
+    }),
+  });
+  const body = (await res.json()) as { token?: string };
+  if (res.status !== 201 || !body.token) throw new Error(`token not created: ${res.status}`);
+  return body.token;
+}
+
 /** Times `tries` calls of `call` (each must succeed); returns the p99 and p50 in ms. */
 export async function timed(
   tries: number,
@@ -174,6 +190,15 @@ export async function measureServed(
     await getOk(`${api}?q=${encodeURIComponent(`nothing-like-this-${i}`)}`);
   });
   add("search_no_match_p99_ms", rare.p99);
+  // The same searches as a reviewer sees them: scoped to what the reviewer may decide (an approver
+  // filter), as the inbox and the API list for every reviewer who is not an admin.
+  const reviewer = { authorization: `Bearer ${await reviewerToken(s.url)}` };
+  const scoped = await timed(words.length * 2, async (i) => {
+    const word = words[i % words.length] as string;
+    const scope = i % 2 === 0 ? "&status=pending" : "";
+    await getOk(`${api}?q=${encodeURIComponent(word)}${scope}`, reviewer);
+  });
+  add("search_reviewer_p99_ms", scoped.p99);
 
   const inbox = await timed(30, async () => {
     await getOk(`${s.url}/`, { cookie });
