@@ -22,7 +22,7 @@ interface Walked {
   id: string;
   hit: boolean;
   dkey: number;
-  /** The row's place in the walk, from 1. */
+  /** The walk's length on its last row (not a hit), 0 on hits. */
   n: string | number;
 }
 
@@ -87,11 +87,11 @@ export async function searchRows<R extends Positioned>(
       ...filter,
       cursor: cursorAfter(order, { id: after.id, deadlineKey: Number(after.dkey) }),
     };
-    // How common the text is among the rows listed: from the walk's matches the filter kept, over
-    // the rows walked to reach them; from the newest titles when the walk found no title at all.
-    // Hits the filter dropped every one of say it passes few rows: the trigram index next.
-    const share =
-      hits.length > 0 ? kept.length / Number(after.n) : await sampleShare(filter.q ?? "");
+    // How common the text is among the rows listed: from the walk's matches the filter kept (over
+    // the whole walk: a page of hits may have come sooner, so this errs towards walking more);
+    // from the newest titles when the walk found no title at all. Hits the filter dropped every
+    // one of say it passes few rows: the trigram index next.
+    const share = hits.length > 0 ? kept.length / rows : await sampleShare(filter.q ?? "");
     if (share === 0) break;
     // Three times the estimate, at least another walk's worth: matches come in clusters.
     const estimate = Math.ceil(((limit + 1 - found.length) / share) * 3);
