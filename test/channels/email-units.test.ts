@@ -1,4 +1,5 @@
 // The email channel's pure parts: link and reply tokens, quoted-text stripping, auto-reply detection.
+import { createHmac } from "node:crypto";
 import { simpleParser } from "mailparser";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
@@ -72,6 +73,27 @@ describe("reply tokens", () => {
     // Not base32 where the expiry goes.
     const bad = `${token.slice(0, 26)}000000${token.slice(32)}`;
     expect(verifyReplyToken(SECRET, bad, "alice@example.com", NOW).ok).toBe(false);
+  });
+  it("take a reply address sent before they expired (no expiry in it) as expired, not forged", () => {
+    // That format: the ULID, then the first 20 base32 characters of the HMAC of id and address.
+    const digest = createHmac("sha256", SECRET)
+      .update(`airlock-email-reply\n${ID}\nalice@example.com`)
+      .digest();
+    const alphabet = "abcdefghijklmnopqrstuvwxyz234567";
+    let bits = "";
+    for (const byte of digest) bits += byte.toString(2).padStart(8, "0");
+    let mac = "";
+    for (let i = 0; i < 20; i++) mac += alphabet[Number.parseInt(bits.slice(i * 5, i * 5 + 5), 2)];
+    const legacy = ID.slice(4) + mac;
+    expect(verifyReplyToken(SECRET, legacy, "alice@example.com", NOW)).toEqual({
+      ok: false,
+      reason: "expired",
+      requestId: ID,
+    });
+    expect(verifyReplyToken(SECRET, legacy, "bob@example.com", NOW)).toEqual({
+      ok: false,
+      reason: "forged",
+    });
   });
 });
 

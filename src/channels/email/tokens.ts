@@ -118,8 +118,14 @@ export function verifyReplyToken(
   if (!ULID.test(ulid) || !EXPIRY.test(expiry)) return { ok: false, reason: "forged" };
   const requestId = ID_PREFIX + ulid;
   const expected = Buffer.from(replyMac(secret, requestId, expiry, sender));
-  if (!sameBytes(Buffer.from(t.slice(26 + EXPIRY_CHARS)), expected))
-    return { ok: false, reason: "forged" };
+  if (!sameBytes(Buffer.from(t.slice(26 + EXPIRY_CHARS)), expected)) {
+    // A reply address sent before they expired (ULID and a 20-character MAC, no expiry) is
+    // genuine but has no end: taken as expired, so its owner hears where to decide now.
+    const legacy = Buffer.from(legacyReplyMac(secret, requestId, sender));
+    return sameBytes(Buffer.from(t.slice(26)), legacy)
+      ? { ok: false, reason: "expired", requestId }
+      : { ok: false, reason: "forged" };
+  }
   if (numberOfBase32(expiry) * 60_000 <= nowMs) return { ok: false, reason: "expired", requestId };
   return { ok: true, requestId };
 }
@@ -127,6 +133,11 @@ export function verifyReplyToken(
 function replyMac(secret: string, requestId: string, expiry: string, recipient: string): string {
   const data = `${requestId}\n${expiry}\n${recipient.trim().toLowerCase()}`;
   return base32(mac(secret, "reply", data)).slice(0, MAC_CHARS);
+}
+
+function legacyReplyMac(secret: string, requestId: string, recipient: string): string {
+  const data = `${requestId}\n${recipient.trim().toLowerCase()}`;
+  return base32(mac(secret, "reply", data)).slice(0, REPLY_TOKEN_LENGTH - 26);
 }
 
 function mac(secret: string, label: string, data: string): Buffer {
