@@ -22,7 +22,7 @@ interface Walked {
   id: string;
   hit: boolean;
   dkey: number;
-  /** The walk's length on its last row (not a hit), 0 on hits. */
+  /** The walk's length on its last row (reported with hit false, even when it matches), 0 on hits. */
   n: string | number;
 }
 
@@ -43,6 +43,9 @@ export function walkable(filter: ListFilter): boolean {
  * none, as far as the share of the newest titles holding the text says (none: no second walk). */
 const SECOND_WALK_MAX = 4;
 
+/** The most hits a second walk stops at (and reads by id) when a filter drops some of them. */
+const MAX_WALK_HITS = 1_000;
+
 /** The rows of a search page in the listing's order (one more than the page when another follows),
  * each with its deadline key. `read` runs a statement and returns its rows. */
 export async function searchRows<R extends Positioned>(
@@ -58,13 +61,15 @@ export async function searchRows<R extends Positioned>(
   const found: R[] = [];
   let from = filter;
   let rows = walkRows;
+  // Hits the next walk stops at: a page's worth, or more when the filter drops some of them.
+  let want = limit + 1;
   for (let round = 0; round < 2; round++) {
-    const need = limit + 1 - found.length;
     const walked = await read<Walked & Positioned>(
-      sql.walkTitles({ ...from, approver: undefined, action: undefined, limit: need - 1 }, rows),
+      sql.walkTitles({ ...from, approver: undefined, action: undefined }, rows, want),
     );
-    const hits = walked.filter((r) => r.hit).slice(0, need);
-    // The walk's last row, when the walk read all it could (the listing goes on, maybe).
+    const hits = walked.filter((r) => r.hit).slice(0, want);
+    // The walk's last row, when the page of hits was not full and the walk read all it could (the
+    // listing goes on, maybe).
     const last = walked.find((r) => Number(r.n) === rows);
     // Read with the whole filter: a hit another filter leaves out, or that left the listing since
     // (a decision), is dropped here.
@@ -78,11 +83,11 @@ export async function searchRows<R extends Positioned>(
         )
       : [];
     found.push(...kept);
-    if (found.length > limit) return found;
-    // Fewer than needed, and the listing ended within the walk: every match was there.
-    if (hits.length < need && !last) return found;
+    if (found.length > limit) return found.slice(0, limit + 1);
+    // Fewer than wanted, and the listing ended within the walk: every match was there.
+    if (hits.length < want && !last) return found;
     // Some hits were dropped: go on after the last hit then; otherwise after the last row walked.
-    const after = hits.length >= need ? (hits[hits.length - 1] as Walked) : (last as Walked);
+    const after = hits.length >= want ? (hits[hits.length - 1] as Walked) : (last as Walked);
     from = {
       ...filter,
       cursor: cursorAfter(order, { id: after.id, deadlineKey: Number(after.dkey) }),
@@ -93,9 +98,13 @@ export async function searchRows<R extends Positioned>(
     // one of say it passes few rows: the trigram index next.
     const share = hits.length > 0 ? kept.length / rows : await sampleShare(filter.q ?? "");
     if (share === 0) break;
+    const missing = limit + 1 - found.length;
     // Three times the estimate, at least another walk's worth: matches come in clusters.
-    const estimate = Math.ceil(((limit + 1 - found.length) / share) * 3);
+    const estimate = Math.ceil((missing / share) * 3);
     rows = Math.min(Math.max(estimate, walkRows), walkRows * SECOND_WALK_MAX);
+    // As many hits as the filter's share of them says fill the page, with a margin (bounded).
+    const keptShare = hits.length > 0 ? kept.length / hits.length : 1;
+    want = Math.min(Math.ceil((missing / keptShare) * 1.5), MAX_WALK_HITS);
   }
   // The trigram index's candidates after the rows walked.
   const rest = sql.list({ ...from, limit: Math.max(1, limit - found.length) }, columns);

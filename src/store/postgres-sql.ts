@@ -394,16 +394,21 @@ export function statements(schema: string) {
     },
     /** A title search's first stage (postgres-search.ts): the listing's next `rows` rows in its order
      * without the text, read from the index that gives the order (each includes title_lower): of
-     * them, in order, the first page and one holding the text (hit), each with its deadline key;
-     * and, only when fewer hold it, the walk's last row (not a hit; n = `rows`), where the next
-     * stage goes on. One statement, so one snapshot: the last row is the one the hits were walked to.
-     * (A window function numbering the rows cost more than the walk itself: 2.5 times the time.) */
-    walkTitles(filter: ListFilter, rows: number): Query & { order: ReturnType<typeof listOrder> } {
+     * them, in order, the first `hits` holding the text (hit), each with its deadline key; and,
+     * only when fewer hold it, the walk's last row (reported with hit false, even when it matches;
+     * n = `rows`), where the next stage goes on. One statement, so one snapshot: the last row is the
+     * one the hits were walked to. (A window function numbering the rows cost more than the walk
+     * itself: 2.5 times the time.) */
+    walkTitles(
+      filter: ListFilter,
+      rows: number,
+      hits: number,
+    ): Query & { order: ReturnType<typeof listOrder> } {
       const { order, where, values, orderBy } = ordered({ ...filter, q: undefined });
       const dkey = order === "deadline" ? DEADLINE_KEY : "0::double precision";
       values.push(containsPattern(filter.q ?? ""));
       const walk = Math.trunc(rows);
-      const page = clampLimit(filter.limit) + 1;
+      const page = Math.max(1, Math.trunc(hits));
       const rowsWalked = `SELECT id, title_lower, ${dkey} AS dkey FROM ${requests}
         ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${orderBy} LIMIT ${walk}`;
       // The outer LIMIT stops before the second branch runs once the first has a page of hits.

@@ -10,6 +10,8 @@ import type { Store } from "../../src/core/store.js";
 import { deadlineKey, titleMatches } from "../../src/store/paging.js";
 import { type PostgresStoreOptions, postgresStore } from "../../src/store/postgres.js";
 import { fillTitleLower } from "../../src/store/postgres-migrations.js";
+import { searchRows, WALK_ROWS } from "../../src/store/postgres-search.js";
+import { type Query, statements } from "../../src/store/postgres-sql.js";
 import { request } from "../audit/fixtures.js";
 import { allIds } from "../helpers.js";
 import { adminQuery, describePg, dropSchema, freshSchema } from "./pg-env.js";
@@ -281,6 +283,48 @@ await describePg("postgres grouped writes and title search", ({ url }) => {
         }
       }
     }
+  });
+
+  it("a reviewer's search fills its page from the walk when the approver filter drops half the matches", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    const rs: ApprovalRequest[] = [];
+    for (let i = 0; i < 400; i++) {
+      const r = request(`req_${String(i).padStart(4, "0")}`, {
+        title: i % 3 === 0 ? `Invoice ${i}` : `filler ${i}`,
+        approvers: i % 2 === 0 ? ["ops"] : ["finance"],
+      });
+      await store.insertRequest(r, []);
+      rs.push(r);
+    }
+    // searchRows itself, reading through a client of its own, to see which statements it runs.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    cleanups.push(() => client.end());
+    const texts: string[] = [];
+    const read = async <R>(q: Query): Promise<R[]> => {
+      texts.push(q.text);
+      return (await client.query(q.text, q.values as unknown[])).rows as R[];
+    };
+    const filter = { q: "invoice", status: "pending" as const, approver: ["ops"], limit: 10 };
+    const rows = await searchRows<{ id: string; dkey: number }>(
+      statements(schema),
+      filter,
+      "id",
+      WALK_ROWS,
+      read,
+      async () => 0.3,
+    );
+    const want = rs
+      .filter((r) => titleMatches(r.title, "invoice") && r.approvers.includes("ops"))
+      .map((r) => r.id)
+      .sort()
+      .reverse();
+    expect(rows.map((r) => r.id)).toEqual(want.slice(0, 11));
+    // Walks and reads by id only: the trigram index was never asked.
+    expect(texts.length).toBeGreaterThan(2);
+    for (const t of texts) expect(t.includes("UNION ALL") || t.includes("= ANY(")).toBe(true);
+    expect(await allIds(store, filter)).toEqual(want);
   });
 
   it("rows written before title search are filled the way titleMatches lower-cases", async () => {
