@@ -56,13 +56,26 @@ describe("reply tokens", () => {
       reason: "forged",
     });
     expect(verifyReplyToken(`${SECRET}x`, token, "alice@example.com", NOW).ok).toBe(false);
+    // Checked for whom and by whom before when: an expired token of someone else is forged.
+    for (const [secret, sender] of [
+      [`${SECRET}x`, "alice@example.com"],
+      [SECRET, "bob@example.com"],
+    ]) {
+      expect(verifyReplyToken(secret as string, token, sender as string, NOW + 2 * HOUR)).toEqual({
+        ok: false,
+        reason: "forged",
+      });
+    }
     expect(replyToken(SECRET, "not-a-request-id", "a@example.com", NOW)).toBeUndefined();
   });
 
-  it("round a partial minute up, and sign the expiry: a later one written in is forged", () => {
-    const token = replyToken(SECRET, ID, "alice@example.com", NOW + 1) as string;
-    expect(verifyReplyToken(SECRET, token, "alice@example.com", NOW + 59_999).ok).toBe(true);
-    expect(verifyReplyToken(SECRET, token, "alice@example.com", NOW + 60_000).ok).toBe(false);
+  it("round a partial minute down, and sign the expiry: a later one written in is forged", () => {
+    const token = replyToken(SECRET, ID, "alice@example.com", NOW + 59_999) as string;
+    expect(verifyReplyToken(SECRET, token, "alice@example.com", NOW - 1).ok).toBe(true);
+    expect(verifyReplyToken(SECRET, token, "alice@example.com", NOW)).toMatchObject({
+      reason: "expired",
+    });
+    expect(replyToken(SECRET, ID, "alice@example.com", Number.NaN)).toBeUndefined();
     const later = replyToken(SECRET, ID, "alice@example.com", NOW + 1000 * HOUR) as string;
     const spliced = token.slice(0, 26) + later.slice(26, 32) + token.slice(32);
     expect(spliced).not.toBe(token);
@@ -72,7 +85,10 @@ describe("reply tokens", () => {
     });
     // Not base32 where the expiry goes.
     const bad = `${token.slice(0, 26)}000000${token.slice(32)}`;
-    expect(verifyReplyToken(SECRET, bad, "alice@example.com", NOW).ok).toBe(false);
+    expect(verifyReplyToken(SECRET, bad, "alice@example.com", NOW)).toEqual({
+      ok: false,
+      reason: "forged",
+    });
   });
   it("take a reply address sent before they expired (no expiry in it) as expired, not forged", () => {
     // That format: the ULID, then the first 20 base32 characters of the HMAC of id and address.

@@ -690,6 +690,17 @@ describe("replies", () => {
       text: "APPROVE ALL",
     });
     expect((await airlock.get(request.id)).decision).toMatchObject({ reviewer: "alice" });
+
+    // Once decided, an expired reply hears so; a stranger writing to the address hears nothing.
+    clockOffsetMs = 24 * 3600 * 1000 + 60_000;
+    sink.mails.length = 0;
+    await replyOverSmtp({ from: "mallory@evil.test", to: replyAddressOf(alice), text: "SKIP" });
+    await replyOverSmtp({ from: "alice@example.com", to: replyAddressOf(alice), text: "SKIP" });
+    const [late] = await sink.waitFor(1);
+    expect(late?.envelope.to).toEqual(["alice@example.com"]);
+    expect(late?.parsed.text).toContain("no longer pending");
+    expect(sink.mails).toHaveLength(1);
+    expect((await airlock.get(request.id)).status).toBe("approved");
   });
 
   it("REJECT with a reason and REVISE with a comment are recorded", async () => {

@@ -138,22 +138,7 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
       );
     }
     const replyAddress = `${options.replyLocalPart}+${token}@${options.replyDomain}`.toLowerCase();
-    if (!check.ok) {
-      // The address was issued to this sender, so telling them where to decide sends nothing to a
-      // stranger; the reply address of this answer is the expired one, and so decides nothing.
-      const result = await refuse(
-        `email reply from ${quoted(sender)} to an expired reply address`,
-        check.requestId,
-        sender,
-      );
-      await answer(mail, sender, replyAddress, [
-        "Your reply was not recorded: this reply address has expired.",
-        "Decide in the inbox, or reply to the newest mail about this request.",
-        "",
-        `Inbox: ${inboxUrl(deps.publicUrl, check.requestId)}`,
-      ]);
-      return result;
-    }
+    if (!check.ok) return expired(mail, sender, replyAddress, check.requestId);
     const { requestId } = check;
     const reviewer = email.identities.byEmail(sender);
     if (!reviewer)
@@ -238,6 +223,50 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
       throw err;
     }
   };
+
+  /** A reply to an expired address of this sender's: refused and audited, and the sender told
+   * where to decide (or that it is decided). The address was issued to this sender, so the answer
+   * goes to nobody else; it carries the expired address, which decides nothing. */
+  async function expired(
+    mail: ParsedMail,
+    sender: string,
+    replyAddress: string,
+    requestId: string,
+  ): Promise<InboundResult> {
+    let request: ApprovalRequest;
+    try {
+      request = await deps.airlock.get(requestId);
+    } catch (err) {
+      if (isAirlockError(err, "not_found"))
+        return { status: "ignored", reason: `request ${requestId} does not exist` };
+      throw err;
+    }
+    const result = await refuse(
+      `email reply from ${quoted(sender)} to an expired reply address`,
+      requestId,
+      sender,
+    );
+    const inbox = inboxUrl(deps.publicUrl, requestId);
+    await answer(
+      mail,
+      sender,
+      replyAddress,
+      request.status === "pending"
+        ? [
+            "Your reply was not recorded: this reply address has expired.",
+            "Decide in the inbox, or reply to the newest mail about this request.",
+            "",
+            `Inbox: ${inbox}`,
+          ]
+        : [
+            "Your reply was not recorded: this reply address has expired, and the request is no longer pending:",
+            ...noticeLines(request),
+            "",
+            `Inbox: ${inbox}`,
+          ],
+    );
+    return result;
+  }
 
   /** The token of the first reply address of ours among the envelope recipients, To, Cc and
    * Delivered-To. */

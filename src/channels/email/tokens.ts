@@ -83,14 +83,17 @@ const EXPIRY_CHARS = 6;
 const EXPIRY = /^[a-z2-7]{6}$/;
 const MAC_CHARS = 14; // 70 bits: each guess costs the forger a mail
 export const REPLY_TOKEN_LENGTH = 26 + EXPIRY_CHARS + MAC_CHARS;
+/** The MAC of reply tokens sent before they expired: the ULID and this, the same length. */
+const LEGACY_MAC_CHARS = 20;
 
 export type ReplyCheck =
   | { ok: true; requestId: string }
   | { ok: false; reason: "forged" }
   | { ok: false; reason: "expired"; requestId: string };
 
-/** The reply token for (request, recipient) that works until `expiresMs` (rounded up to the
- * minute), or undefined for an id that is not a request id. */
+/** The reply token for (request, recipient) that works until `expiresMs` (rounded down to the
+ * minute: never past the time the mail states), or undefined for an id that is not a request id
+ * or an expiry that is not a time. */
 export function replyToken(
   secret: string,
   requestId: string,
@@ -98,8 +101,8 @@ export function replyToken(
   expiresMs: number,
 ): string | undefined {
   const ulid = requestId.startsWith(ID_PREFIX) ? requestId.slice(ID_PREFIX.length) : "";
-  if (!ULID.test(ulid)) return undefined;
-  const expiry = base32Number(Math.ceil(expiresMs / 60_000), EXPIRY_CHARS);
+  if (!ULID.test(ulid) || !Number.isFinite(expiresMs)) return undefined;
+  const expiry = base32Number(Math.floor(expiresMs / 60_000), EXPIRY_CHARS);
   return ulid + expiry + replyMac(secret, requestId, expiry, recipient);
 }
 
@@ -137,7 +140,7 @@ function replyMac(secret: string, requestId: string, expiry: string, recipient: 
 
 function legacyReplyMac(secret: string, requestId: string, recipient: string): string {
   const data = `${requestId}\n${recipient.trim().toLowerCase()}`;
-  return base32(mac(secret, "reply", data)).slice(0, REPLY_TOKEN_LENGTH - 26);
+  return base32(mac(secret, "reply", data)).slice(0, LEGACY_MAC_CHARS);
 }
 
 function mac(secret: string, label: string, data: string): Buffer {
