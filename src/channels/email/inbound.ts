@@ -148,14 +148,8 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
         sender,
       );
 
-    let request: ApprovalRequest;
-    try {
-      request = await deps.airlock.get(requestId);
-    } catch (err) {
-      if (isAirlockError(err, "not_found"))
-        return { status: "ignored", reason: `request ${requestId} does not exist` };
-      throw err;
-    }
+    const request = await requestOf(requestId);
+    if (!request) return { status: "ignored", reason: `request ${requestId} does not exist` };
     const text = stripQuoted(mail.text ?? "");
     const reply = parseReply(text, request.items);
     const inbox = inboxUrl(deps.publicUrl, requestId);
@@ -224,6 +218,16 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
     }
   };
 
+  /** The request a reply token names, or undefined when there is none (pruned, say). */
+  async function requestOf(requestId: string): Promise<ApprovalRequest | undefined> {
+    try {
+      return await deps.airlock.get(requestId);
+    } catch (err) {
+      if (isAirlockError(err, "not_found")) return undefined;
+      throw err;
+    }
+  }
+
   /** A reply to an expired address of this sender's: refused and audited, and the sender told
    * where to decide (or that it is decided). The address was issued to this sender, so the answer
    * goes to nobody else; it carries the expired address, which decides nothing. */
@@ -233,14 +237,8 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
     replyAddress: string,
     requestId: string,
   ): Promise<InboundResult> {
-    let request: ApprovalRequest;
-    try {
-      request = await deps.airlock.get(requestId);
-    } catch (err) {
-      if (isAirlockError(err, "not_found"))
-        return { status: "ignored", reason: `request ${requestId} does not exist` };
-      throw err;
-    }
+    const request = await requestOf(requestId);
+    if (!request) return { status: "ignored", reason: `request ${requestId} does not exist` };
     const result = await refuse(
       `email reply from ${quoted(sender)} to an expired reply address`,
       requestId,
