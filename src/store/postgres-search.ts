@@ -67,7 +67,8 @@ export async function searchRows<R extends Positioned>(
     const walked = await read<Walked & Positioned>(
       sql.walkTitles({ ...from, approver: undefined, action: undefined }, rows, want),
     );
-    const hits = walked.filter((r) => r.hit).slice(0, want);
+    // At most `want` of them: the walk stops there.
+    const hits = walked.filter((r) => r.hit);
     // The walk's last row, when the page of hits was not full and the walk read all it could (the
     // listing goes on, maybe).
     const last = walked.find((r) => Number(r.n) === rows);

@@ -385,12 +385,12 @@ export function statements(schema: string) {
     ),
     /** A page of a listing in its order, one row more than the page; each row with `dkey`, its
      * deadline key, for the cursor. */
-    list(filter: ListFilter, columns: string): Query & { order: ReturnType<typeof listOrder> } {
-      const { order, where, values, orderBy } = ordered(filter);
+    list(filter: ListFilter, columns: string): Query {
+      const { where, values, orderBy } = ordered(filter);
       const limit = clampLimit(filter.limit);
       const text = `SELECT ${columns}, ${DEADLINE_KEY} AS dkey FROM ${requests}
         ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${orderBy} LIMIT ${limit + 1}`;
-      return { text, values, order };
+      return { text, values };
     },
     /** A title search's first stage (postgres-search.ts): the listing's next `rows` rows in its order
      * without the text, read from the index that gives the order (each includes title_lower): of
@@ -399,11 +399,7 @@ export function statements(schema: string) {
      * n = `rows`), where the next stage goes on. One statement, so one snapshot: the last row is the
      * one the hits were walked to. (A window function numbering the rows cost more than the walk
      * itself: 2.5 times the time.) */
-    walkTitles(
-      filter: ListFilter,
-      rows: number,
-      hits: number,
-    ): Query & { order: ReturnType<typeof listOrder> } {
+    walkTitles(filter: ListFilter, rows: number, hits: number): Query {
       const { order, where, values, orderBy } = ordered({ ...filter, q: undefined });
       const dkey = order === "deadline" ? DEADLINE_KEY : "0::double precision";
       values.push(containsPattern(filter.q ?? ""));
@@ -412,14 +408,15 @@ export function statements(schema: string) {
       const rowsWalked = `SELECT id, title_lower, ${dkey} AS dkey FROM ${requests}
         ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${orderBy} LIMIT ${walk}`;
       // The outer LIMIT stops before the second branch runs once the first has a page of hits.
+      const inOrder = orderOf(order, false, "dkey");
       const text = `SELECT id, dkey, hit, n FROM (
           (SELECT id, dkey, true AS hit, 0 AS n FROM (${rowsWalked}) w
-            WHERE title_lower LIKE $${values.length} ORDER BY ${orderOf(order, false, "dkey")} LIMIT ${page})
+            WHERE title_lower LIKE $${values.length} ORDER BY ${inOrder} LIMIT ${page})
           UNION ALL
           (SELECT id, dkey, false, ${walk} FROM (${rowsWalked}) w
-            ORDER BY ${orderOf(order, false, "dkey")} OFFSET ${walk - 1} LIMIT 1)
+            ORDER BY ${inOrder} OFFSET ${walk - 1} LIMIT 1)
         ) u LIMIT ${page}`;
-      return { text, values, order };
+      return { text, values };
     },
     /** Rows by id still in the listing (its filter without text or cursor), in its order, with
      * their deadline keys. */

@@ -205,10 +205,10 @@ export function postgresStore(
 
   /** The newest titles, read again when older than SAMPLE_MAX_AGE_MS (postgres-search.ts). */
   let sample: { at: number; titles: Promise<string[]> } | undefined;
-  function titleSample(): Promise<string[]> {
+  function titleSample(what: string): Promise<string[]> {
     const now = Date.now();
     if (!sample || now - sample.at > SAMPLE_MAX_AGE_MS) {
-      const titles = read<{ t: string | null }>("listSummaries", {
+      const titles = read<{ t: string | null }>(what, {
         text: `SELECT title_lower AS t FROM ${sql.schema}.requests ORDER BY id DESC LIMIT ${SAMPLE_TITLES}`,
       }).then((rows) => rows.map((r) => r.t ?? ""));
       sample = { at: now, titles };
@@ -229,7 +229,7 @@ export function postgresStore(
         columns,
         o.titleWalkRows,
         (q) => read(what, q, q.values),
-        async (q) => shareHolding(await titleSample(), q.toLowerCase()),
+        async (q) => shareHolding(await titleSample(what), q.toLowerCase()),
       );
     }
     const q = sql.list(filter, columns);
