@@ -10,6 +10,7 @@ import {
   RateLimiterRes,
 } from "rate-limiter-flexible";
 import { expectPositiveInt, invalidOption } from "../core/validate.js";
+import { quoteIdent } from "../store/postgres-sql.js";
 
 export interface RateLimitOptions {
   /** Requests a client may make per window. */
@@ -40,6 +41,37 @@ export interface RateLimiter {
 
 const TABLE = "airlock_rate_limits";
 
+/** PostgreSQL's answers when another session created the same table (or its row type) between our
+ * `IF NOT EXISTS` check and our insert into the catalog: the table is there, which is all we need. */
+const CREATED_CONCURRENTLY = new Set(["23505", "42P07", "42710"]);
+const tables = new WeakMap<Pool, Map<string, Promise<void>>>();
+
+/** Creates the shared table once per pool and schema. rate-limiter-flexible creates it itself in
+ * each limiter, but a server has several limiters and a deployment several servers: their
+ * concurrent `CREATE TABLE IF NOT EXISTS` can fail with "already exists", which it does not
+ * catch, and the limiter would then count in this process alone. */
+function ensureTable(store: RateLimitStore): Promise<void> {
+  const schema = store.schema ?? "public";
+  const bySchema = tables.get(store.pool) ?? new Map<string, Promise<void>>();
+  tables.set(store.pool, bySchema);
+  let created = bySchema.get(schema);
+  if (!created) {
+    const name = `${quoteIdent(schema)}.${quoteIdent(TABLE)}`;
+    // The columns rate-limiter-flexible's own statement gives the table.
+    const sql = `CREATE TABLE IF NOT EXISTS ${name} (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`;
+    created = store.pool.query(sql).then(
+      () => undefined,
+      (err: { code?: string }) => {
+        if (!CREATED_CONCURRENTLY.has(err.code ?? "")) throw err;
+      },
+    );
+    // A failure is not remembered: the next server on this pool tries again.
+    created.catch(() => bySchema.delete(schema));
+    bySchema.set(schema, created);
+  }
+  return created;
+}
+
 /** Throws an InvalidInputError naming the bad field, so a bad limit fails at start-up. */
 export function checkRateLimit(options: RateLimitOptions): void {
   expectPositiveInt("rateLimit.max", options.max);
@@ -62,18 +94,16 @@ export function createRateLimiter(
   let limiter: RateLimiterAbstract = memory;
   let ready: Promise<void> = Promise.resolve();
   if (store) {
-    ready = new Promise<void>((resolve, reject) => {
-      limiter = new RateLimiterPostgres(
-        {
-          ...shape,
-          storeClient: store.pool,
-          tableName: TABLE,
-          ...(store.schema === undefined ? {} : { schemaName: store.schema }),
-          // A database that cannot answer must not stop the server: this process limits alone.
-          insuranceLimiter: memory,
-        },
-        (err?: Error) => (err ? reject(err) : resolve()),
-      );
+    ready = ensureTable(store).then(() => {
+      limiter = new RateLimiterPostgres({
+        ...shape,
+        storeClient: store.pool,
+        tableName: TABLE,
+        ...(store.schema === undefined ? {} : { schemaName: store.schema }),
+        tableCreated: true,
+        // A database that cannot answer must not stop the server: this process limits alone.
+        insuranceLimiter: memory,
+      });
     });
     // Until the table exists the in-process limiter answers; a failure to create it is not fatal.
     ready = ready.catch(() => {

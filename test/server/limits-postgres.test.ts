@@ -1,7 +1,9 @@
 // The server's limits, quotas, summary lists and shared event tail on the PostgreSQL store (skipped,
 // saying why, when no PostgreSQL is reachable; see test/postgres/pg-env.ts).
+import pg from "pg";
 import { afterAll, afterEach, expect, it } from "vitest";
 import { createAirlock } from "../../src/engine/engine.js";
+import { createRateLimiter, type RateLimiter } from "../../src/server/rate-limit.js";
 import { type AirlockServer, createServer } from "../../src/server/server.js";
 import { createToken, memoryTokenStore } from "../../src/server/tokens.js";
 import { type PostgresStore, postgresStore } from "../../src/store/postgres.js";
@@ -132,6 +134,43 @@ await describePg("rate limits shared through PostgreSQL", ({ url }) => {
       for (const s of servers) await s.close();
     } finally {
       for (const e of engines) await e.close();
+    }
+  });
+
+  it("shares one count when several limiters on several pools create the table at once", async () => {
+    // Concurrent CREATE TABLE IF NOT EXISTS can fail with "already exists" (42P07, 42710): before
+    // the fix, about one round in ten left a limiter counting in its own process.
+    const racing: string[] = [];
+    try {
+      for (let round = 0; round < 25; round++) {
+        const at = freshSchema("airlock_rate_race");
+        racing.push(at);
+        // Fresh pools each round: rate-limiter-flexible names its prepared statements by table
+        // only, so one connection cannot serve the same table in two schemas.
+        const pools = [
+          new pg.Pool({ connectionString: url }),
+          new pg.Pool({ connectionString: url }),
+        ];
+        try {
+          await (pools[0] as pg.Pool).query(`CREATE SCHEMA ${at}`);
+          const limiters = pools.flatMap((pool) =>
+            ["rate", "auth_failures"].map((name) =>
+              createRateLimiter({ max: 2, windowMs: 60_000 }, name, { pool, schema: at }),
+            ),
+          );
+          const [a0, b0, a1, b1] = limiters as [RateLimiter, RateLimiter, RateLimiter, RateLimiter];
+          expect([(await a0.take("k")).ok, (await a1.take("k")).ok]).toEqual([true, true]);
+          expect((await a1.take("k")).ok).toBe(false);
+          expect((await a0.take("k")).ok).toBe(false);
+          // Another name is another count, in the same table.
+          expect([(await b1.take("k")).ok, (await b0.take("k")).ok]).toEqual([true, true]);
+          expect((await b0.take("k")).ok).toBe(false);
+        } finally {
+          for (const p of pools) await p.end();
+        }
+      }
+    } finally {
+      for (const at of racing) await dropSchema(url, at);
     }
   });
 });
