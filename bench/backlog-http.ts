@@ -95,15 +95,15 @@ export async function signIn(url: string): Promise<string> {
   return session.join("; ");
 }
 
-/** A new reviewer token in the generated requests' approver group. */
-async function reviewerToken(url: string): Promise<string> {
+/** A new reviewer token in one of the generated requests' approver groups (`approversOf`). */
+async function reviewerToken(url: string, group: string): Promise<string> {
   const res = await fetch(`${url}/v1/tokens`, {
     method: "POST",
     headers: { ...auth, "content-type": "application/json" },
     body: JSON.stringify({
-      name: "bench-reviewer",
+      name: `reviewer of ${group}`,
       roles: ["reviewer"],
-      groups: ["bench-reviewers"],
+      groups: [group],
     }),
   });
   const body = (await res.json()) as { token?: string };
@@ -190,15 +190,27 @@ export async function measureServed(
     await getOk(`${api}?q=${encodeURIComponent(`nothing-like-this-${i}`)}`);
   });
   add("search_no_match_p99_ms", rare.p99);
-  // The same searches as a reviewer sees them: scoped to what the reviewer may decide (an approver
-  // filter), as the inbox and the API list for every reviewer who is not an admin.
-  const reviewer = { authorization: `Bearer ${await reviewerToken(s.url)}` };
-  const scoped = await timed(words.length * 2, async (i) => {
-    const word = words[i % words.length] as string;
-    const scope = i % 2 === 0 ? "&status=pending" : "";
-    await getOk(`${api}?q=${encodeURIComponent(word)}${scope}`, reviewer);
-  });
-  add("search_reviewer_p99_ms", scoped.p99);
+  // The same as a reviewer sees them: scoped to what the reviewer may decide (an approver filter),
+  // as the inbox and the API list for every reviewer who is not an admin. One reviewer may decide
+  // half the requests, the other one in a hundred (`approversOf`).
+  for (const [who, group] of [
+    ["reviewer", "bench-reviewers"],
+    ["few_reviewer", "bench-few"],
+  ] as const) {
+    const reviewer = { authorization: `Bearer ${await reviewerToken(s.url, group)}` };
+    const queue = await timed(30, async (i) => {
+      const order = i % 2 === 0 ? "newest" : "deadline";
+      const p = JSON.parse(await getOk(`${api}?status=pending&order=${order}`, reviewer)) as Page;
+      if (p.items.length === 0) throw new Error(`no pending request listed for ${group}`);
+    });
+    add(`${who}_pending_first_page_p99_ms`, queue.p99);
+    const scoped = await timed(words.length * 2, async (i) => {
+      const word = words[i % words.length] as string;
+      const scope = i % 2 === 0 ? "&status=pending" : "";
+      await getOk(`${api}?q=${encodeURIComponent(word)}${scope}`, reviewer);
+    });
+    add(`search_${who}_p99_ms`, scoped.p99);
+  }
 
   const inbox = await timed(30, async () => {
     await getOk(`${s.url}/`, { cookie });

@@ -1,6 +1,7 @@
 // The million-pending-gates database on PostgreSQL (see backlog.ts): made in a schema of its own by
 // the store's migrations, filled server-side with INSERT … SELECT over generate_series (the same
-// shapes as the SQLite generator: titles, actions, requesters, one pending request in six spread over
+// shapes as the SQLite generator: titles, actions, requesters, approver groups as `approversOf`
+// gives them, one pending request in six spread over
 // history, deadlines in the future, 2–5 events per request), indexes built after the rows.
 // The audit rows are well-formed but their hashes are not a real chain.
 import pg from "pg";
@@ -52,6 +53,8 @@ export async function generatePostgres(
           ${objects}[1 + (i / 8) % 8] || '-' || (i % 997) || ' for agent-' || (i % 200) AS title,
         ${actions}[1 + i % 5] AS action,
         'agent-' || (i % 200) AS requester,
+        CASE WHEN (i * 13) % 100 < 50 THEN 'bench-reviewers' WHEN (i * 13) % 100 = 99 THEN 'bench-few'
+          ELSE 'bench-team-' || ((i * 13) % 100) % 7 END AS approver,
         (${now - span}::float8 + floor(${span}::float8 * i / ${total})) AS created_at,
         ((i::bigint * 7919) % ${total}) < ${size.pending} AS pending,
         CASE WHEN i % 10 = 0 THEN NULL ELSE ${now + DAY}::float8 + (i % 60) * ${DAY}::float8 END AS deadline,
@@ -66,7 +69,7 @@ export async function generatePostgres(
         INSERT INTO ${s}.requests (id, key, action, status, requester, approvers, deadline, created_at,
           decided_at, method, version, doc, title, title_lower, risk, level, quorum, updated_at,
           correlation_id, item_count, outcome, reviewer, doc_bytes)
-        SELECT id, NULL, action, st, requester, ARRAY['bench-reviewers'],
+        SELECT id, NULL, action, st, requester, ARRAY[approver],
           CASE WHEN pending THEN deadline END, created_at,
           CASE WHEN pending THEN NULL ELSE decided_at END,
           CASE WHEN pending THEN NULL ELSE method END,
@@ -83,7 +86,7 @@ export async function generatePostgres(
               'args', jsonb_build_object('target', action || '-' || (i % 997), 'amount', i % 1000),
               'argsHash', repeat('0', 64), 'items', jsonb_build_array(jsonb_build_object('id', 'item-1', 'label', title)),
               'allowed', jsonb_build_array('approve', 'reject', 'revise', 'select', 'edit'),
-              'level', 'full', 'requester', requester, 'approvers', jsonb_build_array('bench-reviewers'),
+              'level', 'full', 'requester', requester, 'approvers', jsonb_build_array(approver),
               'quorum', 1, 'onTimeout', 'reject', 'escalations', 0, 'revisionCommentRequired', false,
               'correlationId', id, 'metadata', jsonb_build_object(), 'inputHash', repeat('0', 64),
               'createdAt', created_at) || CASE WHEN pending THEN jsonb_strip_nulls(jsonb_build_object(

@@ -46,6 +46,15 @@ export const SEARCH_WORDS = [
 const ACTIONS = ["deploy", "payments.refund", "files.delete", "email.send", "contracts.sign"];
 const REQUESTERS = Array.from({ length: 200 }, (_, i) => `agent-${i}`);
 
+/** Who may decide request `i`: half go to `bench-reviewers`, 49 % to one of seven teams
+ * (`bench-team-0`…`6`, 7 % each), 1 % to `bench-few`. The bench measures a reviewer of the first
+ * group (half the requests) and one of the last (one in a hundred). The PostgreSQL generator
+ * writes the same in SQL (its `approver` column). */
+export function approversOf(i: number): string[] {
+  const g = (i * 13) % 100;
+  return [g < 50 ? "bench-reviewers" : g === 99 ? "bench-few" : `bench-team-${g % 7}`];
+}
+
 export interface BacklogSize {
   pending: number;
   decided: number;
@@ -125,7 +134,7 @@ export function docOf(g: Gen): string {
     allowed: ["approve", "reject", "revise", "select", "edit"],
     level: "full",
     requester: g.requester,
-    approvers: ["bench-reviewers"],
+    approvers: approversOf(g.i),
     quorum: 1,
     onTimeout: "reject",
     escalations: 0,
@@ -203,7 +212,7 @@ export async function generateSqlite(
       `INSERT INTO requests (id, key, action, title, title_lower, status, risk, confidence, level, requester,
          approvers, quorum, deadline, created_at, updated_at, correlation_id, revision_of, item_count,
          outcome, method, reviewer, decided_at, version, doc_bytes, doc)
-       VALUES (?, NULL, ?, ?, ?, ?, ?, NULL, 'full', ?, '["bench-reviewers"]', 1, ?, ?, ?, ?, NULL, 1, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, NULL, ?, ?, ?, ?, ?, NULL, 'full', ?, ?, 1, ?, ?, ?, ?, NULL, 1, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertEvent = db.prepare(
       "INSERT INTO audit (seq, request_id, type, actor, at, data, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -224,6 +233,7 @@ export async function generateSqlite(
           status,
           g.i % 4 === 0 ? "high" : "low",
           g.requester,
+          JSON.stringify(approversOf(g.i)),
           g.pending ? g.deadline : null,
           g.createdAt,
           decided ? g.decidedAt : g.createdAt,

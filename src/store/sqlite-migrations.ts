@@ -3,6 +3,8 @@
 import type Database from "better-sqlite3";
 import { GENESIS_HASH } from "../audit/chain.js";
 import { durationBucketSql, HOUR_MS } from "../core/outcome-stats.js";
+import { NO_DEADLINE } from "./paging.js";
+import { approverIndexSql } from "./sqlite-approver-index.js";
 import type { Migration } from "./sqlite-migrate.js";
 import { SQLITE_TITLE_INDEX_SQL } from "./sqlite-title-index.js";
 import { SQLITE_TRUST_RULES_SQL } from "./sqlite-trust.js";
@@ -204,6 +206,13 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   },
   // New rows join the title search index in batches (src/store/sqlite-title-index.ts).
   { version: 8, sql: SQLITE_TITLE_INDEX_SQL },
+  // A reviewer's requests, indexed by approver (src/store/sqlite-approver-index.ts).
+  {
+    version: 9,
+    sql: approverIndexSql(
+      (row) => `COALESCE(${row}.deadline, ${NO_DEADLINE.toExponential().replace("+", "")})`,
+    ),
+  },
 ];
 
 /** Lower-cases the titles of the rows written before migration 5 (the trigger indexes each). */

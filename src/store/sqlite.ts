@@ -58,6 +58,13 @@ import {
   type SummaryRow,
   summaryFromRow,
 } from "./rows.js";
+import {
+  NARROW_MAX_AGE_MS,
+  NARROW_ROWS,
+  narrowable,
+  narrowCountSql,
+  narrowSql,
+} from "./sqlite-approver-index.js";
 import { groupCommit } from "./sqlite-batch.js";
 import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
@@ -94,6 +101,9 @@ export interface SqliteStoreOptions extends AuditKeyOptions {
   onError?: (err: Error) => void;
   /** Extra configuration of the connection (pragmas), run before the schema is migrated. */
   configure?: (db: Database.Database) => void;
+  /** A listing by approver is read from the approver index when the reviewer has fewer rows than
+   * this in it (sqlite-approver-index.ts); 0 never. For tests and tuning. @default 50000 */
+  narrowApproverRows?: number;
 }
 
 /** WAL pages after which SQLite checkpoints (its default: about 4 MB). */
@@ -118,6 +128,10 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       : `the SQLite database at ${path}`;
   const busyTimeoutMs = positive(options.busyTimeoutMs ?? 25, "busyTimeoutMs");
   const lockWaitMs = positive(options.lockWaitMs ?? 2000, "lockWaitMs");
+  const narrowRows =
+    options.narrowApproverRows === 0
+      ? 0
+      : positive(options.narrowApproverRows ?? NARROW_ROWS, "narrowApproverRows");
   const own = ownAuditKey(options);
   checkWritable(path, where);
   // Before the database opens: a checkpoint file that cannot be written is refused at once.
@@ -402,6 +416,11 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
    * SCAN_ROWS rows in order: a common text fills the page from them (its first matches are the
    * page), cheaper than any use of the index. Otherwise the index is asked (planSearch). */
   function listed<R>(filter: ListFilter, columns: string): { rows: R[]; list: ListSql } {
+    if (narrowable(filter) && narrowRows > 0 && isNarrow(filter)) {
+      // A reviewer of few requests: read from its rows in the approver index.
+      const list = narrowSql(filter, columns);
+      return { rows: cached<R>(list.sql).all(...list.params), list };
+    }
     const q = filter.q?.toLowerCase() ?? "";
     const first = trigrams(q).length > 0 ? scanFirstSql(filter, columns) : undefined;
     let seen = 0;
@@ -412,6 +431,23 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     }
     const list = listSql(filter, columns, first ? planSearch(q, titleSample(), seen) : undefined);
     return { rows: cached<R>(list.sql).all(...list.params), list };
+  }
+
+  /** Whether a reviewer has fewer than `narrowRows` rows of the listed statuses in the approver
+   * index. Counting up to 50,000 takes a few ms, so the answer is kept a minute: a reviewer's share
+   * changes slowly, and either way the listing is exact (only its speed depends on it). */
+  const narrowness = new Map<string, { at: number; narrow: boolean }>();
+  function isNarrow(filter: ListFilter): boolean {
+    const count = narrowCountSql(filter, narrowRows);
+    const key = JSON.stringify(count.params);
+    const now = Date.now();
+    const known = narrowness.get(key);
+    if (known && now - known.at < NARROW_MAX_AGE_MS) return known.narrow;
+    const found = cached<{ n: number }>(count.sql).get(...count.params);
+    const narrow = (found?.n ?? 0) < narrowRows;
+    if (narrowness.size >= 1000) narrowness.clear();
+    narrowness.set(key, { at: now, narrow });
+    return narrow;
   }
 
   /** The newest titles, read again when older than SAMPLE_MAX_AGE_MS (sqlite-search.ts). */

@@ -290,9 +290,11 @@ describe("SQLite title search (q)", () => {
     const rs = await seed(before);
     await before.close();
     // Back to the schema before migration 5: the column, the search index and its triggers gone
-    // (and the deadline index migration 6 drops, back).
+    // (and the deadline index migration 6 drops, back; the approver index of migration 9 gone).
     const d = new Database(path);
     d.exec(`
+      DROP TRIGGER request_approvers_insert; DROP TRIGGER request_approvers_update;
+      DROP TRIGGER request_approvers_delete; DROP TABLE request_approvers;
       DROP TRIGGER requests_title_insert; DROP TRIGGER requests_title_delete;
       DROP TRIGGER requests_title_update;
       DROP TABLE requests_title;

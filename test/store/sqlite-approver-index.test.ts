@@ -1,0 +1,143 @@
+// The SQLite store's approver index (src/store/sqlite-approver-index.ts): its triggers keep it equal
+// to what the requests say through inserts, decisions, renames, escalations and deletes, and a
+// reviewer's listing read from it is the listing the row-by-row filter gives, page by page, in every
+// order, with and without a title search.
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ApprovalRequest } from "../../src/core/schemas.js";
+import type { ListFilter, ListOrder, Store } from "../../src/core/store.js";
+import { sqliteStore } from "../../src/store/sqlite.js";
+import { request } from "../audit/fixtures.js";
+import { allIds, tempDir } from "../helpers.js";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const APPROVERS = [[], ["ops"], ["alice"], ["alice", "ops"], ["ops", "ops"], ["sec"]];
+const WORDS = ["alpha", "beta", "gamma"];
+
+/** 90 requests over the approver lists above; some decided, renamed, escalated or given deadlines. */
+async function seed(store: Store): Promise<ApprovalRequest[]> {
+  const rs: ApprovalRequest[] = [];
+  for (let i = 0; i < 90; i++) {
+    const id = `req_${String(i).padStart(4, "0")}`;
+    const r = request(id, {
+      title: `${WORDS[i % 3]} task ${i}`,
+      approvers: APPROVERS[i % APPROVERS.length] as string[],
+      ...(i % 4 === 0 ? {} : { deadline: 1_800_000_000_000 + ((i * 37) % 11) * 1000 }),
+    });
+    await store.insertRequest(r, [{ type: "created", requestId: id, actor: "w", at: 1, data: {} }]);
+    rs.push(r);
+  }
+  const change = async (i: number, next: Partial<ApprovalRequest>) => {
+    const r = rs[i] as ApprovalRequest;
+    const updated = { ...r, ...next, version: r.version + 1 };
+    const res = await store.transition(updated, r.version, []);
+    expect(res.ok).toBe(true);
+    rs[i] = updated;
+  };
+  for (let i = 0; i < 90; i += 5) await change(i, { status: "approved", deadline: undefined });
+  for (let i = 2; i < 90; i += 7) await change(i, { title: `renamed omega ${i}` });
+  for (let i = 1; i < 90; i += 9) await change(i, { approvers: ["ops", "sec"] });
+  for (let i = 3; i < 90; i += 11) await change(i, { deadline: 1_700_000_000_000 + i });
+  for (let i = 6; i < 90; i += 13) await change(i, { approvers: [] });
+  return rs;
+}
+
+function indexRows(path: string) {
+  const db = new Database(path, { readonly: true });
+  try {
+    const stored = db
+      .prepare(
+        "SELECT approver, status, id, dkey, title_lower FROM request_approvers ORDER BY 1, 2, 3",
+      )
+      .all();
+    const derived = db
+      .prepare(
+        `SELECT DISTINCT j.value AS approver, r.status, r.id, COALESCE(r.deadline, 9e15) AS dkey, r.title_lower
+         FROM requests AS r, json_each(CASE WHEN r.approvers = '[]' THEN '[""]' ELSE r.approvers END) AS j
+         ORDER BY 1, 2, 3`,
+      )
+      .all();
+    return { stored, derived };
+  } finally {
+    db.close();
+  }
+}
+
+describe("the SQLite approver index", () => {
+  it("holds one row per approver and request, kept by the triggers through every change", async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const path = join(t.dir, "a.db");
+    const store = sqliteStore(path);
+    cleanups.push(() => store.close());
+    await seed(store);
+    const { stored, derived } = indexRows(path);
+    expect(stored.length).toBeGreaterThan(90);
+    expect(stored).toEqual(derived);
+
+    const db = new Database(path);
+    db.exec("DELETE FROM requests WHERE id IN ('req_0003', 'req_0004', 'req_0010')");
+    db.close();
+    const after = indexRows(path);
+    expect(after.stored).toEqual(after.derived);
+    expect(after.stored.some((r) => (r as { id: string }).id === "req_0003")).toBe(false);
+  });
+
+  it("lists a reviewer's requests from the index exactly as the row-by-row filter does", async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const path = join(t.dir, "l.db");
+    const indexed = sqliteStore(path);
+    cleanups.push(() => indexed.close());
+    await seed(indexed);
+    // The same file listed without the index, and with it only for reviewers of under 8 rows.
+    const rowByRow = sqliteStore(path, { narrowApproverRows: 0 });
+    const mixed = sqliteStore(path, { narrowApproverRows: 8 });
+    cleanups.push(
+      () => rowByRow.close(),
+      () => mixed.close(),
+    );
+
+    const approvers = [["ops"], ["alice"], ["alice", "ops"], [], ["nobody"], "sec"];
+    const statuses = [undefined, "pending", ["approved", "rejected"]] as const;
+    const orders: ListOrder[] = ["newest", "oldest", "deadline"];
+    let checked = 0;
+    for (const approver of approvers) {
+      for (const status of statuses) {
+        for (const order of orders) {
+          for (const q of [undefined, "alpha", "OMEGA", "no such"]) {
+            const filter = {
+              approver,
+              order,
+              ...(status === undefined ? {} : { status }),
+              ...(q === undefined ? {} : { q }),
+            } as ListFilter;
+            const want = await allIds(rowByRow, filter);
+            const label = JSON.stringify(filter);
+            expect(await allIds(indexed, filter), label).toEqual(want);
+            expect(await allIds(mixed, filter), label).toEqual(want);
+            expect(
+              (await indexed.listRequests({ ...filter, limit: 100 })).items.map((r) => r.id),
+              label,
+            ).toEqual(want);
+            if (want.length > 0) checked++;
+          }
+        }
+      }
+    }
+    // Most combinations list something (a check of empty lists alone would prove little).
+    expect(checked).toBeGreaterThan(120);
+  });
+
+  it("refuses a negative or fractional narrowApproverRows", () => {
+    expect(() => sqliteStore(":memory:", { narrowApproverRows: -1 })).toThrow(/narrowApproverRows/);
+    expect(() => sqliteStore(":memory:", { narrowApproverRows: 1.5 })).toThrow(
+      /narrowApproverRows/,
+    );
+  });
+});
