@@ -6,6 +6,10 @@
 // The audit rows are well-formed but their hashes are not a real chain.
 import pg from "pg";
 import { postgresStore } from "../src/store/postgres.js";
+import {
+  postgresApproversKey,
+  postgresFillApprovers,
+} from "../src/store/postgres-approver-index.js";
 import { postgresFillOutcomeStats } from "../src/store/postgres-migrations.js";
 import type { BacklogSize } from "./backlog.js";
 
@@ -36,6 +40,9 @@ export async function generatePostgres(
       [schema],
     );
     for (const i of indexes) await c.query(`DROP INDEX ${s}."${i.indexname}"`);
+    // The approver index is filled once after the rows, not by its trigger row by row.
+    await c.query(`ALTER TABLE ${s}.requests DISABLE TRIGGER request_approvers_insert_delete`);
+    await c.query(`ALTER TABLE ${s}.request_approvers DROP CONSTRAINT request_approvers_pkey`);
 
     const total = size.pending + size.decided;
     const span = 180 * DAY;
@@ -53,8 +60,9 @@ export async function generatePostgres(
           ${objects}[1 + (i / 8) % 8] || '-' || (i % 997) || ' for agent-' || (i % 200) AS title,
         ${actions}[1 + i % 5] AS action,
         'agent-' || (i % 200) AS requester,
-        CASE WHEN (i * 13) % 100 < 50 THEN 'bench-reviewers' WHEN (i * 13) % 100 = 99 THEN 'bench-few'
-          ELSE 'bench-team-' || ((i * 13) % 100) % 7 END AS approver,
+        CASE WHEN (i::bigint * 2654435761 % 4294967296) % 100 < 50 THEN 'bench-reviewers'
+          WHEN (i::bigint * 2654435761 % 4294967296) % 100 = 99 THEN 'bench-few'
+          ELSE 'bench-team-' || ((i::bigint * 2654435761 % 4294967296) % 100) % 7 END AS approver,
         (${now - span}::float8 + floor(${span}::float8 * i / ${total})) AS created_at,
         ((i::bigint * 7919) % ${total}) < ${size.pending} AS pending,
         CASE WHEN i % 10 = 0 THEN NULL ELSE ${now + DAY}::float8 + (i % 60) * ${DAY}::float8 END AS deadline,
@@ -126,10 +134,14 @@ export async function generatePostgres(
       `UPDATE ${s}.audit_head SET seq = (SELECT COALESCE(max(seq), 0) FROM ${s}.audit), hash = repeat('f', 64) WHERE id = 1`,
     );
     for (const i of indexes) await c.query(i.indexdef);
+    await c.query(postgresFillApprovers(s));
+    await c.query(postgresApproversKey(s));
+    await c.query(`ALTER TABLE ${s}.requests ENABLE TRIGGER request_approvers_insert_delete`);
     await c.query(postgresFillOutcomeStats(s));
     // A table that grew row by row has been vacuumed by autovacuum along the way (its insert
     // threshold), so its visibility map lets a count read the index alone; a bulk load has not yet.
     await c.query(`VACUUM (ANALYZE) ${s}.requests`);
+    await c.query(`VACUUM (ANALYZE) ${s}.request_approvers`);
     await c.query(`ANALYZE ${s}.audit`);
   } finally {
     await c.end();

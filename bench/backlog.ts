@@ -48,10 +48,11 @@ const REQUESTERS = Array.from({ length: 200 }, (_, i) => `agent-${i}`);
 
 /** Who may decide request `i`: half go to `bench-reviewers`, 49 % to one of seven teams
  * (`bench-team-0`…`6`, 7 % each), 1 % to `bench-few`. The bench measures a reviewer of the first
- * group (half the requests) and one of the last (one in a hundred). The PostgreSQL generator
- * writes the same in SQL (its `approver` column). */
+ * group (half the requests) and one of the last (one in a hundred). The group is drawn from a hash
+ * of `i`, so that it says nothing of the title (whose words and numbers come from `i` too). The
+ * PostgreSQL generator writes the same in SQL (its `approver` column). */
 export function approversOf(i: number): string[] {
-  const g = (i * 13) % 100;
+  const g = (Math.imul(i, 2654435761 | 0) >>> 0) % 100;
   return [g < 50 ? "bench-reviewers" : g === 99 ? "bench-few" : `bench-team-${g % 7}`];
 }
 

@@ -4,6 +4,7 @@
 import type { ClientBase } from "pg";
 import { GENESIS_HASH } from "../audit/chain.js";
 import { durationBucketSql, HOUR_MS } from "../core/outcome-stats.js";
+import { postgresApproverIndexSql } from "./postgres-approver-index.js";
 import { titleLower } from "./postgres-sql.js";
 import { postgresTrustRulesSql } from "./postgres-trust.js";
 
@@ -231,6 +232,8 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         ADD CONSTRAINT requests_pkey PRIMARY KEY (id) INCLUDE (title_lower);
     `,
   },
+  // A reviewer's requests, indexed by approver (src/store/approver-index.ts).
+  { version: 9, sql: postgresApproverIndexSql },
 ];
 
 /** Counts the requests already settled into outcome_stats (migration 7; bulk loads call it too). */

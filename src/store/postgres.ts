@@ -21,6 +21,16 @@ import { HOUR_MS, type OutcomeStat, settledStat } from "../core/outcome-stats.js
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { ListFilter, Store } from "../core/store.js";
 import {
+  countBound,
+  fewEnough,
+  NARROW_ROWS,
+  narrowable,
+  narrowCountSql,
+  narrowCounts,
+  narrowSql,
+  needsCount,
+} from "./approver-index.js";
+import {
   byDueOrder,
   checkClaim,
   checkOutboxDrafts,
@@ -40,6 +50,7 @@ import {
   SAMPLE_TITLES,
   shareHolding,
 } from "./paging.js";
+import { postgresApproverDialect } from "./postgres-approver-index.js";
 import { createRunner, type Step, send } from "./postgres-client.js";
 import { describePool, isConnectionError, maskUrl, storeUnavailable } from "./postgres-errors.js";
 import { createChangeListener, type ListenConnection } from "./postgres-listener.js";
@@ -98,6 +109,9 @@ export interface PostgresStoreOptions extends AuditKeyOptions {
   /** How many rows of a listing a title search (`q`) checks in order, from the listing's own index,
    * before it asks the trigram index for the rest (src/store/postgres-search.ts). @default 50000 */
   titleWalkRows?: number;
+  /** A listing by approver is read from the approver index when the reviewer has fewer rows than
+   * this in it (src/store/approver-index.ts); 0 never. For tests and tuning. @default 50000 */
+  narrowApproverRows?: number;
   /** Background problems, for logging: the LISTEN connection dropped or could not be re-opened, an
    * idle pooled connection died (these arrive as `store_unavailable`; the store recovers by itself),
    * an `onExternalChange` listener threw (passed on as it was), or a checkpoint could not be written. */
@@ -118,6 +132,7 @@ const DEFAULTS = {
   reconnectMinMs: 100,
   reconnectMaxMs: 5000,
   titleWalkRows: WALK_ROWS,
+  narrowApproverRows: NARROW_ROWS,
 } satisfies Omit<ResolvedOptions, Extra>;
 
 /** A Store backed by PostgreSQL, plus the pool it queries (for your own reads and for tests). */
@@ -221,7 +236,33 @@ export function postgresStore(
   }
 
   /** A listing's rows: a title search walks first when the listing's index allows (postgres-search.ts). */
-  function listed<R extends Positioned>(what: string, filter: ListFilter, columns: string) {
+  /** Whether a reviewer's rows of the listed statuses in the approver index are few enough to read
+   * them all (approver-index.ts; the count is kept a minute). */
+  const reviewerRows = narrowCounts();
+  const approverDialect = postgresApproverDialect(sql.schema);
+  async function isNarrow(what: string, filter: ListFilter): Promise<boolean> {
+    const rows = o.narrowApproverRows;
+    const count = narrowCountSql(approverDialect, filter, countBound(rows));
+    const key = JSON.stringify(count.values);
+    let n = reviewerRows.get(key, Date.now());
+    if (n === undefined) {
+      const [row] = await read<{ n: string }>(what, { text: count.sql }, count.values);
+      n = Number(row?.n ?? 0);
+      reviewerRows.set(key, n, Date.now());
+    }
+    return fewEnough(filter, n, rows);
+  }
+
+  async function listed<R extends Positioned>(what: string, filter: ListFilter, columns: string) {
+    if (
+      narrowable(filter) &&
+      o.narrowApproverRows > 0 &&
+      (!needsCount(filter) || (await isNarrow(what, filter)))
+    ) {
+      // A reviewer of few requests: read from its rows in the approver index.
+      const n = narrowSql(approverDialect, filter, columns);
+      return read<R>(what, { text: n.sql }, n.values);
+    }
     if (walkable(filter)) {
       return searchRows<R>(
         sql,
@@ -716,9 +757,10 @@ function resolveOptions(options: PostgresStoreOptions): ResolvedOptions {
     "reconnectMinMs",
     "reconnectMaxMs",
     "titleWalkRows",
+    "narrowApproverRows",
   ] as const) {
     const v = o[key];
-    if (!Number.isInteger(v) || v < 1) {
+    if (!Number.isInteger(v) || v < (key === "narrowApproverRows" ? 0 : 1)) {
       throw new InvalidInputError(
         `Expected \`${key}\` to be an integer from 1 and up, got \`${String(v)}\` (${typeof v})`,
         key,

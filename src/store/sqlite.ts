@@ -22,6 +22,16 @@ import { HOUR_MS, type OutcomeStat, settledStat } from "../core/outcome-stats.js
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { InsertResult, ListFilter, Store, TransitionResult } from "../core/store.js";
 import {
+  countBound,
+  fewEnough,
+  NARROW_ROWS,
+  narrowable,
+  narrowCountSql,
+  narrowCounts,
+  narrowSql,
+  needsCount,
+} from "./approver-index.js";
+import {
   byDueOrder,
   checkClaim,
   checkOutboxDrafts,
@@ -58,13 +68,7 @@ import {
   type SummaryRow,
   summaryFromRow,
 } from "./rows.js";
-import {
-  NARROW_MAX_AGE_MS,
-  NARROW_ROWS,
-  narrowable,
-  narrowCountSql,
-  narrowSql,
-} from "./sqlite-approver-index.js";
+import { SQLITE_APPROVER_DIALECT } from "./sqlite-approver-index.js";
 import { groupCommit } from "./sqlite-batch.js";
 import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
@@ -416,9 +420,10 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
    * SCAN_ROWS rows in order: a common text fills the page from them (its first matches are the
    * page), cheaper than any use of the index. Otherwise the index is asked (planSearch). */
   function listed<R>(filter: ListFilter, columns: string): { rows: R[]; list: ListSql } {
-    if (narrowable(filter) && narrowRows > 0 && isNarrow(filter)) {
+    if (narrowable(filter) && narrowRows > 0 && (!needsCount(filter) || isNarrow(filter))) {
       // A reviewer of few requests: read from its rows in the approver index.
-      const list = narrowSql(filter, columns);
+      const n = narrowSql(SQLITE_APPROVER_DIALECT, filter, columns);
+      const list = { sql: n.sql, params: n.values, order: n.order, limit: n.limit };
       return { rows: cached<R>(list.sql).all(...list.params), list };
     }
     const q = filter.q?.toLowerCase() ?? "";
@@ -433,21 +438,19 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     return { rows: cached<R>(list.sql).all(...list.params), list };
   }
 
-  /** Whether a reviewer has fewer than `narrowRows` rows of the listed statuses in the approver
-   * index. Counting up to 50,000 takes a few ms, so the answer is kept a minute: a reviewer's share
-   * changes slowly, and either way the listing is exact (only its speed depends on it). */
-  const narrowness = new Map<string, { at: number; narrow: boolean }>();
+  /** Whether a reviewer's rows of the listed statuses in the approver index are few enough to read
+   * them all (a count up to 300,000 takes a few ms: it is kept a minute). */
+  const reviewerRows = narrowCounts();
   function isNarrow(filter: ListFilter): boolean {
-    const count = narrowCountSql(filter, narrowRows);
-    const key = JSON.stringify(count.params);
+    const count = narrowCountSql(SQLITE_APPROVER_DIALECT, filter, countBound(narrowRows));
+    const key = JSON.stringify(count.values);
     const now = Date.now();
-    const known = narrowness.get(key);
-    if (known && now - known.at < NARROW_MAX_AGE_MS) return known.narrow;
-    const found = cached<{ n: number }>(count.sql).get(...count.params);
-    const narrow = (found?.n ?? 0) < narrowRows;
-    if (narrowness.size >= 1000) narrowness.clear();
-    narrowness.set(key, { at: now, narrow });
-    return narrow;
+    let n = reviewerRows.get(key, now);
+    if (n === undefined) {
+      n = cached<{ n: number }>(count.sql).get(...count.values)?.n ?? 0;
+      reviewerRows.set(key, n, now);
+    }
+    return fewEnough(filter, n, narrowRows);
   }
 
   /** The newest titles, read again when older than SAMPLE_MAX_AGE_MS (sqlite-search.ts). */

@@ -1,4 +1,4 @@
-// The SQLite store's approver index (src/store/sqlite-approver-index.ts): its triggers keep it equal
+// The approver index of both SQL stores (src/store/approver-index.ts): its triggers keep it equal
 // to what the requests say through inserts, decisions, renames, escalations and deletes, and a
 // reviewer's listing read from it is the listing the row-by-row filter gives, page by page, in every
 // order, with and without a title search.
@@ -7,9 +7,11 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
 import type { ListFilter, ListOrder, Store } from "../../src/core/store.js";
+import { postgresStore } from "../../src/store/postgres.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { request } from "../audit/fixtures.js";
 import { allIds, tempDir } from "../helpers.js";
+import { adminQuery, describePg, dropSchema, freshSchema } from "../postgres/pg-env.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -47,61 +49,112 @@ async function seed(store: Store): Promise<ApprovalRequest[]> {
   return rs;
 }
 
-function indexRows(path: string) {
-  const db = new Database(path, { readonly: true });
-  try {
-    const stored = db
-      .prepare(
-        "SELECT approver, status, id, dkey, title_lower FROM request_approvers ORDER BY 1, 2, 3",
-      )
-      .all();
-    const derived = db
-      .prepare(
-        `SELECT DISTINCT j.value AS approver, r.status, r.id, COALESCE(r.deadline, 9e15) AS dkey, r.title_lower
-         FROM requests AS r, json_each(CASE WHEN r.approvers = '[]' THEN '[""]' ELSE r.approvers END) AS j
-         ORDER BY 1, 2, 3`,
-      )
-      .all();
-    return { stored, derived };
-  } finally {
-    db.close();
-  }
+interface Backend {
+  /** A store on the backend's one database; every call opens another on the same data. */
+  open(options?: { narrowApproverRows?: number }): Promise<Store>;
+  /** The index's rows, and the rows the requests say it should hold, in one order. */
+  indexRows(): Promise<{ stored: unknown[]; derived: unknown[] }>;
+  /** Deletes requests behind the store's back (as a prune does), to fire the delete trigger. */
+  remove(ids: string[]): Promise<void>;
 }
 
-describe("the SQLite approver index", () => {
+const sqliteBackend = (): Backend => {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  const path = join(t.dir, "a.db");
+  const inFile = <T>(f: (db: Database.Database) => T): T => {
+    const db = new Database(path);
+    try {
+      return f(db);
+    } finally {
+      db.close();
+    }
+  };
+  return {
+    async open(options = {}) {
+      const s = sqliteStore(path, options);
+      cleanups.push(() => s.close());
+      return s;
+    },
+    async indexRows() {
+      return inFile((db) => ({
+        stored: db
+          .prepare(
+            "SELECT approver, status, id, dkey, title_lower FROM request_approvers ORDER BY 1, 2, 3",
+          )
+          .all(),
+        derived: db
+          .prepare(
+            `SELECT DISTINCT j.value AS approver, r.status, r.id, COALESCE(r.deadline, 9e15) AS dkey, r.title_lower
+             FROM requests AS r, json_each(CASE WHEN r.approvers = '[]' THEN '[""]' ELSE r.approvers END) AS j
+             ORDER BY 1, 2, 3`,
+          )
+          .all(),
+      }));
+    },
+    async remove(ids) {
+      inFile((db) =>
+        db
+          .prepare(`DELETE FROM requests WHERE id IN (${ids.map(() => "?").join(",")})`)
+          .run(...ids),
+      );
+    },
+  };
+};
+
+const postgresBackend = (url: string): Backend => {
+  const schema = freshSchema("airlock_approvers");
+  cleanups.push(() => dropSchema(url, schema));
+  const s = `"${schema}"`;
+  return {
+    async open(options = {}) {
+      const store = postgresStore(url, { schema, ...options });
+      await store.migrate();
+      cleanups.push(() => store.close());
+      return store;
+    },
+    async indexRows() {
+      return {
+        stored: await adminQuery(
+          url,
+          `SELECT approver, status, id, dkey, title_lower FROM ${s}.request_approvers ORDER BY 1, 2, 3`,
+        ),
+        derived: await adminQuery(
+          url,
+          `SELECT DISTINCT k AS approver, r.status, r.id, COALESCE(r.deadline, 9e15) AS dkey, r.title_lower
+           FROM ${s}.requests AS r,
+             unnest(CASE WHEN cardinality(r.approvers) = 0 THEN ARRAY['']::text[] ELSE r.approvers END) AS k
+           ORDER BY 1, 2, 3`,
+        ),
+      };
+    },
+    async remove(ids) {
+      await adminQuery(url, `DELETE FROM ${s}.requests WHERE id = ANY($1::text[])`, [ids]);
+    },
+  };
+};
+
+function approverIndexSuite(backend: () => Backend) {
   it("holds one row per approver and request, kept by the triggers through every change", async () => {
-    const t = tempDir();
-    cleanups.push(t.cleanup);
-    const path = join(t.dir, "a.db");
-    const store = sqliteStore(path);
-    cleanups.push(() => store.close());
-    await seed(store);
-    const { stored, derived } = indexRows(path);
+    const b = backend();
+    await seed(await b.open());
+    const { stored, derived } = await b.indexRows();
     expect(stored.length).toBeGreaterThan(90);
     expect(stored).toEqual(derived);
 
-    const db = new Database(path);
-    db.exec("DELETE FROM requests WHERE id IN ('req_0003', 'req_0004', 'req_0010')");
-    db.close();
-    const after = indexRows(path);
+    await b.remove(["req_0003", "req_0004", "req_0010"]);
+    const after = await b.indexRows();
     expect(after.stored).toEqual(after.derived);
     expect(after.stored.some((r) => (r as { id: string }).id === "req_0003")).toBe(false);
   });
 
   it("lists a reviewer's requests from the index exactly as the row-by-row filter does", async () => {
-    const t = tempDir();
-    cleanups.push(t.cleanup);
-    const path = join(t.dir, "l.db");
-    const indexed = sqliteStore(path);
-    cleanups.push(() => indexed.close());
+    const b = backend();
+    const indexed = await b.open();
     await seed(indexed);
-    // The same file listed without the index, and with it only for reviewers of under 8 rows.
-    const rowByRow = sqliteStore(path, { narrowApproverRows: 0 });
-    const mixed = sqliteStore(path, { narrowApproverRows: 8 });
-    cleanups.push(
-      () => rowByRow.close(),
-      () => mixed.close(),
-    );
+    // The same data listed without the index, and with it only for reviewers of under 8 rows.
+    const rowByRow = await b.open({ narrowApproverRows: 0 });
+    const mixed = await b.open({ narrowApproverRows: 8 });
 
     const approvers = [["ops"], ["alice"], ["alice", "ops"], [], ["nobody"], "sec"];
     const statuses = [undefined, "pending", ["approved", "rejected"]] as const;
@@ -133,11 +186,23 @@ describe("the SQLite approver index", () => {
     // Most combinations list something (a check of empty lists alone would prove little).
     expect(checked).toBeGreaterThan(120);
   });
+}
+
+describe("the SQLite approver index", () => {
+  approverIndexSuite(sqliteBackend);
 
   it("refuses a negative or fractional narrowApproverRows", () => {
     expect(() => sqliteStore(":memory:", { narrowApproverRows: -1 })).toThrow(/narrowApproverRows/);
     expect(() => sqliteStore(":memory:", { narrowApproverRows: 1.5 })).toThrow(
       /narrowApproverRows/,
     );
+  });
+});
+
+await describePg("the PostgreSQL approver index", ({ url }) => {
+  approverIndexSuite(() => postgresBackend(url));
+
+  it("refuses a negative narrowApproverRows", () => {
+    expect(() => postgresStore(url, { narrowApproverRows: -1 })).toThrow(/narrowApproverRows/);
   });
 });

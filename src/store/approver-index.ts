@@ -1,0 +1,161 @@
+// Who may decide what, indexed, in both SQL stores. A reviewer lists what it may decide: the
+// requests whose approvers share a name with it, or that have none (open to everyone). Checked row
+// by row, that is cheap for a reviewer of most requests: the listing's order index gives a page
+// after a few rows. For a reviewer of one request in a hundred it reads a hundred rows per row
+// listed, and a search for a text none of its requests holds reads them all (seconds at a million
+// requests).
+//
+// So a table keeps one row per (approver, request): `request_approvers (approver, status, id)` with
+// the request's deadline key (`dkey`) and lower-cased title, written by triggers on `requests` (a
+// request with no approvers is kept under OPEN, the empty name, which no identity has). A listing by
+// approver first counts that reviewer's rows of the listed statuses in it, up to NARROW_ROWS;
+// fewer, and the page is read from them alone (narrowSql); more, and the usual listing follows
+// (most rows pass the filter). The triggers are each store's own (sqlite-approver-index.ts,
+// postgres-migrations.ts); the reads are written here once.
+import { STATUSES } from "../core/schemas.js";
+import type { ListFilter } from "../core/store.js";
+import { clampLimit, listedStatuses, listOrder, parseCursor } from "./paging.js";
+
+/** The name a request with no approvers is kept under: names are never empty (schemas.ts). */
+export const OPEN = "";
+
+/** A reviewer's listing in deadline order is read from the index when it has fewer rows than this
+ * there (of the statuses listed): they are all read and sorted (50,000 took 10–15 ms). A search
+ * reads all the reviewer's rows too, but sorts only its matches: SEARCH_FACTOR times as many. */
+export const NARROW_ROWS = 50_000;
+export const SEARCH_FACTOR = 6;
+
+/** How long a store keeps a reviewer's count of rows. */
+export const NARROW_MAX_AGE_MS = 60_000;
+
+/** How a store writes SQL: a placeholder for the next value, the table names, and the join that
+ * makes the ids found lead (SQLite's CROSS JOIN keeps its left side outside). */
+export interface Dialect {
+  param: (values: unknown[], v: unknown) => string;
+  /** SQL true when text `column` contains the text of placeholder `q`. */
+  contains: (column: string, q: string) => string;
+  requests: string;
+  index: string;
+  join: string;
+}
+
+/** The names a filter's approver matches in the index: its own, and OPEN. */
+export function approverKeys(filter: ListFilter): string[] {
+  const a = filter.approver;
+  const names = a === undefined ? [] : Array.isArray(a) ? a : [a];
+  return [...new Set([...names, OPEN])];
+}
+
+/** Whether a listing may be read from the index alone: it filters by approver and by nothing the
+ * index does not hold. */
+export function narrowable(filter: ListFilter): boolean {
+  return (
+    filter.approver !== undefined && filter.action === undefined && filter.requester === undefined
+  );
+}
+
+/** Whether reading the listing from the index needs the reviewer's count of rows first. Newest
+ * and oldest first without a search never do: the index holds each (name, status) in id order, so
+ * the page is the first rows of each, merged (narrowSql). */
+export function needsCount(filter: ListFilter): boolean {
+  return (filter.q !== undefined && filter.q !== "") || listOrder(filter) === "deadline";
+}
+
+/** Whether `n` rows (the reviewer's count, up to countBound) are few enough to read from the
+ * index, given `rows` (the store's NARROW_ROWS). */
+export function fewEnough(filter: ListFilter, n: number, rows: number): boolean {
+  const searching = filter.q !== undefined && filter.q !== "";
+  return n < (searching ? rows * SEARCH_FACTOR : rows);
+}
+
+/** How far a store counts a reviewer's rows. */
+export const countBound = (rows: number) => rows * SEARCH_FACTOR;
+
+/** The reviewer's rows of the listed statuses, as conditions on the index. */
+function scope(d: Dialect, filter: ListFilter, values: unknown[]): string[] {
+  const list = (xs: string[]) => xs.map((x) => d.param(values, x)).join(", ");
+  const where = [`approver IN (${list(approverKeys(filter))})`];
+  const statuses = listedStatuses(filter);
+  if (statuses.length) where.push(`status IN (${list(statuses)})`);
+  return where;
+}
+
+/** Counts the filter's rows in the index, up to `limit`, as `n`. */
+export function narrowCountSql(d: Dialect, filter: ListFilter, limit = NARROW_ROWS) {
+  const values: unknown[] = [];
+  const where = scope(d, filter, values);
+  const sql = `SELECT count(*) AS n FROM (SELECT 1 FROM ${d.index} WHERE ${where.join(" AND ")} LIMIT ${Math.trunc(limit)}) AS capped`;
+  return { sql, values };
+}
+
+/** A page of the listing (one row more when another follows) read from the index, then their rows
+ * from `requests` (`columns`, with the deadline key as `dkey`). Newest or oldest first: the first
+ * rows after the cursor of each (name, status) in the index's own order, each list stopping at a
+ * page, merged. Deadline order: all the reviewer's rows (matching the search), sorted. Each id
+ * once, though several of the reviewer's names may hold it. */
+export function narrowSql(d: Dialect, filter: ListFilter, columns: string) {
+  const values: unknown[] = [];
+  const order = listOrder(filter);
+  const cursor = parseCursor(order, filter.cursor);
+  const limit = clampLimit(filter.limit);
+  const by = (id: string, dkey: string) =>
+    order === "deadline" ? `${dkey}, ${id}` : order === "newest" ? `${id} DESC` : id;
+  // The search's condition, and in id order the cursor's, written again (placeholders and all) in
+  // each list that needs them: SQLite's placeholders are positional.
+  const q = filter.q ? filter.q.toLowerCase() : undefined;
+  const also = (): string[] => {
+    const c: string[] = [];
+    // Exactly titleMatches (paging.ts): the lower-cased title contains the lower-cased text.
+    if (q !== undefined) c.push(d.contains("title_lower", d.param(values, q)));
+    if (cursor && cursor.order !== "deadline") {
+      c.push(`id ${order === "newest" ? "<" : ">"} ${d.param(values, cursor.id)}`);
+    }
+    return c;
+  };
+  let ids: string;
+  if (order === "deadline") {
+    const where = [...scope(d, filter, values), ...also()];
+    if (cursor?.order === "deadline") {
+      // Each placeholder once: SQLite's are positional.
+      const [after, at] = [d.param(values, cursor.key), d.param(values, cursor.key)];
+      where.push(`(dkey > ${after} OR (dkey = ${at} AND id > ${d.param(values, cursor.id)}))`);
+    }
+    ids = `SELECT id AS found, min(dkey) AS found_dkey FROM ${d.index}
+      WHERE ${where.join(" AND ")} GROUP BY id ORDER BY ${by("id", "min(dkey)")} LIMIT ${limit + 1}`;
+  } else {
+    const statuses = listedStatuses(filter);
+    const arms: string[] = [];
+    for (const key of approverKeys(filter)) {
+      for (const status of statuses.length ? statuses : STATUSES) {
+        const where = [
+          `approver = ${d.param(values, key)}`,
+          `status = ${d.param(values, status)}`,
+          ...also(),
+        ];
+        arms.push(`SELECT * FROM (SELECT id, dkey FROM ${d.index} WHERE ${where.join(" AND ")}
+          ORDER BY ${by("id", "dkey")} LIMIT ${limit + 1}) AS arm`);
+      }
+    }
+    ids = `SELECT id AS found, min(dkey) AS found_dkey FROM (${arms.join(" UNION ALL ")}) AS arms
+      GROUP BY id ORDER BY ${by("id", "min(dkey)")} LIMIT ${limit + 1}`;
+  }
+  const sql = `SELECT ${columns}, found_dkey AS dkey FROM (${ids}) AS a
+    ${d.join} ${d.requests} ON ${d.requests}.id = a.found ORDER BY ${by("a.found", "a.found_dkey")}`;
+  return { sql, values, order, limit };
+}
+
+/** A reviewer's count of rows (per names and statuses), kept NARROW_MAX_AGE_MS: a reviewer's share
+ * changes slowly, and either way the listing is exact (only its speed depends on the count). */
+export function narrowCounts() {
+  const known = new Map<string, { at: number; n: number }>();
+  return {
+    get(key: string, now: number): number | undefined {
+      const k = known.get(key);
+      return k && now - k.at < NARROW_MAX_AGE_MS ? k.n : undefined;
+    },
+    set(key: string, n: number, now: number): void {
+      if (known.size >= 1000) known.clear();
+      known.set(key, { at: now, n });
+    },
+  };
+}
