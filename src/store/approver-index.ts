@@ -8,10 +8,13 @@
 // So a table keeps one row per (approver, request): `request_approvers (approver, status, id)` with
 // the request's deadline key (`dkey`) and lower-cased title, written by triggers on `requests` (a
 // request with no approvers is kept under OPEN, the empty name, which no identity has). A listing by
-// approver first counts that reviewer's rows of the listed statuses in it, up to NARROW_ROWS;
-// fewer, and the page is read from them alone (narrowSql); more, and the usual listing follows
-// (most rows pass the filter). The triggers are each store's own (sqlite-approver-index.ts,
-// postgres-migrations.ts); the reads are written here once.
+// approver, newest or oldest first, merges the first rows of each of the reviewer's (name, status)
+// lists, which the index holds in id order: a page costs the same whatever the reviewer's share. In
+// deadline order, or with a search, every row of the reviewer's lists is read: the store counts
+// them first (up to countBound, kept a minute), and when they are too many for that (fewEnough:
+// most requests are the reviewer's) the usual listing follows, whose order index finds a page in a
+// few rows. The triggers are each store's own (sqlite-approver-index.ts,
+// postgres-approver-index.ts); the reads are written here once.
 import { STATUSES } from "../core/schemas.js";
 import type { ListFilter } from "../core/store.js";
 import { clampLimit, listedStatuses, listOrder, parseCursor } from "./paging.js";

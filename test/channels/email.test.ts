@@ -4,6 +4,7 @@
 import nodemailer from "nodemailer";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ANSWERS_PER_ADDRESS_PER_HOUR } from "../../src/channels/email/inbound.js";
 import { createEmailChannel, type EmailChannel } from "../../src/channels/email/index.js";
 import { signLink } from "../../src/channels/email/tokens.js";
 import type { IdentityDirectory, InboundDeps, Reviewer } from "../../src/channels/types.js";
@@ -701,6 +702,29 @@ describe("replies", () => {
     expect(late?.parsed.text).toContain("no longer pending");
     expect(sink.mails).toHaveLength(1);
     expect((await airlock.get(request.id)).status).toBe("approved");
+  });
+
+  it("answers one address at most ANSWERS_PER_ADDRESS_PER_HOUR times an hour", async () => {
+    const request = await newRequest();
+    const alice = (await mailsFor(request)).get("alice@example.com") as SinkMail;
+    sink.mails.length = 0;
+    // A week on (the channel's count of answers is shared by this file's tests; a later test's
+    // clock, set back, starts a new hour), each reply to the expired address is answered, until
+    // the address had its hour's answers.
+    clockOffsetMs = 7 * 24 * 3600 * 1000;
+    for (let i = 0; i < ANSWERS_PER_ADDRESS_PER_HOUR + 2; i++) {
+      await replyOverSmtp({ from: "alice@example.com", to: replyAddressOf(alice), text: "SKIP" });
+    }
+    await sink.waitFor(ANSWERS_PER_ADDRESS_PER_HOUR);
+    expect(refusals).toHaveLength(ANSWERS_PER_ADDRESS_PER_HOUR + 2);
+    expect(sink.mails).toHaveLength(ANSWERS_PER_ADDRESS_PER_HOUR);
+    expect(sink.mails[0]?.parsed.text).toContain("this reply address has expired");
+    // An hour later, answers come again.
+    clockOffsetMs += 3_600_000;
+    await replyOverSmtp({ from: "alice@example.com", to: replyAddressOf(alice), text: "SKIP" });
+    await sink.waitFor(ANSWERS_PER_ADDRESS_PER_HOUR + 1);
+    expect(sink.mails).toHaveLength(ANSWERS_PER_ADDRESS_PER_HOUR + 1);
+    expect((await airlock.get(request.id)).status).toBe("pending");
   });
 
   it("REJECT with a reason and REVISE with a comment are recorded", async () => {

@@ -16,6 +16,10 @@ import { escapeHtml } from "./html.js";
 import { stripQuoted } from "./quoted.js";
 import { REPLY_TOKEN_LENGTH, verifyReplyToken } from "./tokens.js";
 
+/** Answers (help, refusals, "no longer pending") one address gets in an hour, at most. */
+export const ANSWERS_PER_ADDRESS_PER_HOUR = 10;
+const HOUR_MS = 3_600_000;
+
 /** Inbound mail larger than this is refused (SMTP) or answered 413 (webhook). */
 export const MAX_INBOUND_BYTES = 1024 * 1024;
 
@@ -81,7 +85,34 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
     return requestId ? { status: "refused", reason, requestId } : { status: "refused", reason };
   }
 
+  // Answers sent per address in the current hour. An answer goes to a mail's From, which whoever
+  // holds a reply address (a leaked one, an expired one) can set to its owner's: without a bound,
+  // Airlock would mail the owner as often as someone writes.
+  const answered = new Map<string, { start: number; count: number }>();
+  function mayAnswer(sender: string): boolean {
+    const at = deps.now();
+    const key = sender.toLowerCase();
+    let w = answered.get(key);
+    // A clock set back starts a new hour too.
+    if (!w || at - w.start >= HOUR_MS || at < w.start) {
+      // Many senders: forget them all (each then gets a new hour), never grow without bound.
+      if (answered.size >= 10_000) answered.clear();
+      w = { start: at, count: 0 };
+      answered.set(key, w);
+    }
+    if (w.count >= ANSWERS_PER_ADDRESS_PER_HOUR) return false;
+    w.count += 1;
+    return true;
+  }
+
   async function answer(mail: ParsedMail, sender: string, replyAddress: string, lines: string[]) {
+    if (!mayAnswer(sender)) {
+      logger.warn(
+        { to: sender, perHour: ANSWERS_PER_ADDRESS_PER_HOUR },
+        "email answer not sent: this address had its answers for the hour",
+      );
+      return;
+    }
     const text = lines.join("\n");
     const subject = oneLine(mail.subject ?? "your reply", 200);
     const headers: Record<string, string> = {
