@@ -28,7 +28,8 @@ export const OPEN = "";
 export const NARROW_ROWS = 50_000;
 export const SEARCH_FACTOR = 6;
 
-/** How long a store keeps a reviewer's count of rows. */
+/** How long a store keeps a reviewer's count of rows (per names and statuses): a reviewer's share
+ * changes slowly, and either way the listing is exact (only its speed depends on the count). */
 export const NARROW_MAX_AGE_MS = 60_000;
 
 /** How a store writes SQL: a placeholder for the next value, the table names, and the join that
@@ -145,20 +146,4 @@ export function narrowSql(d: Dialect, filter: ListFilter, columns: string) {
   const sql = `SELECT ${columns}, found_dkey AS dkey FROM (${ids}) AS a
     ${d.join} ${d.requests} ON ${d.requests}.id = a.found ORDER BY ${by("a.found", "a.found_dkey")}`;
   return { sql, values, order, limit };
-}
-
-/** A reviewer's count of rows (per names and statuses), kept NARROW_MAX_AGE_MS: a reviewer's share
- * changes slowly, and either way the listing is exact (only its speed depends on the count). */
-export function narrowCounts() {
-  const known = new Map<string, { at: number; n: number }>();
-  return {
-    get(key: string, now: number): number | undefined {
-      const k = known.get(key);
-      return k && now - k.at < NARROW_MAX_AGE_MS ? k.n : undefined;
-    },
-    set(key: string, n: number, now: number): void {
-      if (known.size >= 1000) known.clear();
-      known.set(key, { at: now, n });
-    },
-  };
 }

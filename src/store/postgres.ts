@@ -23,10 +23,10 @@ import type { ListFilter, Store } from "../core/store.js";
 import {
   countBound,
   fewEnough,
+  NARROW_MAX_AGE_MS,
   NARROW_ROWS,
   narrowable,
   narrowCountSql,
-  narrowCounts,
   narrowSql,
   needsCount,
 } from "./approver-index.js";
@@ -88,6 +88,7 @@ import {
   summaryFromRow,
 } from "./rows.js";
 import { checkDrafts, idTaken } from "./storable.js";
+import { keptUnlessFailed, timedCache } from "./timed-cache.js";
 
 /** With the audit options (`auditKey`, `checkpointFile`, `checkpointIntervalMs`). */
 export interface PostgresStoreOptions extends AuditKeyOptions {
@@ -219,40 +220,38 @@ export function postgresStore(
   }
 
   /** The newest titles, read again when older than SAMPLE_MAX_AGE_MS (postgres-search.ts). */
-  let sample: { at: number; titles: Promise<string[]> } | undefined;
-  function titleSample(what: string): Promise<string[]> {
-    const now = Date.now();
-    if (!sample || now - sample.at > SAMPLE_MAX_AGE_MS) {
-      const titles = read<{ t: string | null }>(what, {
-        text: `SELECT title_lower AS t FROM ${sql.schema}.requests ORDER BY id DESC LIMIT ${SAMPLE_TITLES}`,
-      }).then((rows) => rows.map((r) => r.t ?? ""));
-      sample = { at: now, titles };
-      // A failed read is not kept: the next search reads again.
-      titles.catch(() => {
-        if (sample?.titles === titles) sample = undefined;
-      });
-    }
-    return sample.titles;
-  }
+  const samples = timedCache<Promise<string[]>>(SAMPLE_MAX_AGE_MS);
+  const titleSample = (what: string): Promise<string[]> =>
+    keptUnlessFailed(samples, "", Date.now(), async () =>
+      (
+        await read<{ t: string | null }>(what, {
+          text: `SELECT title_lower AS t FROM ${sql.schema}.requests ORDER BY id DESC LIMIT ${SAMPLE_TITLES}`,
+        })
+      ).map((r) => r.t ?? ""),
+    );
 
-  /** A listing's rows: a title search walks first when the listing's index allows (postgres-search.ts). */
   /** Whether a reviewer's rows of the listed statuses in the approver index are few enough to read
    * them all (approver-index.ts; the count is kept a minute). */
-  const reviewerRows = narrowCounts();
+  const reviewerRows = timedCache<Promise<number>>(NARROW_MAX_AGE_MS);
   const approverDialect = postgresApproverDialect(sql.schema);
   async function isNarrow(what: string, filter: ListFilter): Promise<boolean> {
     const rows = o.narrowApproverRows;
     const count = narrowCountSql(approverDialect, filter, countBound(rows));
-    const key = JSON.stringify(count.values);
-    let n = reviewerRows.get(key, Date.now());
-    if (n === undefined) {
-      const [row] = await read<{ n: string }>(what, { text: count.sql }, count.values);
-      n = Number(row?.n ?? 0);
-      reviewerRows.set(key, n, Date.now());
-    }
+    const n = await keptUnlessFailed(
+      reviewerRows,
+      JSON.stringify(count.values),
+      Date.now(),
+      async () => {
+        const [row] = await read<{ n: string }>(what, { text: count.sql }, count.values);
+        return Number(row?.n ?? 0);
+      },
+    );
     return fewEnough(filter, n, rows);
   }
 
+  /** A listing's rows: read from the approver index for a reviewer whose rows it can read
+   * (approver-index.ts); else a title search walks first when the listing's index allows
+   * (postgres-search.ts). */
   async function listed<R extends Positioned>(what: string, filter: ListFilter, columns: string) {
     if (
       narrowable(filter) &&

@@ -24,10 +24,10 @@ import type { InsertResult, ListFilter, Store, TransitionResult } from "../core/
 import {
   countBound,
   fewEnough,
+  NARROW_MAX_AGE_MS,
   NARROW_ROWS,
   narrowable,
   narrowCountSql,
-  narrowCounts,
   narrowSql,
   needsCount,
 } from "./approver-index.js";
@@ -90,6 +90,7 @@ import {
 } from "./sqlite-title-index.js";
 import { sqliteTrustRules } from "./sqlite-trust.js";
 import { checkColumns, checkDrafts, idTaken } from "./storable.js";
+import { timedCache } from "./timed-cache.js";
 
 /** With the audit options (`auditKey`, `checkpointFile`, `checkpointIntervalMs`). */
 export interface SqliteStoreOptions extends AuditKeyOptions {
@@ -440,33 +441,27 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
 
   /** Whether a reviewer's rows of the listed statuses in the approver index are few enough to read
    * them all (a count up to 300,000 takes a few ms: it is kept a minute). */
-  const reviewerRows = narrowCounts();
+  const reviewerRows = timedCache<number>(NARROW_MAX_AGE_MS);
   function isNarrow(filter: ListFilter): boolean {
     const count = narrowCountSql(SQLITE_APPROVER_DIALECT, filter, countBound(narrowRows));
-    const key = JSON.stringify(count.values);
-    const now = Date.now();
-    let n = reviewerRows.get(key, now);
-    if (n === undefined) {
-      n = cached<{ n: number }>(count.sql).get(...count.values)?.n ?? 0;
-      reviewerRows.set(key, n, now);
-    }
+    const n = reviewerRows.get(
+      JSON.stringify(count.values),
+      Date.now(),
+      () => cached<{ n: number }>(count.sql).get(...count.values)?.n ?? 0,
+    );
     return fewEnough(filter, n, narrowRows);
   }
 
   /** The newest titles, read again when older than SAMPLE_MAX_AGE_MS (sqlite-search.ts). */
-  let sample: { at: number; sample: TitleSample } | undefined;
-  function titleSample(): TitleSample {
-    const now = Date.now();
-    if (!sample || now - sample.at > SAMPLE_MAX_AGE_MS) {
-      const titles = cached<{ t: string }>(
+  const samples = timedCache<TitleSample>(SAMPLE_MAX_AGE_MS);
+  const titleSample = (): TitleSample =>
+    samples.get("", Date.now(), () => ({
+      titles: cached<{ t: string }>(
         "SELECT title_lower AS t FROM requests ORDER BY id DESC LIMIT ?",
       )
         .all(SAMPLE_TITLES)
-        .map((r) => r.t);
-      sample = { at: now, sample: { titles } };
-    }
-    return sample.sample;
-  }
+        .map((r) => r.t),
+    }));
 
   // Cross-process change detection: one timer for all listeners, running only while there are any.
   const listeners = new Set<() => void>();
