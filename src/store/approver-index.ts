@@ -11,8 +11,8 @@
 // approver, newest or oldest first, merges the first rows of each of the reviewer's (name, status)
 // lists, which the index holds in id order: a page costs the same whatever the reviewer's share. In
 // deadline order, or with a search, every row of the reviewer's lists is read: the store counts
-// them first (up to countBound, kept a minute), and when they are too many for that (fewEnough:
-// most requests are the reviewer's) the usual listing follows, whose order index finds a page in a
+// them first (up to narrowLimit, kept ten minutes), and when they are too many for that (most
+// requests are the reviewer's) the usual listing follows, whose order index finds a page in a
 // few rows. The triggers are each store's own (sqlite-approver-index.ts,
 // postgres-approver-index.ts); the reads are written here once.
 import { STATUSES } from "../core/schemas.js";
@@ -30,7 +30,7 @@ export const SEARCH_FACTOR = 6;
 
 /** How long a store keeps a reviewer's count of rows (per names and statuses): a reviewer's share
  * changes slowly, and either way the listing is exact (only its speed depends on the count). */
-export const NARROW_MAX_AGE_MS = 60_000;
+export const NARROW_MAX_AGE_MS = 10 * 60_000;
 
 /** How a store writes SQL: a placeholder for the next value, the table names, and the join that
  * makes the ids found lead (SQLite's CROSS JOIN keeps its left side outside). */
@@ -65,15 +65,13 @@ export function needsCount(filter: ListFilter): boolean {
   return (filter.q !== undefined && filter.q !== "") || listOrder(filter) === "deadline";
 }
 
-/** Whether `n` rows (the reviewer's count, up to countBound) are few enough to read from the
- * index, given `rows` (the store's NARROW_ROWS). */
-export function fewEnough(filter: ListFilter, n: number, rows: number): boolean {
+/** The most rows of a reviewer's (of the statuses listed) that are read from the index, given the
+ * store's NARROW_ROWS (`rows`): a search reads them all but sorts only its matches. The store
+ * counts the reviewer's rows up to this, and reads from the index when the count stays below. */
+export function narrowLimit(filter: ListFilter, rows: number): number {
   const searching = filter.q !== undefined && filter.q !== "";
-  return n < (searching ? rows * SEARCH_FACTOR : rows);
+  return searching ? rows * SEARCH_FACTOR : rows;
 }
-
-/** How far a store counts a reviewer's rows. */
-export const countBound = (rows: number) => rows * SEARCH_FACTOR;
 
 /** The reviewer's rows of the listed statuses, as conditions on the index. */
 function scope(d: Dialect, filter: ListFilter, values: unknown[]): string[] {

@@ -21,12 +21,11 @@ import { HOUR_MS, type OutcomeStat, settledStat } from "../core/outcome-stats.js
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { ListFilter, Store } from "../core/store.js";
 import {
-  countBound,
-  fewEnough,
   NARROW_MAX_AGE_MS,
   NARROW_ROWS,
   narrowable,
   narrowCountSql,
+  narrowLimit,
   narrowSql,
   needsCount,
 } from "./approver-index.js";
@@ -231,22 +230,18 @@ export function postgresStore(
     );
 
   /** Whether a reviewer's rows of the listed statuses in the approver index are few enough to read
-   * them all (approver-index.ts; the count is kept a minute). */
+   * them all (approver-index.ts; the count is kept ten minutes). */
   const reviewerRows = timedCache<Promise<number>>(NARROW_MAX_AGE_MS);
   const approverDialect = postgresApproverDialect(sql.schema);
   async function isNarrow(what: string, filter: ListFilter): Promise<boolean> {
-    const rows = o.narrowApproverRows;
-    const count = narrowCountSql(approverDialect, filter, countBound(rows));
-    const n = await keptUnlessFailed(
-      reviewerRows,
-      JSON.stringify(count.values),
-      Date.now(),
-      async () => {
-        const [row] = await read<{ n: string }>(what, { text: count.sql }, count.values);
-        return Number(row?.n ?? 0);
-      },
-    );
-    return fewEnough(filter, n, rows);
+    const limit = narrowLimit(filter, o.narrowApproverRows);
+    const count = narrowCountSql(approverDialect, filter, limit);
+    const key = JSON.stringify([limit, ...count.values]);
+    const n = await keptUnlessFailed(reviewerRows, key, Date.now(), async () => {
+      const [row] = await read<{ n: string }>(what, { text: count.sql }, count.values);
+      return Number(row?.n ?? 0);
+    });
+    return n < limit;
   }
 
   /** A listing's rows: read from the approver index for a reviewer whose rows it can read
