@@ -99,7 +99,8 @@ export function createRateLimiter(
         ...shape,
         storeClient: store.pool,
         tableName: TABLE,
-        ...(store.schema === undefined ? {} : { schemaName: store.schema }),
+        // Always named: the table is created there (ensureTable), whatever the search_path says.
+        schemaName: store.schema ?? "public",
         tableCreated: true,
         // A database that cannot answer must not stop the server: this process limits alone.
         insuranceLimiter: memory,

@@ -15,6 +15,7 @@
 // requests are the reviewer's) the usual listing follows, whose order index finds a page in a
 // few rows. The triggers are each store's own (sqlite-approver-index.ts,
 // postgres-approver-index.ts); the reads are written here once.
+import { InvalidInputError } from "../core/errors.js";
 import { STATUSES } from "../core/schemas.js";
 import type { ListFilter } from "../core/store.js";
 import { clampLimit, listedStatuses, listOrder, parseCursor } from "./paging.js";
@@ -26,7 +27,23 @@ export const OPEN = "";
  * there (of the statuses listed): they are all read and sorted (50,000 took 10–15 ms). A search
  * reads all the reviewer's rows too, but sorts only its matches: SEARCH_FACTOR times as many. */
 export const NARROW_ROWS = 50_000;
-export const SEARCH_FACTOR = 6;
+export const SEARCH_FACTOR = 2;
+
+/** When a store reads a reviewer's listing from the index: `auto` (the default) as above; `always`
+ * (every listing by approver alone, whatever its share and count); `never` (the row-by-row filter
+ * always, as before the index). */
+export type ApproverIndexUse = "auto" | "always" | "never";
+const USES: readonly ApproverIndexUse[] = ["auto", "always", "never"];
+
+/** The store option `approverIndex`, checked: an unknown value fails at start-up. */
+export function approverIndexUse(v: unknown): ApproverIndexUse {
+  if (v === undefined) return "auto";
+  if (USES.includes(v as ApproverIndexUse)) return v as ApproverIndexUse;
+  throw new InvalidInputError(
+    `Expected \`approverIndex\` to be "auto", "always" or "never", got ${JSON.stringify(v)}`,
+    "approverIndex",
+  );
+}
 
 /** How long a store keeps a reviewer's count of rows (per names and statuses): a reviewer's share
  * changes slowly, and either way the listing is exact (only its speed depends on the count). */
@@ -58,19 +75,54 @@ export function narrowable(filter: ListFilter): boolean {
   );
 }
 
-/** Whether reading the listing from the index needs the reviewer's count of rows first. Newest
- * and oldest first without a search never do: the index holds each (name, status) in id order, so
- * the page is the first rows of each, merged (narrowSql). */
-export function needsCount(filter: ListFilter): boolean {
-  return (filter.q !== undefined && filter.q !== "") || listOrder(filter) === "deadline";
+/** The most (name, status) lists a listing merges (narrowSql); a reviewer with more is counted. */
+export const MAX_LISTS = 32;
+
+/** A reviewer's share of a listing is estimated from the listing's newest SHARE_ROWS rows (of the
+ * statuses listed): the index is read for a reviewer whose share is below NARROW_SHARE. Above it,
+ * the listing's own order index finds a page within 20 rows per row listed, cheaper than the index
+ * (whatever the count: with no approvers set, every request is every reviewer's). */
+export const SHARE_ROWS = 1000;
+export const NARROW_SHARE = 0.05;
+
+/** How many of the listing's newest SHARE_ROWS rows (of the statuses listed) are the reviewer's,
+ * as `n`: each checked in the index by its key. */
+export function shareSql(d: Dialect, filter: ListFilter) {
+  const values: unknown[] = [];
+  const statuses = listedStatuses(filter);
+  const keys = approverKeys(filter).map((k) => d.param(values, k));
+  const inStatus = statuses.length
+    ? `WHERE status IN (${statuses.map((x) => d.param(values, x)).join(", ")})`
+    : "";
+  const sql = `SELECT count(*) AS n FROM (SELECT id, status FROM ${d.requests} ${inStatus}
+      ORDER BY id DESC LIMIT ${SHARE_ROWS}) AS w
+    WHERE EXISTS (SELECT 1 FROM ${d.index} AS a
+      WHERE a.approver IN (${keys.join(", ")}) AND a.status = w.status AND a.id = w.id)`;
+  return { sql, values };
 }
 
-/** The most rows of a reviewer's (of the statuses listed) that are read from the index, given the
- * store's NARROW_ROWS (`rows`): a search reads them all but sorts only its matches. The store
- * counts the reviewer's rows up to this, and reads from the index when the count stays below. */
-export function narrowLimit(filter: ListFilter, rows: number): number {
+/** The (name, status) lists a listing in id order merges. */
+function lists(filter: ListFilter): number {
+  return approverKeys(filter).length * (listedStatuses(filter).length || STATUSES.length);
+}
+
+/** Whether reading the listing from the index needs the reviewer's count of rows first. Newest
+ * and oldest first without a search never do, up to MAX_LISTS lists: the index holds each
+ * (name, status) in id order, so the page is the first rows of each, merged (narrowSql). */
+export function needsCount(filter: ListFilter): boolean {
+  return (
+    (filter.q !== undefined && filter.q !== "") ||
+    listOrder(filter) === "deadline" ||
+    lists(filter) > MAX_LISTS
+  );
+}
+
+/** The most of a reviewer's rows (of the statuses listed) a listing reads from the index: a search
+ * reads them all but sorts only its matches. The store counts the reviewer's rows up to this, and
+ * reads from the index when the count stays below. */
+export function narrowLimit(filter: ListFilter): number {
   const searching = filter.q !== undefined && filter.q !== "";
-  return searching ? rows * SEARCH_FACTOR : rows;
+  return searching ? NARROW_ROWS * SEARCH_FACTOR : NARROW_ROWS;
 }
 
 /** The reviewer's rows of the listed statuses, as conditions on the index. */
@@ -115,7 +167,7 @@ export function narrowSql(d: Dialect, filter: ListFilter, columns: string) {
     return c;
   };
   let ids: string;
-  if (order === "deadline") {
+  if (order === "deadline" || lists(filter) > MAX_LISTS) {
     const where = [...scope(d, filter, values), ...also()];
     if (cursor?.order === "deadline") {
       // Each placeholder once: SQLite's are positional.

@@ -21,13 +21,17 @@ import { HOUR_MS, type OutcomeStat, settledStat } from "../core/outcome-stats.js
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { ListFilter, Store } from "../core/store.js";
 import {
+  type ApproverIndexUse,
+  approverIndexUse,
   NARROW_MAX_AGE_MS,
-  NARROW_ROWS,
+  NARROW_SHARE,
   narrowable,
   narrowCountSql,
   narrowLimit,
   narrowSql,
   needsCount,
+  SHARE_ROWS,
+  shareSql,
 } from "./approver-index.js";
 import {
   byDueOrder,
@@ -109,9 +113,9 @@ export interface PostgresStoreOptions extends AuditKeyOptions {
   /** How many rows of a listing a title search (`q`) checks in order, from the listing's own index,
    * before it asks the trigram index for the rest (src/store/postgres-search.ts). @default 50000 */
   titleWalkRows?: number;
-  /** A listing by approver is read from the approver index when the reviewer has fewer rows than
-   * this in it (src/store/approver-index.ts); 0 never. For tests and tuning. @default 50000 */
-  narrowApproverRows?: number;
+  /** When a reviewer's listing is read from the approver index (src/store/approver-index.ts):
+   * "auto" by its share and count, "always", or "never". @default "auto" */
+  approverIndex?: ApproverIndexUse;
   /** Background problems, for logging: the LISTEN connection dropped or could not be re-opened, an
    * idle pooled connection died (these arrive as `store_unavailable`; the store recovers by itself),
    * an `onExternalChange` listener threw (passed on as it was), or a checkpoint could not be written. */
@@ -132,7 +136,7 @@ const DEFAULTS = {
   reconnectMinMs: 100,
   reconnectMaxMs: 5000,
   titleWalkRows: WALK_ROWS,
-  narrowApproverRows: NARROW_ROWS,
+  approverIndex: "auto",
 } satisfies Omit<ResolvedOptions, Extra>;
 
 /** A Store backed by PostgreSQL, plus the pool it queries (for your own reads and for tests). */
@@ -229,30 +233,36 @@ export function postgresStore(
       ).map((r) => r.t ?? ""),
     );
 
-  /** Whether a reviewer's rows of the listed statuses in the approver index are few enough to read
-   * them all (approver-index.ts; the count is kept ten minutes). */
-  const reviewerRows = timedCache<Promise<number>>(NARROW_MAX_AGE_MS);
+  /** Whether a listing is read from the approver index (approver-index.ts): the reviewer's share
+   * of the newest rows is small, and, in deadline order or with a search, its rows are few enough
+   * to read them all. Both estimates are kept ten minutes (they cost up to tens of ms). */
+  const reviewerFigures = timedCache<Promise<number>>(NARROW_MAX_AGE_MS);
   const approverDialect = postgresApproverDialect(sql.schema);
-  async function isNarrow(what: string, filter: ListFilter): Promise<boolean> {
-    const limit = narrowLimit(filter, o.narrowApproverRows);
-    const count = narrowCountSql(approverDialect, filter, limit);
-    const key = JSON.stringify([limit, ...count.values]);
-    const n = await keptUnlessFailed(reviewerRows, key, Date.now(), async () => {
-      const [row] = await read<{ n: string }>(what, { text: count.sql }, count.values);
-      return Number(row?.n ?? 0);
-    });
-    return n < limit;
+  async function readsIndex(what: string, filter: ListFilter): Promise<boolean> {
+    if (!narrowable(filter) || o.approverIndex === "never") return false;
+    if (o.approverIndex === "always") return true;
+    const figure = (q: { sql: string; values: unknown[] }, tag: unknown) =>
+      keptUnlessFailed(
+        reviewerFigures,
+        JSON.stringify([tag, ...q.values]),
+        Date.now(),
+        async () => {
+          const [row] = await read<{ n: string }>(what, { text: q.sql }, q.values);
+          return Number(row?.n ?? 0);
+        },
+      );
+    const share = (await figure(shareSql(approverDialect, filter), "share")) / SHARE_ROWS;
+    if (share >= NARROW_SHARE) return false;
+    if (!needsCount(filter)) return true;
+    const limit = narrowLimit(filter);
+    return (await figure(narrowCountSql(approverDialect, filter, limit), limit)) < limit;
   }
 
   /** A listing's rows: read from the approver index for a reviewer whose rows it can read
    * (approver-index.ts); else a title search walks first when the listing's index allows
    * (postgres-search.ts). */
   async function listed<R extends Positioned>(what: string, filter: ListFilter, columns: string) {
-    if (
-      narrowable(filter) &&
-      o.narrowApproverRows > 0 &&
-      (!needsCount(filter) || (await isNarrow(what, filter)))
-    ) {
+    if (await readsIndex(what, filter)) {
       // A reviewer of few requests: read from its rows in the approver index.
       const n = narrowSql(approverDialect, filter, columns);
       return read<R>(what, { text: n.sql }, n.values);
@@ -743,6 +753,7 @@ export function checkSchema(schema: unknown): asserts schema is string {
 function resolveOptions(options: PostgresStoreOptions): ResolvedOptions {
   const o: ResolvedOptions = { ...DEFAULTS, ...stripUndefined(options) };
   checkSchema(o.schema);
+  approverIndexUse(o.approverIndex);
   for (const key of [
     "max",
     "connectionTimeoutMs",
@@ -751,10 +762,9 @@ function resolveOptions(options: PostgresStoreOptions): ResolvedOptions {
     "reconnectMinMs",
     "reconnectMaxMs",
     "titleWalkRows",
-    "narrowApproverRows",
   ] as const) {
     const v = o[key];
-    if (!Number.isInteger(v) || v < (key === "narrowApproverRows" ? 0 : 1)) {
+    if (!Number.isInteger(v) || v < 1) {
       throw new InvalidInputError(
         `Expected \`${key}\` to be an integer from 1 and up, got \`${String(v)}\` (${typeof v})`,
         key,

@@ -22,7 +22,8 @@ const NAMES = (row: string) =>
 export function approverIndexSql(deadlineKey: (row: string) => string): string {
   const insert = (row: string) => `
     INSERT OR IGNORE INTO request_approvers (approver, status, id, dkey, title_lower)
-      SELECT value, ${row}.status, ${row}.id, ${deadlineKey(row)}, ${row}.title_lower FROM ${NAMES(row)};`;
+      SELECT value, ${row}.status, ${row}.id, ${deadlineKey(row)}, COALESCE(${row}.title_lower, '')
+      FROM ${NAMES(row)};`;
   const remove = (row: string) => `
     DELETE FROM request_approvers WHERE approver IN (SELECT value FROM ${NAMES(row)})
       AND status = ${row}.status AND id = ${row}.id;`;
@@ -37,7 +38,8 @@ export function approverIndexSql(deadlineKey: (row: string) => string): string {
     ) WITHOUT ROWID;
     DELETE FROM request_approvers;
     INSERT OR IGNORE INTO request_approvers (approver, status, id, dkey, title_lower)
-      SELECT j.value, r.status, r.id, ${deadlineKey("r")}, r.title_lower FROM requests AS r, ${NAMES("r")} AS j;
+      SELECT j.value, r.status, r.id, ${deadlineKey("r")}, COALESCE(r.title_lower, '')
+      FROM requests AS r, ${NAMES("r")} AS j;
     DROP TRIGGER IF EXISTS request_approvers_insert;
     DROP TRIGGER IF EXISTS request_approvers_update;
     DROP TRIGGER IF EXISTS request_approvers_delete;

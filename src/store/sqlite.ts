@@ -22,13 +22,17 @@ import { HOUR_MS, type OutcomeStat, settledStat } from "../core/outcome-stats.js
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { InsertResult, ListFilter, Store, TransitionResult } from "../core/store.js";
 import {
+  type ApproverIndexUse,
+  approverIndexUse,
   NARROW_MAX_AGE_MS,
-  NARROW_ROWS,
+  NARROW_SHARE,
   narrowable,
   narrowCountSql,
   narrowLimit,
   narrowSql,
   needsCount,
+  SHARE_ROWS,
+  shareSql,
 } from "./approver-index.js";
 import {
   byDueOrder,
@@ -105,9 +109,9 @@ export interface SqliteStoreOptions extends AuditKeyOptions {
   onError?: (err: Error) => void;
   /** Extra configuration of the connection (pragmas), run before the schema is migrated. */
   configure?: (db: Database.Database) => void;
-  /** A listing by approver is read from the approver index when the reviewer has fewer rows than
-   * this in it (sqlite-approver-index.ts); 0 never. For tests and tuning. @default 50000 */
-  narrowApproverRows?: number;
+  /** When a reviewer's listing is read from the approver index (src/store/approver-index.ts):
+   * "auto" by its share and count, "always", or "never". @default "auto" */
+  approverIndex?: ApproverIndexUse;
 }
 
 /** WAL pages after which SQLite checkpoints (its default: about 4 MB). */
@@ -132,10 +136,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       : `the SQLite database at ${path}`;
   const busyTimeoutMs = positive(options.busyTimeoutMs ?? 25, "busyTimeoutMs");
   const lockWaitMs = positive(options.lockWaitMs ?? 2000, "lockWaitMs");
-  const narrowRows =
-    options.narrowApproverRows === 0
-      ? 0
-      : positive(options.narrowApproverRows ?? NARROW_ROWS, "narrowApproverRows");
+  const indexUse = approverIndexUse(options.approverIndex);
   const own = ownAuditKey(options);
   checkWritable(path, where);
   // Before the database opens: a checkpoint file that cannot be written is refused at once.
@@ -420,14 +421,14 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
    * SCAN_ROWS rows in order: a common text fills the page from them (its first matches are the
    * page), cheaper than any use of the index. Otherwise the index is asked (planSearch). */
   function listed<R>(filter: ListFilter, columns: string): { rows: R[]; list: ListSql } {
-    if (narrowable(filter) && narrowRows > 0 && (!needsCount(filter) || isNarrow(filter))) {
+    if (readsIndex(filter)) {
       // A reviewer of few requests: read from its rows in the approver index.
       const n = narrowSql(SQLITE_APPROVER_DIALECT, filter, columns);
       const list = { sql: n.sql, params: n.values, order: n.order, limit: n.limit };
       return { rows: cached<R>(list.sql).all(...list.params), list };
     }
     const q = filter.q?.toLowerCase() ?? "";
-    const first = trigrams(q).length > 0 ? scanFirstSql(filter, columns) : undefined;
+    const first = trigrams(q).length > 0 ? scanFirstSql(filter, columns, SCAN_ROWS) : undefined;
     let seen = 0;
     if (first) {
       const rows = cached<R>(first.sql).all(...first.params);
@@ -438,18 +439,24 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     return { rows: cached<R>(list.sql).all(...list.params), list };
   }
 
-  /** Whether a reviewer's rows of the listed statuses in the approver index are few enough to read
-   * them all (counting 300,000 took 20–60 ms: the count is kept ten minutes). */
-  const reviewerRows = timedCache<number>(NARROW_MAX_AGE_MS);
-  function isNarrow(filter: ListFilter): boolean {
-    const limit = narrowLimit(filter, narrowRows);
-    const count = narrowCountSql(SQLITE_APPROVER_DIALECT, filter, limit);
-    const n = reviewerRows.get(
-      JSON.stringify([limit, ...count.values]),
-      Date.now(),
-      () => cached<{ n: number }>(count.sql).get(...count.values)?.n ?? 0,
-    );
-    return n < limit;
+  /** Whether a listing is read from the approver index (approver-index.ts): the reviewer's share
+   * of the newest rows is small, and, in deadline order or with a search, its rows are few enough
+   * to read them all. Both estimates are kept ten minutes (they cost up to tens of ms). */
+  const reviewerFigures = timedCache<number>(NARROW_MAX_AGE_MS);
+  function readsIndex(filter: ListFilter): boolean {
+    if (!narrowable(filter) || indexUse === "never") return false;
+    if (indexUse === "always") return true;
+    const figure = (q: { sql: string; values: unknown[] }, tag: unknown) =>
+      reviewerFigures.get(
+        JSON.stringify([tag, ...q.values]),
+        Date.now(),
+        () => cached<{ n: number }>(q.sql).get(...q.values)?.n ?? 0,
+      );
+    const share = figure(shareSql(SQLITE_APPROVER_DIALECT, filter), "share") / SHARE_ROWS;
+    if (share >= NARROW_SHARE) return false;
+    if (!needsCount(filter)) return true;
+    const limit = narrowLimit(filter);
+    return figure(narrowCountSql(SQLITE_APPROVER_DIALECT, filter, limit), limit) < limit;
   }
 
   /** The newest titles, read again when older than SAMPLE_MAX_AGE_MS (sqlite-search.ts). */
@@ -878,12 +885,7 @@ function whereOf(
     params.push(filter.requester);
   }
   if (filter.approver !== undefined) {
-    const names = Array.isArray(filter.approver) ? filter.approver : [filter.approver];
-    const inList = names.map(() => "?").join(",") || "NULL";
-    where.push(
-      `(approvers = '[]' OR EXISTS (SELECT 1 FROM json_each(requests.approvers) WHERE value IN (${inList})))`,
-    );
-    params.push(...names);
+    where.push(approverCheck("requests.approvers", filter.approver, params));
   }
   if (search !== false && filter.q !== undefined && filter.q !== "") {
     // Exactly titleMatches (paging.ts): the lower-cased title contains the lower-cased text.
@@ -934,17 +936,41 @@ function listSql(filter: ListFilter, columns: string, search?: TitleSearch | fal
 /** How many rows in listing order a title search reads before it asks the index. */
 const SCAN_ROWS = 2000;
 
-/** A title search as a scan of the listing's first SCAN_ROWS rows; its answer is the page when it
- * holds more rows than the page. */
-function scanFirstSql(filter: ListFilter, columns: string): ListSql {
-  const q = filter.q?.toLowerCase() ?? "";
-  const inner = listSql(filter, `${columns}, title_lower AS search_title`, false);
+/** Open to everyone (no approvers), or shares a name or group with the caller: `column` holds the
+ * approvers as JSON. */
+function approverCheck(column: string, approver: string | string[], params: unknown[]): string {
+  const names = Array.isArray(approver) ? approver : [approver];
+  params.push(...names);
+  const inList = names.map(() => "?").join(",") || "NULL";
+  return `(${column} = '[]' OR EXISTS (SELECT 1 FROM json_each(${column}) WHERE value IN (${inList})))`;
+}
+
+/** The listing's first `rows` rows in its order (by its order index, without the search and the
+ * approver filter), of which those the search and the approver filter keep; the answer is the page
+ * when it holds more rows than the page. A common text, or a reviewer of many of the requests,
+ * fills its page there. */
+function scanFirstSql(filter: ListFilter, columns: string, rows: number): ListSql {
+  const inner = listSql(
+    { ...filter, approver: undefined },
+    `${columns}, title_lower AS search_title, approvers AS search_approvers`,
+    false,
+  );
+  const kept: string[] = [];
+  const params: unknown[] = [];
+  if (filter.q) {
+    kept.push("instr(search_title, ?) > 0");
+    params.push(filter.q.toLowerCase());
+  }
+  if (filter.approver !== undefined) {
+    kept.push(approverCheck("search_approvers", filter.approver, params));
+  }
   const orderBy =
     inner.order === "deadline" ? "dkey, id" : inner.order === "newest" ? "id DESC" : "id";
   return {
     ...inner,
-    sql: `SELECT * FROM (${inner.sql.replace(/LIMIT \?$/, `LIMIT ${SCAN_ROWS}`)}) WHERE instr(search_title, ?) > 0 ORDER BY ${orderBy} LIMIT ?`,
-    params: [...inner.params.slice(0, -1), q, inner.limit + 1],
+    sql: `SELECT * FROM (${inner.sql.replace(/LIMIT \?$/, `LIMIT ${Math.trunc(rows)}`)})
+      ${kept.length ? `WHERE ${kept.join(" AND ")}` : ""} ORDER BY ${orderBy} LIMIT ?`,
+    params: [...inner.params.slice(0, -1), ...params, inner.limit + 1],
   };
 }
 

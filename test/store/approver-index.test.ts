@@ -7,6 +7,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
 import type { ListFilter, ListOrder, Store } from "../../src/core/store.js";
+import type { ApproverIndexUse } from "../../src/store/approver-index.js";
 import { postgresStore } from "../../src/store/postgres.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { request } from "../audit/fixtures.js";
@@ -51,7 +52,7 @@ async function seed(store: Store): Promise<ApprovalRequest[]> {
 
 interface Backend {
   /** A store on the backend's one database; every call opens another on the same data. */
-  open(options?: { narrowApproverRows?: number }): Promise<Store>;
+  open(options?: { approverIndex?: ApproverIndexUse }): Promise<Store>;
   /** The index's rows, and the rows the requests say it should hold, in one order. */
   indexRows(): Promise<{ stored: unknown[]; derived: unknown[] }>;
   /** Deletes requests behind the store's back (as a prune does), to fire the delete trigger. */
@@ -152,11 +153,14 @@ function approverIndexSuite(backend: () => Backend) {
     const b = backend();
     const indexed = await b.open();
     await seed(indexed);
-    // The same data listed without the index, and with it only for reviewers of under 8 rows.
-    const rowByRow = await b.open({ narrowApproverRows: 0 });
-    const mixed = await b.open({ narrowApproverRows: 8 });
+    // The same data listed without the index, with it always, and as the store chooses.
+    const rowByRow = await b.open({ approverIndex: "never" });
+    const always = await b.open({ approverIndex: "always" });
 
-    const approvers = [["ops"], ["alice"], ["alice", "ops"], [], ["nobody"], "sec"];
+    // The last: more names than narrowSql merges lists for (MAX_LISTS), so it reads them all
+    // (as many lists as that would pass SQLite's limit of 500 terms in a compound SELECT).
+    const many = [...Array.from({ length: 90 }, (_, i) => `g${i}`), "sec"];
+    const approvers = [["ops"], ["alice"], ["alice", "ops"], [], ["nobody"], "sec", many];
     const statuses = [undefined, "pending", ["approved", "rejected"]] as const;
     const orders: ListOrder[] = ["newest", "oldest", "deadline"];
     let checked = 0;
@@ -173,9 +177,9 @@ function approverIndexSuite(backend: () => Backend) {
             const want = await allIds(rowByRow, filter);
             const label = JSON.stringify(filter);
             expect(await allIds(indexed, filter), label).toEqual(want);
-            expect(await allIds(mixed, filter), label).toEqual(want);
+            expect(await allIds(always, filter), label).toEqual(want);
             expect(
-              (await indexed.listRequests({ ...filter, limit: 100 })).items.map((r) => r.id),
+              (await always.listRequests({ ...filter, limit: 100 })).items.map((r) => r.id),
               label,
             ).toEqual(want);
             if (want.length > 0) checked++;
@@ -191,10 +195,45 @@ function approverIndexSuite(backend: () => Backend) {
 describe("the SQLite approver index", () => {
   approverIndexSuite(sqliteBackend);
 
-  it("refuses a negative or fractional narrowApproverRows", () => {
-    expect(() => sqliteStore(":memory:", { narrowApproverRows: -1 })).toThrow(/narrowApproverRows/);
-    expect(() => sqliteStore(":memory:", { narrowApproverRows: 1.5 })).toThrow(
-      /narrowApproverRows/,
+  it("chooses the index for a reviewer of few of the newest requests, the listing's order else", async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const statements: string[] = [];
+    const store = sqliteStore(join(t.dir, "c.db"), {
+      configure: (db) => {
+        const prepare = db.prepare.bind(db);
+        db.prepare = ((sql: string) => {
+          statements.push(sql);
+          return prepare(sql);
+        }) as typeof db.prepare;
+      },
+    });
+    cleanups.push(() => store.close());
+    // 1,200 requests: one in forty for "few" (2.5 %), the others for "bulk".
+    for (let i = 0; i < 1200; i++) {
+      const id = `req_${String(i).padStart(5, "0")}`;
+      const approvers = i % 40 === 7 ? ["few"] : ["bulk"];
+      const r = request(id, { title: `task ${i}`, approvers, deadline: 1_800_000_000_000 + i });
+      await store.insertRequest(r, []);
+    }
+    const fromIndex = async (filter: ListFilter) => {
+      statements.length = 0;
+      const page = await store.listSummaries({ status: "pending", limit: 10, ...filter });
+      expect(page.items.length).toBeGreaterThan(0);
+      return statements.some((sql) => /FROM request_approvers\s+WHERE/.test(sql));
+    };
+    expect(await fromIndex({ approver: ["few"] })).toBe(true);
+    expect(await fromIndex({ approver: ["few"], order: "deadline" })).toBe(true);
+    expect(await fromIndex({ approver: ["few"], q: "task 4" })).toBe(true);
+    expect(await fromIndex({ approver: ["bulk"] })).toBe(false);
+    expect(await fromIndex({ approver: ["bulk"], order: "deadline" })).toBe(false);
+    // Another filter the index does not hold: the listing's order.
+    expect(await fromIndex({ approver: ["few"], requester: "writer" })).toBe(false);
+  });
+
+  it("refuses an unknown approverIndex", () => {
+    expect(() => sqliteStore(":memory:", { approverIndex: "sometimes" as never })).toThrow(
+      /approverIndex/,
     );
   });
 });
@@ -202,7 +241,9 @@ describe("the SQLite approver index", () => {
 await describePg("the PostgreSQL approver index", ({ url }) => {
   approverIndexSuite(() => postgresBackend(url));
 
-  it("refuses a negative narrowApproverRows", () => {
-    expect(() => postgresStore(url, { narrowApproverRows: -1 })).toThrow(/narrowApproverRows/);
+  it("refuses an unknown approverIndex", () => {
+    expect(() => postgresStore(url, { approverIndex: "sometimes" as never })).toThrow(
+      /approverIndex/,
+    );
   });
 });
