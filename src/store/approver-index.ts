@@ -7,14 +7,14 @@
 //
 // So a table keeps one row per (approver, request): `request_approvers (approver, status, id)` with
 // the request's deadline key (`dkey`) and lower-cased title, written by triggers on `requests` (a
-// request with no approvers is kept under OPEN, the empty name, which no identity has). A listing by
-// approver, newest or oldest first, merges the first rows of each of the reviewer's (name, status)
-// lists, which the index holds in id order: a page costs the same whatever the reviewer's share. In
-// deadline order, or with a search, every row of the reviewer's lists is read: the store counts
-// them first (up to narrowLimit, kept ten minutes), and when they are too many for that (most
-// requests are the reviewer's) the usual listing follows, whose order index finds a page in a
-// few rows. The triggers are each store's own (sqlite-approver-index.ts,
-// postgres-approver-index.ts); the reads are written here once.
+// request with no approvers is kept under OPEN, the empty name, which no identity has). A store
+// reads it for a reviewer of few requests: its share of the listing's newest rows is under
+// NARROW_SHARE (above it, the listing's own order finds a page in a few rows, and that is cheaper).
+// Newest or oldest first, a page is then the first rows of each of the reviewer's (name, status)
+// lists, which the index holds in id order, merged. In deadline order, or with a search, every row
+// of the reviewer's lists is read, so the store counts them too (up to narrowLimit) and reads the
+// index only below it. Both estimates are kept NARROW_MAX_AGE_MS. The triggers are each store's
+// own (sqlite-approver-index.ts, postgres-approver-index.ts); the reads are written here once.
 import { InvalidInputError } from "../core/errors.js";
 import { STATUSES } from "../core/schemas.js";
 import type { ListFilter } from "../core/store.js";
@@ -45,8 +45,8 @@ export function approverIndexUse(v: unknown): ApproverIndexUse {
   );
 }
 
-/** How long a store keeps a reviewer's count of rows (per names and statuses): a reviewer's share
- * changes slowly, and either way the listing is exact (only its speed depends on the count). */
+/** How long a store keeps a reviewer's share and count of rows (per names and statuses): they change
+ * slowly, and either way the listing is exact (only its speed depends on them). */
 export const NARROW_MAX_AGE_MS = 10 * 60_000;
 
 /** How a store writes SQL: a placeholder for the next value, the table names, and the join that
