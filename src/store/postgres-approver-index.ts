@@ -1,6 +1,7 @@
 // The PostgreSQL store's approver index (approver-index.ts says what it is for and how it is read):
 // the table, its fill, and the trigger that keeps it equal to `requests`.
 import { type Dialect, OPEN } from "./approver-index.js";
+import { NO_DEADLINE } from "./paging.js";
 
 /** How the PostgreSQL store's reads of the index are written; `s` is the quoted schema. */
 export function postgresApproverDialect(s: string): Dialect {
@@ -19,7 +20,9 @@ export function postgresApproverDialect(s: string): Dialect {
 /** A row's names in the index: its approvers, or OPEN when it has none. */
 const keys = (row: string) =>
   `(CASE WHEN cardinality(${row}.approvers) = 0 THEN ARRAY['${OPEN}']::text[] ELSE ${row}.approvers END)`;
-const DKEY = (row: string) => `COALESCE(${row}.deadline, 9e15::double precision)`;
+/** A row's deadline key, as the store's listings write it (postgres-sql.ts). */
+const DKEY = (row: string) =>
+  `COALESCE(${row}.deadline, ${NO_DEADLINE.toExponential().replace("+", "")}::double precision)`;
 
 /** Fills the index from every request (the bench's bulk load calls it too). */
 export function postgresFillApprovers(s: string): string {
