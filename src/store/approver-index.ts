@@ -26,8 +26,8 @@ export const OPEN = "";
 /** A reviewer's listing in deadline order is read from the index when it has fewer rows than this
  * there (of the statuses listed): they are all read and sorted (50,000 took 10–15 ms). A search
  * reads all the reviewer's rows too, but sorts only its matches: SEARCH_FACTOR times as many. */
-export const NARROW_ROWS = 50_000;
-export const SEARCH_FACTOR = 2;
+const NARROW_ROWS = 50_000;
+const SEARCH_FACTOR = 2;
 
 /** When a store reads a reviewer's listing from the index: `auto` (the default) as above; `always`
  * (every listing by approver alone, whatever its share and count); `never` (the row-by-row filter
@@ -61,7 +61,7 @@ export interface Dialect {
 }
 
 /** The names a filter's approver matches in the index: its own, and OPEN. */
-export function approverKeys(filter: ListFilter): string[] {
+function approverKeys(filter: ListFilter): string[] {
   const a = filter.approver;
   const names = a === undefined ? [] : Array.isArray(a) ? a : [a];
   return [...new Set([...names, OPEN])];
@@ -69,25 +69,25 @@ export function approverKeys(filter: ListFilter): string[] {
 
 /** Whether a listing may be read from the index alone: it filters by approver and by nothing the
  * index does not hold. */
-export function narrowable(filter: ListFilter): boolean {
+function narrowable(filter: ListFilter): boolean {
   return (
     filter.approver !== undefined && filter.action === undefined && filter.requester === undefined
   );
 }
 
 /** The most (name, status) lists a listing merges (narrowSql); a reviewer with more is counted. */
-export const MAX_LISTS = 32;
+const MAX_LISTS = 32;
 
 /** A reviewer's share of a listing is estimated from the listing's newest SHARE_ROWS rows (of the
  * statuses listed): the index is read for a reviewer whose share is below NARROW_SHARE. Above it,
  * the listing's own order index finds a page within 20 rows per row listed, cheaper than the index
  * (whatever the count: with no approvers set, every request is every reviewer's). */
-export const SHARE_ROWS = 1000;
-export const NARROW_SHARE = 0.05;
+const SHARE_ROWS = 1000;
+const NARROW_SHARE = 0.05;
 
 /** How many of the listing's newest SHARE_ROWS rows (of the statuses listed) are the reviewer's,
  * as `n`: each checked in the index by its key. */
-export function shareSql(d: Dialect, filter: ListFilter) {
+function shareSql(d: Dialect, filter: ListFilter) {
   const values: unknown[] = [];
   const statuses = listedStatuses(filter);
   const keys = approverKeys(filter).map((k) => d.param(values, k));
@@ -109,7 +109,7 @@ function lists(filter: ListFilter): number {
 /** Whether reading the listing from the index needs the reviewer's count of rows first. Newest
  * and oldest first without a search never do, up to MAX_LISTS lists: the index holds each
  * (name, status) in id order, so the page is the first rows of each, merged (narrowSql). */
-export function needsCount(filter: ListFilter): boolean {
+function needsCount(filter: ListFilter): boolean {
   return (
     (filter.q !== undefined && filter.q !== "") ||
     listOrder(filter) === "deadline" ||
@@ -120,7 +120,7 @@ export function needsCount(filter: ListFilter): boolean {
 /** The most of a reviewer's rows (of the statuses listed) a listing reads from the index: a search
  * reads them all but sorts only its matches. The store counts the reviewer's rows up to this, and
  * reads from the index when the count stays below. */
-export function narrowLimit(filter: ListFilter): number {
+function narrowLimit(filter: ListFilter): number {
   const searching = filter.q !== undefined && filter.q !== "";
   return searching ? NARROW_ROWS * SEARCH_FACTOR : NARROW_ROWS;
 }
@@ -135,11 +135,41 @@ function scope(d: Dialect, filter: ListFilter, values: unknown[]): string[] {
 }
 
 /** Counts the filter's rows in the index, up to `limit`, as `n`. */
-export function narrowCountSql(d: Dialect, filter: ListFilter, limit = NARROW_ROWS) {
+function narrowCountSql(d: Dialect, filter: ListFilter, limit = NARROW_ROWS) {
   const values: unknown[] = [];
   const where = scope(d, filter, values);
   const sql = `SELECT count(*) AS n FROM (SELECT 1 FROM ${d.index} WHERE ${where.join(" AND ")} LIMIT ${Math.trunc(limit)}) AS capped`;
   return { sql, values };
+}
+
+/** A figure a store reads to choose (a statement giving `n`), kept by `key`; the index is read only
+ * when each figure, read in order, stays below its `below`. */
+export interface Estimate {
+  key: string;
+  sql: string;
+  values: unknown[];
+  below: number;
+}
+
+/** Whether a store reads `filter`'s listing from the index: at once (`true`, `false`), or when the
+ * estimates all stay below their bounds (the reviewer's share of the newest rows, then, in
+ * deadline order or with a search, its count of rows). */
+export function indexChoice(
+  d: Dialect,
+  filter: ListFilter,
+  use: ApproverIndexUse,
+): boolean | Estimate[] {
+  if (!narrowable(filter) || use === "never") return false;
+  if (use === "always") return true;
+  const keyed = (tag: unknown, q: { sql: string; values: unknown[] }, below: number) => ({
+    ...q,
+    key: JSON.stringify([tag, ...q.values]),
+    below,
+  });
+  const share = keyed("share", shareSql(d, filter), SHARE_ROWS * NARROW_SHARE);
+  if (!needsCount(filter)) return [share];
+  const limit = narrowLimit(filter);
+  return [share, keyed(limit, narrowCountSql(d, filter, limit), limit)];
 }
 
 /** A page of the listing (one row more when another follows) read from the index, then their rows

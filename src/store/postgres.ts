@@ -23,15 +23,9 @@ import type { ListFilter, Store } from "../core/store.js";
 import {
   type ApproverIndexUse,
   approverIndexUse,
+  indexChoice,
   NARROW_MAX_AGE_MS,
-  NARROW_SHARE,
-  narrowable,
-  narrowCountSql,
-  narrowLimit,
   narrowSql,
-  needsCount,
-  SHARE_ROWS,
-  shareSql,
 } from "./approver-index.js";
 import {
   byDueOrder,
@@ -233,29 +227,21 @@ export function postgresStore(
       ).map((r) => r.t ?? ""),
     );
 
-  /** Whether a listing is read from the approver index (approver-index.ts): the reviewer's share
-   * of the newest rows is small, and, in deadline order or with a search, its rows are few enough
-   * to read them all. Both estimates are kept ten minutes (they cost up to tens of ms). */
+  /** Whether a listing is read from the approver index (approver-index.ts); its estimates are kept
+   * ten minutes (they cost up to tens of ms). */
   const reviewerFigures = timedCache<Promise<number>>(NARROW_MAX_AGE_MS);
   const approverDialect = postgresApproverDialect(sql.schema);
   async function readsIndex(what: string, filter: ListFilter): Promise<boolean> {
-    if (!narrowable(filter) || o.approverIndex === "never") return false;
-    if (o.approverIndex === "always") return true;
-    const figure = (q: { sql: string; values: unknown[] }, tag: unknown) =>
-      keptUnlessFailed(
-        reviewerFigures,
-        JSON.stringify([tag, ...q.values]),
-        Date.now(),
-        async () => {
-          const [row] = await read<{ n: string }>(what, { text: q.sql }, q.values);
-          return Number(row?.n ?? 0);
-        },
-      );
-    const share = (await figure(shareSql(approverDialect, filter), "share")) / SHARE_ROWS;
-    if (share >= NARROW_SHARE) return false;
-    if (!needsCount(filter)) return true;
-    const limit = narrowLimit(filter);
-    return (await figure(narrowCountSql(approverDialect, filter, limit), limit)) < limit;
+    const choice = indexChoice(approverDialect, filter, o.approverIndex);
+    if (typeof choice === "boolean") return choice;
+    for (const e of choice) {
+      const n = await keptUnlessFailed(reviewerFigures, e.key, Date.now(), async () => {
+        const [row] = await read<{ n: string }>(what, { text: e.sql }, e.values);
+        return Number(row?.n ?? 0);
+      });
+      if (n >= e.below) return false;
+    }
+    return true;
   }
 
   /** A listing's rows: read from the approver index for a reviewer whose rows it can read

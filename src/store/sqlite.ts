@@ -24,15 +24,10 @@ import type { InsertResult, ListFilter, Store, TransitionResult } from "../core/
 import {
   type ApproverIndexUse,
   approverIndexUse,
+  type Estimate,
+  indexChoice,
   NARROW_MAX_AGE_MS,
-  NARROW_SHARE,
-  narrowable,
-  narrowCountSql,
-  narrowLimit,
   narrowSql,
-  needsCount,
-  SHARE_ROWS,
-  shareSql,
 } from "./approver-index.js";
 import {
   byDueOrder,
@@ -428,7 +423,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       return { rows: cached<R>(list.sql).all(...list.params), list };
     }
     const q = filter.q?.toLowerCase() ?? "";
-    const first = trigrams(q).length > 0 ? scanFirstSql(filter, columns, SCAN_ROWS) : undefined;
+    const first = trigrams(q).length > 0 ? scanFirstSql(filter, columns) : undefined;
     let seen = 0;
     if (first) {
       const rows = cached<R>(first.sql).all(...first.params);
@@ -439,24 +434,19 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     return { rows: cached<R>(list.sql).all(...list.params), list };
   }
 
-  /** Whether a listing is read from the approver index (approver-index.ts): the reviewer's share
-   * of the newest rows is small, and, in deadline order or with a search, its rows are few enough
-   * to read them all. Both estimates are kept ten minutes (they cost up to tens of ms). */
+  /** Whether a listing is read from the approver index (approver-index.ts); its estimates are kept
+   * ten minutes (they cost up to tens of ms). */
   const reviewerFigures = timedCache<number>(NARROW_MAX_AGE_MS);
   function readsIndex(filter: ListFilter): boolean {
-    if (!narrowable(filter) || indexUse === "never") return false;
-    if (indexUse === "always") return true;
-    const figure = (q: { sql: string; values: unknown[] }, tag: unknown) =>
+    const choice = indexChoice(SQLITE_APPROVER_DIALECT, filter, indexUse);
+    if (typeof choice === "boolean") return choice;
+    const figure = (e: Estimate) =>
       reviewerFigures.get(
-        JSON.stringify([tag, ...q.values]),
+        e.key,
         Date.now(),
-        () => cached<{ n: number }>(q.sql).get(...q.values)?.n ?? 0,
+        () => cached<{ n: number }>(e.sql).get(...e.values)?.n ?? 0,
       );
-    const share = figure(shareSql(SQLITE_APPROVER_DIALECT, filter), "share") / SHARE_ROWS;
-    if (share >= NARROW_SHARE) return false;
-    if (!needsCount(filter)) return true;
-    const limit = narrowLimit(filter);
-    return figure(narrowCountSql(SQLITE_APPROVER_DIALECT, filter, limit), limit) < limit;
+    return choice.every((e) => figure(e) < e.below);
   }
 
   /** The newest titles, read again when older than SAMPLE_MAX_AGE_MS (sqlite-search.ts). */
@@ -945,11 +935,11 @@ function approverCheck(column: string, approver: string | string[], params: unkn
   return `(${column} = '[]' OR EXISTS (SELECT 1 FROM json_each(${column}) WHERE value IN (${inList})))`;
 }
 
-/** The listing's first `rows` rows in its order (by its order index, without the search and the
+/** The listing's first SCAN_ROWS rows in its order (by its order index, without the search and the
  * approver filter), of which those the search and the approver filter keep; the answer is the page
  * when it holds more rows than the page. A common text, or a reviewer of many of the requests,
  * fills its page there. */
-function scanFirstSql(filter: ListFilter, columns: string, rows: number): ListSql {
+function scanFirstSql(filter: ListFilter, columns: string): ListSql {
   const inner = listSql(
     { ...filter, approver: undefined },
     `${columns}, title_lower AS search_title, approvers AS search_approvers`,
@@ -968,7 +958,7 @@ function scanFirstSql(filter: ListFilter, columns: string, rows: number): ListSq
     inner.order === "deadline" ? "dkey, id" : inner.order === "newest" ? "id DESC" : "id";
   return {
     ...inner,
-    sql: `SELECT * FROM (${inner.sql.replace(/LIMIT \?$/, `LIMIT ${Math.trunc(rows)}`)})
+    sql: `SELECT * FROM (${inner.sql.replace(/LIMIT \?$/, `LIMIT ${SCAN_ROWS}`)})
       ${kept.length ? `WHERE ${kept.join(" AND ")}` : ""} ORDER BY ${orderBy} LIMIT ?`,
     params: [...inner.params.slice(0, -1), ...params, inner.limit + 1],
   };
