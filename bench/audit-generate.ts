@@ -2,7 +2,7 @@
 // memory does not count against verification): requests and their HMAC-chained events straight into
 // the tables, in large transactions, bounded in time. Prints {"events","ms","pruneBefore"}.
 import Database from "better-sqlite3";
-import { auditKeyBytes, auditKeyId, chainEvent } from "../src/audit/chain.js";
+import { auditKeyBytes, auditKeyId, placeEvent } from "../src/audit/chain.js";
 import type { ApprovalRequest, AuditDraft } from "../src/core/schemas.js";
 import { columnsOf } from "../src/store/rows.js";
 import { request } from "../test/audit/fixtures.js";
@@ -86,17 +86,9 @@ export function generate(path: string): { events: number; ms: number; pruneBefor
         },
       ];
       for (const d of drafts.slice(0, EVENTS_PER_REQUEST)) {
-        const e = chainEvent(d, prev, key);
-        insertEvent.run(
-          e.seq,
-          id,
-          e.type,
-          e.actor,
-          e.at,
-          JSON.stringify(e.data),
-          e.prevHash,
-          e.hash,
-        );
+        // As the store writes them: the data as the canonical JSON its hash covers.
+        const { event: e, dataJson } = placeEvent(d, prev, key);
+        insertEvent.run(e.seq, id, e.type, e.actor, e.at, dataJson, e.prevHash, e.hash);
         prev = e;
         events++;
       }

@@ -5,7 +5,8 @@ import * as crypto from "node:crypto";
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../core/hash.js";
 import type { AuditEvent } from "../core/schemas.js";
-import { GENESIS_HASH, type VerifyFailure } from "./chain.js";
+import type { AuditPageEvent } from "../core/store.js";
+import { eventHashText, GENESIS_HASH, parseEventData, type VerifyFailure } from "./chain.js";
 
 export interface ChainCheckOptions {
   /** The audit key; needed from `keyedFrom` on. */
@@ -18,7 +19,7 @@ export interface ChainCheckOptions {
 
 export interface ChainCheck {
   /** Checks the next event; the failure when it does not belong there. */
-  push(e: AuditEvent): VerifyFailure | undefined;
+  push(e: AuditEvent | AuditPageEvent): VerifyFailure | undefined;
   /** The last event checked (or the start). */
   readonly last: { seq: number; hash: string };
   /** How many events were checked. */
@@ -31,6 +32,18 @@ export function createChainCheck(o: ChainCheckOptions = {}): ChainCheck {
   let count = 0;
   const plain = createEventHasher();
   const keyed = o.key ? createEventHasher(o.key) : undefined;
+  // Data read as stored text is hashed as read: a match proves the text is the canonical JSON the
+  // writer hashed. Text written otherwise (by a version that did not write canonical JSON) is parsed
+  // and hashed again; whichever way matched last is tried first, so an older log costs one hash per
+  // event, not two.
+  let storedFirst = true;
+  const matches = (hash: EventHasher, e: AuditEvent | AuditPageEvent): boolean => {
+    if (!("dataJson" in e)) return hash(e, canonicalJson(e.data)) === e.hash;
+    if (hash(e, storedFirst ? e.dataJson : reparsed(e.dataJson)) === e.hash) return true;
+    if (hash(e, storedFirst ? reparsed(e.dataJson) : e.dataJson) !== e.hash) return false;
+    storedFirst = !storedFirst;
+    return true;
+  };
   const fail = (seq: number, reason: string): VerifyFailure => ({
     ok: false,
     count,
@@ -56,10 +69,11 @@ export function createChainCheck(o: ChainCheckOptions = {}): ChainCheck {
         );
       }
       const isKeyed = o.keyedFrom !== undefined && e.seq >= o.keyedFrom;
-      if (isKeyed && !keyed) {
+      const hash = isKeyed ? keyed : plain;
+      if (!hash) {
         return fail(e.seq, `event #${e.seq} is keyed (HMAC): verifying it needs the audit key`);
       }
-      if ((isKeyed ? keyed : plain)?.(e) !== e.hash) {
+      if (!matches(hash, e)) {
         return fail(e.seq, `event #${e.seq} was altered: its content does not match its hash`);
       }
       prevSeq = e.seq;
@@ -75,13 +89,28 @@ export function createChainCheck(o: ChainCheckOptions = {}): ChainCheck {
   };
 }
 
+/** Stored data text as the writer would have hashed it: parsed, then canonical JSON. */
+const reparsed = (text: string) => canonicalJson(parseEventData(text));
+
+/** Hashes an event whose data is given as canonical JSON text (`dataJson`). */
+export type EventHasher = (
+  e: {
+    seq: number;
+    type: string;
+    requestId?: string | undefined;
+    actor: string;
+    at: number;
+    prevHash: string;
+  },
+  dataJson: string,
+) => string;
+
 /** `hashEvent` (chain.ts) for checking many events: the same bytes hashed, about twice as fast.
- * The event body is written in canonical key order directly (actor, at, data, prevHash, requestId,
- * seq, type), and the HMAC is computed as RFC 2104 defines it, SHA-256(opad ‖ SHA-256(ipad ‖ text)),
- * with one-shot digests over buffers that hold the pads once (no Hmac object per event).
+ * The HMAC is computed as RFC 2104 defines it, SHA-256(opad ‖ SHA-256(ipad ‖ text)), with one-shot
+ * digests over buffers that hold the pads once (no Hmac object per event).
  * test/audit/chain-check.test.ts holds it equal to `hashEvent`. */
-export function createEventHasher(key?: Buffer): (e: AuditEvent) => string {
-  const sha = oneShotSha256Hex();
+export function createEventHasher(key?: Buffer): EventHasher {
+  const sha = oneShotSha256();
   const pads = key ? hmacPads(key) : undefined;
   let inner = Buffer.alloc(0);
   const outer = Buffer.alloc(BLOCK + 32);
@@ -90,18 +119,18 @@ export function createEventHasher(key?: Buffer): (e: AuditEvent) => string {
     pads.inner.copy(inner);
     pads.outer.copy(outer);
   }
-  return (e) => {
-    const text = `{"actor":${JSON.stringify(e.actor)},"at":${JSON.stringify(e.at)},"data":${canonicalJson(e.data)},"prevHash":${JSON.stringify(e.prevHash)},"requestId":${e.requestId === undefined ? "null" : JSON.stringify(e.requestId)},"seq":${JSON.stringify(e.seq)},"type":${JSON.stringify(e.type)}}`;
-    if (!pads) return sha(text);
-    const bytes = Buffer.byteLength(text, "utf8");
-    if (BLOCK + bytes > inner.length) {
-      const grown = Buffer.alloc(BLOCK + bytes * 2);
+  return (e, dataJson) => {
+    const text = eventHashText(e.seq, e, e.prevHash, dataJson);
+    if (!pads) return sha.hex(text);
+    // At most 3 bytes per UTF-16 unit: room enough without measuring the text first.
+    if (BLOCK + text.length * 3 > inner.length) {
+      const grown = Buffer.alloc(BLOCK + text.length * 6);
       inner.copy(grown, 0, 0, BLOCK);
       inner = grown;
     }
-    inner.write(text, BLOCK, "utf8");
-    outer.write(sha(inner.subarray(0, BLOCK + bytes)), BLOCK, "hex");
-    return sha(outer);
+    const bytes = inner.write(text, BLOCK, "utf8");
+    sha.bytes(inner.subarray(0, BLOCK + bytes)).copy(outer, BLOCK);
+    return sha.hex(outer);
   };
 }
 
@@ -120,11 +149,19 @@ function hmacPads(key: Buffer): { inner: Buffer; outer: Buffer } {
   return { inner, outer };
 }
 
-type OneShotHash = (algorithm: string, data: string | Buffer) => string;
+type OneShotHash = {
+  (algorithm: string, data: string | Buffer): string;
+  (algorithm: string, data: string | Buffer, encoding: "buffer"): Buffer;
+};
 
-/** SHA-256 as hex: `crypto.hash` where Node has it (one call, no Hash object), else a Hash. */
-function oneShotSha256Hex(): (data: string | Buffer) => string {
+/** SHA-256 as hex or bytes: `crypto.hash` where Node has it (one call, no Hash object), else a Hash. */
+function oneShotSha256(): { hex(data: string | Buffer): string; bytes(data: Buffer): Buffer } {
   const hash = (crypto as { hash?: OneShotHash }).hash;
-  if (hash) return (data) => hash("sha256", data);
-  return (data) => createHash("sha256").update(data).digest("hex");
+  if (hash) {
+    return { hex: (data) => hash("sha256", data), bytes: (data) => hash("sha256", data, "buffer") };
+  }
+  return {
+    hex: (data) => createHash("sha256").update(data).digest("hex"),
+    bytes: (data) => createHash("sha256").update(data).digest(),
+  };
 }

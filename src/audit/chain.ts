@@ -37,18 +37,37 @@ export function hmacHex(key: Buffer, text: string): string {
   return createHmac("sha256", key).update(text).digest("hex");
 }
 
+/** What an event's hash covers: its fields as canonical JSON (keys sorted), with its data already
+ * written as canonical JSON (`dataJson`), so that a store can write the same text it hashed and a
+ * verifier can hash the stored text without parsing it. */
+export function eventHashText(
+  seq: number,
+  e: { type: string; requestId?: string | undefined; actor: string; at: number },
+  prevHash: string,
+  dataJson: string,
+): string {
+  return `{"actor":${JSON.stringify(e.actor)},"at":${JSON.stringify(e.at)},"data":${dataJson},"prevHash":${JSON.stringify(prevHash)},"requestId":${e.requestId == null ? "null" : JSON.stringify(e.requestId)},"seq":${JSON.stringify(seq)},"type":${JSON.stringify(e.type)}}`;
+}
+
+/** An event's data from the JSON text a store kept: an object, or `{ unparsable: text }` when the
+ * text is not one (so that verification reports the event as altered instead of failing). */
+export function parseEventData(text: string): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === "object" && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : { unparsable: text };
+  } catch {
+    return { unparsable: text };
+  }
+}
+
 /** The hash of one event: HMAC-SHA-256 under `key` when given, else SHA-256. */
 export function hashEvent(seq: number, draft: AuditDraft, prevHash: string, key?: Buffer): string {
-  const body = {
-    seq,
-    type: draft.type,
-    requestId: draft.requestId ?? null,
-    actor: draft.actor,
-    at: draft.at,
-    data: draft.data,
-    prevHash,
-  };
-  const text = canonicalJson(body);
+  return hashEventText(eventHashText(seq, draft, prevHash, canonicalJson(draft.data)), key);
+}
+
+function hashEventText(text: string, key: Buffer | undefined): string {
   return key ? hmacHex(key, text) : sha256(text);
 }
 
@@ -59,9 +78,21 @@ export function chainEvent(
   prev: { seq: number; hash: string } | undefined,
   key?: Buffer,
 ): AuditEvent {
+  return placeEvent(draft, prev, key).event;
+}
+
+/** `chainEvent`, with the data's canonical JSON: the very text the hash covers, which a store that
+ * keeps data as text writes, so that verification can hash it as read. */
+export function placeEvent(
+  draft: AuditDraft,
+  prev: { seq: number; hash: string } | undefined,
+  key?: Buffer,
+): { event: AuditEvent; dataJson: string } {
   const seq = (prev?.seq ?? 0) + 1;
   const prevHash = prev?.hash ?? GENESIS_HASH;
-  return { ...draft, seq, prevHash, hash: hashEvent(seq, draft, prevHash, key) };
+  const dataJson = canonicalJson(draft.data);
+  const hash = hashEventText(eventHashText(seq, draft, prevHash, dataJson), key);
+  return { event: { ...draft, seq, prevHash, hash }, dataJson };
 }
 
 /** How a store with (or without) a key appends to a chain recorded as `keying`: the key to hash

@@ -17,11 +17,12 @@
 // recomputed the chain).
 import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { AuditEvent } from "../core/schemas.js";
-import type { AuditMark, Store } from "../core/store.js";
+import type { AuditMark, AuditPageEvent, Store } from "../core/store.js";
 import {
   type AuditKey,
   auditKeyBytes,
   auditKeyId,
+  parseEventData,
   type VerifyFailure,
   type VerifyOk,
 } from "./chain.js";
@@ -61,8 +62,9 @@ export type VerifyResult =
   | VerifyFailure;
 
 /** What the audit says a request's status is after `e` (undefined: `e` does not change it). */
-function statusAfter(e: AuditEvent): string | undefined {
-  return statusAfterEvent(e.type, e.data.outcome);
+function statusAfter(e: AuditEvent | AuditPageEvent): string | undefined {
+  const data = "dataJson" in e ? parseEventData(e.dataJson) : e.data;
+  return statusAfterEvent(e.type, data.outcome);
 }
 
 const fail = (badSeq: number, reason: string, count = 0): VerifyFailure => ({

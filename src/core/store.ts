@@ -75,6 +75,11 @@ export interface RequestSummary {
 
 /** A request's status as its column and as its stored document say (they should agree), for
  * checking the stored requests against the audit log. */
+/** An audit event as `readAuditPage` reads it. A store that keeps each event's data as JSON text
+ * may give that text (`dataJson`) instead of the parsed data: verification hashes it as read, and
+ * parses it only when it needs the data (src/audit/chain-check.ts). */
+export type AuditPageEvent = AuditEvent | (Omit<AuditEvent, "data"> & { dataJson: string });
+
 export interface StoredStatus {
   id: string;
   status: Status;
@@ -263,7 +268,7 @@ export interface Store {
   saveVerifiedMark?(mark: AuditMark): Promise<void>;
   /** Up to `limit` events after seq `after`, in seq order: the whole log read page by page for
    * verification, which a store may serve faster than `listAudit`. Optional: `listAudit` instead. */
-  readAuditPage?(after: number, limit: number): Promise<AuditEvent[]>;
+  readAuditPage?(after: number, limit: number): Promise<AuditPageEvent[]>;
   /** Like `listStatuses`, each request with its first and last status event. Optional: without it,
    * verification holds every request's status in memory while it reads the log. */
   listStatusEvidence?(after: string | undefined, limit: number): Promise<StatusEvidence[]>;

@@ -12,15 +12,15 @@ import { type MarkKind, signMark } from "../audit/marks.js";
 import { type CutRequest, createCutFinder, resolvePruneOptions } from "../audit/prune-cut.js";
 import { STATUS_EVENT_TYPES } from "../audit/status-events.js";
 import { AirlockError } from "../core/errors.js";
-import type { AuditEvent } from "../core/schemas.js";
 import type {
   AuditMark,
   AuditMarks,
+  AuditPageEvent,
   PruneOptions,
   PruneResult,
   StatusEvidence,
 } from "../core/store.js";
-import { type AuditRow, auditOf, docStatusOf } from "./rows.js";
+import { type AuditRow, auditOf, docStatusOf, storedEventOf } from "./rows.js";
 
 /** Events read per scan query. */
 const SCAN_PAGE = 2000;
@@ -48,7 +48,7 @@ export interface PostgresPruning {
   marks(c: PoolClient): Promise<AuditMarks>;
   saveVerified(c: PoolClient, mark: AuditMark): Promise<void>;
   /** `Store.readAuditPage`. */
-  page(c: PoolClient, after: number, limit: number): Promise<AuditEvent[]>;
+  page(c: PoolClient, after: number, limit: number): Promise<AuditPageEvent[]>;
   /** `Store.listStatusEvidence`: one query per page, each request with its first event and, by a
    * lateral seek in the (request_id, seq) index, its last status event. */
   evidence(c: PoolClient, after: string | undefined, limit: number): Promise<StatusEvidence[]>;
@@ -179,7 +179,7 @@ export function postgresPruning(schema: string, own: OwnAuditKey | undefined): P
     marks,
     async page(c, after, limit) {
       const rows = await c.query<AuditRow>(pageSql, [after, Math.max(1, Math.min(limit, 10_000))]);
-      return rows.rows.map(auditOf);
+      return rows.rows.map(storedEventOf);
     },
     async evidence(c, after, limit) {
       const rows = await c.query<EvidenceRow>(evidenceSql, [

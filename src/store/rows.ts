@@ -1,7 +1,8 @@
 // Rows as both SQL stores read them, turned back into the engine's types in one place, so the
 // stores cannot drift apart in how they read requests, audit events and outcomes.
+import { parseEventData } from "../audit/chain.js";
 import type { ApprovalRequest, AuditEvent } from "../core/schemas.js";
-import type { OutcomeRow, RequestSummary } from "../core/store.js";
+import type { AuditPageEvent, OutcomeRow, RequestSummary } from "../core/store.js";
 import { docBytes } from "./paging.js";
 
 /** A request is kept whole as JSON text in `doc`; the other columns exist to be queried. */
@@ -142,7 +143,22 @@ export function auditOf(r: AuditRow): AuditEvent {
     type: r.type as AuditEvent["type"],
     actor: r.actor,
     at: r.at,
-    data: parseData(r.data),
+    data: parseEventData(r.data),
+    prevHash: r.prev_hash,
+    hash: r.hash,
+  };
+  if (r.request_id !== null) e.requestId = r.request_id;
+  return e;
+}
+
+/** An audit row as `Store.readAuditPage` gives it: its data left as the stored text. */
+export function storedEventOf(r: AuditRow): AuditPageEvent {
+  const e: AuditPageEvent = {
+    seq: Number(r.seq),
+    type: r.type as AuditEvent["type"],
+    actor: r.actor,
+    at: r.at,
+    dataJson: r.data,
     prevHash: r.prev_hash,
     hash: r.hash,
   };
@@ -158,16 +174,4 @@ export function outcomeOf(r: OutcomeSqlRow): OutcomeRow {
     createdAt: r.created_at,
     decidedAt: r.decided_at,
   };
-}
-
-/** A row edited by hand may hold broken JSON: keep it visible so verification reports that row. */
-function parseData(text: string): Record<string, unknown> {
-  try {
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === "object" && !Array.isArray(v)
-      ? (v as Record<string, unknown>)
-      : { unparsable: text };
-  } catch {
-    return { unparsable: text };
-  }
 }

@@ -11,15 +11,15 @@ import { type MarkKind, signMark } from "../audit/marks.js";
 import { type CutRequest, createCutFinder, resolvePruneOptions } from "../audit/prune-cut.js";
 import { STATUS_EVENT_TYPES } from "../audit/status-events.js";
 import { AirlockError } from "../core/errors.js";
-import type { AuditEvent } from "../core/schemas.js";
 import type {
   AuditMark,
   AuditMarks,
+  AuditPageEvent,
   PruneOptions,
   PruneResult,
   StatusEvidence,
 } from "../core/store.js";
-import { type AuditRow, auditOf } from "./rows.js";
+import { type AuditRow, auditOf, storedEventOf } from "./rows.js";
 
 /** Events read per scan query. */
 const SCAN_PAGE = 1000;
@@ -65,8 +65,9 @@ export interface SqlitePruning {
   ): Promise<PruneResult>;
   marks(): AuditMarks;
   saveVerified(mark: AuditMark): void;
-  /** `Store.readAuditPage`: rows read as arrays, each made an event directly. */
-  page(after: number, limit: number): AuditEvent[];
+  /** `Store.readAuditPage`: rows read as arrays, each made an event directly, its data left as the
+   * stored text. */
+  page(after: number, limit: number): AuditPageEvent[];
   /** `Store.listStatusEvidence`. */
   evidence(after: string | undefined, limit: number): StatusEvidence[];
 }
@@ -217,8 +218,8 @@ function evidenceOf(r: EvidenceRow): StatusEvidence {
 
 type PageRow = [number, string | null, string, string, number, string, string, string];
 
-function eventOf(r: PageRow): AuditEvent {
-  return auditOf({
+function eventOf(r: PageRow): AuditPageEvent {
+  return storedEventOf({
     seq: r[0],
     request_id: r[1],
     type: r[2],

@@ -9,7 +9,7 @@
 import { accessSync, constants } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
-import { chainEvent, GENESIS_HASH, keyForAppend } from "../audit/chain.js";
+import { GENESIS_HASH, keyForAppend, placeEvent } from "../audit/chain.js";
 import {
   type AuditKeyOptions,
   checkpointWriterFor,
@@ -306,14 +306,15 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     let prev: { seq: number; hash: string } = head;
     const out: AuditEvent[] = [];
     for (const draft of drafts) {
-      const e = chainEvent(draft, prev.seq === 0 ? undefined : prev, key);
+      // The data is kept as the canonical JSON its hash covers, so verification hashes it as read.
+      const { event: e, dataJson } = placeEvent(draft, prev.seq === 0 ? undefined : prev, key);
       stmt.appendAudit.run({
         seq: e.seq,
         request_id: e.requestId ?? null,
         type: e.type,
         actor: e.actor,
         at: e.at,
-        data: JSON.stringify(e.data),
+        data: dataJson,
         prev_hash: e.prevHash,
         hash: e.hash,
       });

@@ -1,8 +1,11 @@
 // The fast event hasher used by verification and prune gives exactly `hashEvent`'s hashes, plain and
-// keyed (short and long keys), for awkward events; and the chain check starts at an anchor.
+// keyed (short and long keys), for awkward events; the text a store keeps (`placeEvent`'s dataJson)
+// is what the hash covers; the chain check takes data as stored text, written canonically or not,
+// and catches edits of it; and it starts at an anchor.
 import { describe, expect, it } from "vitest";
-import { auditKeyBytes, chainEvent, hashEvent } from "../../src/audit/chain.js";
+import { auditKeyBytes, chainEvent, hashEvent, placeEvent } from "../../src/audit/chain.js";
 import { createChainCheck, createEventHasher } from "../../src/audit/chain-check.js";
+import { canonicalJson } from "../../src/core/hash.js";
 import type { AuditDraft, AuditEvent } from "../../src/core/schemas.js";
 
 const drafts: AuditDraft[] = [
@@ -34,9 +37,13 @@ describe("createEventHasher", () => {
       const hasher = createEventHasher(key as Buffer | undefined);
       let prev: AuditEvent | undefined;
       for (const d of drafts) {
-        const e = chainEvent(d, prev, key as Buffer | undefined);
-        expect(hasher(e)).toBe(hashEvent(e.seq, e, e.prevHash, key as Buffer | undefined));
-        expect(hasher(e)).toBe(e.hash);
+        const { event: e, dataJson } = placeEvent(d, prev, key as Buffer | undefined);
+        expect(e).toEqual(chainEvent(d, prev, key as Buffer | undefined));
+        expect(dataJson).toBe(canonicalJson(d.data));
+        expect(hasher(e, dataJson)).toBe(
+          hashEvent(e.seq, e, e.prevHash, key as Buffer | undefined),
+        );
+        expect(hasher(e, dataJson)).toBe(e.hash);
         prev = e;
       }
     },
@@ -44,13 +51,58 @@ describe("createEventHasher", () => {
 });
 
 describe("createChainCheck", () => {
-  it("starts after an anchor and needs the next event to link to it", () => {
+  const chained = () => {
     const events: AuditEvent[] = [];
     let prev: AuditEvent | undefined;
     for (const d of drafts) {
       prev = chainEvent(d, prev);
       events.push(prev);
     }
+    return events;
+  };
+  const asStored = ({ data, ...e }: AuditEvent, text: string) => ({ ...e, dataJson: text });
+
+  it("checks data given as stored text: canonical as stores write it, or as older versions wrote it", () => {
+    const events = chained();
+    const canonical = createChainCheck();
+    for (const e of events)
+      expect(canonical.push(asStored(e, canonicalJson(e.data)))).toBeUndefined();
+    // JSON.stringify keeps the keys as inserted (z before a): the text is parsed and hashed again,
+    // in both orders of trying as the kinds of text alternate.
+    const older = createChainCheck();
+    for (const [i, e] of events.entries()) {
+      const text = i % 2 === 0 ? JSON.stringify(e.data) : canonicalJson(e.data);
+      expect(older.push(asStored(e, text))).toBeUndefined();
+    }
+    expect(older.count).toBe(events.length);
+  });
+
+  it("catches stored text that was edited, unparsable, or another value in canonical form", () => {
+    const events = chained();
+    const decided = events[2];
+    if (!decided) throw new Error("fixture");
+    const edits = [
+      canonicalJson({ ...decided.data, outcome: "rejected" }),
+      JSON.stringify({ ...decided.data, outcome: "rejected" }),
+      `${canonicalJson(decided.data)} `.replace("approved", "rejected"),
+      "{not json",
+      // The data's text with the rest of the hashed text after it: the fields around it are fixed.
+      `${canonicalJson(decided.data)},"x":1`,
+    ];
+    for (const text of edits) {
+      const check = createChainCheck();
+      expect(check.push(events[0] as AuditEvent)).toBeUndefined();
+      expect(check.push(events[1] as AuditEvent)).toBeUndefined();
+      expect(check.push(asStored(decided, text))).toMatchObject({
+        ok: false,
+        badSeq: 3,
+        reason: expect.stringMatching(/was altered/),
+      });
+    }
+  });
+
+  it("starts after an anchor and needs the next event to link to it", () => {
+    const events = chained();
     const [, second, third, fourth] = events;
     if (!second || !third || !fourth) throw new Error("fixture");
     const check = createChainCheck({ start: { seq: second.seq, hash: second.hash } });

@@ -7,6 +7,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { hashEvent } from "../../src/audit/chain.js";
 import { verifyAuditLog } from "../../src/audit/verify.js";
+import { canonicalJson } from "../../src/core/hash.js";
 import type { Store } from "../../src/core/store.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { tempDir } from "../helpers.js";
@@ -141,6 +142,63 @@ describe("verifyAuditLog on SQLite", () => {
     sql(db, "DELETE FROM requests WHERE id IN ('req_zz', 'req_s0000')");
     const removed = await verifyAuditLog(store);
     expect(removed.ok ? "" : removed.reason).toMatch(/req_s0000 has audit events .* missing/);
+  });
+
+  it("hashes the stored data text as read; a log written with keys as inserted (older versions) still verifies, and an edit of the text is caught", async () => {
+    const { db } = tmpDb();
+    const store = open(db, { auditKey: KEY });
+    await seed(store, 4);
+    await store.appendAudit(
+      Array.from({ length: 6 }, (_, i) => ({
+        type: "notified" as const,
+        actor: "system",
+        at: 1_700_000_000_000 + i,
+        data: { to: ["b", "a"], channel: "slack", meta: { z: i, a: { y: null, b: "é" } } },
+      })),
+    );
+    const d = new Database(db);
+    const rows = d.prepare("SELECT seq, data FROM audit ORDER BY seq").all() as {
+      seq: number;
+      data: string;
+    }[];
+    // The store writes canonical JSON (keys sorted at every depth), the text the hash covers.
+    for (const r of rows) expect(r.data).toBe(canonicalJson(JSON.parse(r.data)));
+    // Older versions wrote JSON.stringify's order: here every object's keys reversed, same values.
+    const reversed = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(reversed)
+        : v !== null && typeof v === "object"
+          ? Object.fromEntries(
+              Object.entries(v)
+                .reverse()
+                .map(([k, x]) => [k, reversed(x)]),
+            )
+          : v;
+    const rewrite = d.prepare("UPDATE audit SET data = ? WHERE seq = ?");
+    let reordered = 0;
+    for (const r of rows) {
+      const older = JSON.stringify(reversed(JSON.parse(r.data)));
+      if (older !== r.data) reordered++;
+      rewrite.run(older, r.seq);
+    }
+    d.close();
+    expect(reordered).toBe(6);
+    expect(await verifyAuditLog(store, { key: KEY })).toMatchObject({
+      ok: true,
+      count: rows.length,
+    });
+
+    const decided = rows.find((r) => r.data.includes('"outcome":"rejected"'));
+    if (!decided) throw new Error("fixture: no rejection");
+    sql(
+      db,
+      `UPDATE audit SET data = replace(data, '"rejected"', '"approved"') WHERE seq = ${decided.seq}`,
+    );
+    expect(await verifyAuditLog(store, { key: KEY })).toMatchObject({
+      ok: false,
+      badSeq: decided.seq,
+      reason: `event #${decided.seq} was altered: its content does not match its hash`,
+    });
   });
 
   it("a keyed chain uses HMAC, needs its key to open and verify, and refuses another key", async () => {
