@@ -5,15 +5,23 @@
 import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { verifyAuditLog } from "../src/audit/verify.js";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { defaultWorkers } from "../src/audit/verify.js";
 import type { AuditDraft } from "../src/core/schemas.js";
 import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
 import { KEY, T0 } from "./audit-generate.js";
 import type { Figure } from "./figures.js";
 
+/** `airlock audit verify` as shipped: the built package, whose verification hashes on worker threads
+ * (`npm run bench` builds first; from the sources it would hash on one thread only). */
+async function builtVerify(): Promise<typeof import("../src/audit/verify.js")["verifyAuditLog"]> {
+  const url = pathToFileURL(fileURLToPath(new URL("../dist/src/audit/verify.js", import.meta.url)));
+  return ((await import(url.href)) as typeof import("../src/audit/verify.js")).verifyAuditLog;
+}
+
 export async function benchAudit(): Promise<Figure[]> {
+  const verifyAuditLog = await builtVerify();
   const t = tempDir("airlock-bench-audit-");
   try {
     const path = join(t.dir, "audit.db");
@@ -42,6 +50,12 @@ export async function benchAudit(): Promise<Figure[]> {
       const cpuMs = (cpuUsed.user + cpuUsed.system) / 1000;
       const peak = rss.stop();
       if (!full.ok) throw new Error(`verify failed at #${full.badSeq}: ${full.reason}`);
+
+      // The same on one thread (workers: 0), for the ratio.
+      const aloneStart = performance.now();
+      const alone = await verifyAuditLog(store, { key: KEY, workers: 0 });
+      const aloneMs = performance.now() - aloneStart;
+      if (!alone.ok) throw new Error(`verify failed: ${alone.reason}`);
 
       const chainStart = performance.now();
       const chainOnly = await verifyAuditLog(store, { key: KEY, checkStatuses: false });
@@ -73,6 +87,16 @@ export async function benchAudit(): Promise<Figure[]> {
         { name: "audit.generate_s", value: gen.ms / 1000, unit: "s" },
         { name: "audit.verify_events_per_s", value: (full.count / ms) * 1000, unit: "1/s" },
         { name: "audit.verify_events_per_cpu_s", value: (full.count / cpuMs) * 1000, unit: "1/s" },
+        {
+          name: "audit.verify_threads",
+          value: defaultWorkers(full.count),
+          unit: "threads",
+        },
+        {
+          name: "audit.verify_one_thread_events_per_s",
+          value: (alone.count / aloneMs) * 1000,
+          unit: "1/s",
+        },
         { name: "audit.verify_rss_mb", value: peak, unit: "MB" },
         { name: "audit.rss_before_verify_mb", value: baseline, unit: "MB" },
         {

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { ListFilter, Store } from "../src/core/store.js";
 
 /** A fresh temporary folder, removed by the returned cleanup. */
@@ -35,8 +35,19 @@ let builtIsFresh: boolean | undefined;
  * src/ and examples/ (`npm test` builds first), which starts about three times faster; else the
  * sources through tsx. AIRLOCK_TEST_FROM_SOURCE=1 always takes the sources. */
 export function airlockArgs(): string[] {
+  return builtIsCurrent() ? [BUILT_MAIN] : ["--import", "tsx", SOURCE_MAIN];
+}
+
+/** Whether dist/ was built from the sources as they are (`npm test` builds first), so that a test
+ * may import the built package (`builtModule`). */
+export function builtIsCurrent(): boolean {
   builtIsFresh ??= process.env.AIRLOCK_TEST_FROM_SOURCE !== "1" && builtIsNewerThanSources();
-  return builtIsFresh ? [BUILT_MAIN] : ["--import", "tsx", SOURCE_MAIN];
+  return builtIsFresh;
+}
+
+/** A module of the built package, e.g. `builtModule("src/audit/verify.js")`. */
+export async function builtModule<T>(path: string): Promise<T> {
+  return (await import(pathToFileURL(join(ROOT, "dist", path)).href)) as T;
 }
 
 function builtIsNewerThanSources(): boolean {

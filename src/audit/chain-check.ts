@@ -15,6 +15,9 @@ export interface ChainCheckOptions {
   keyedFrom?: number;
   /** The event the run follows (seq and hash); the genesis when undefined. */
   start?: { seq: number; hash: string };
+  /** Check each event's own hash. @default true; false: only the order and the links, when the
+   * hashes are checked elsewhere (hash-pool.ts) */
+  hashes?: boolean;
 }
 
 export interface ChainCheck {
@@ -30,20 +33,7 @@ export function createChainCheck(o: ChainCheckOptions = {}): ChainCheck {
   let prevSeq = o.start?.seq ?? 0;
   let prevHash = o.start?.hash ?? GENESIS_HASH;
   let count = 0;
-  const plain = createEventHasher();
-  const keyed = o.key ? createEventHasher(o.key) : undefined;
-  // Data read as stored text is hashed as read: a match proves the text is the canonical JSON the
-  // writer hashed. Text written otherwise (by a version that did not write canonical JSON) is parsed
-  // and hashed again; whichever way matched last is tried first, so an older log costs one hash per
-  // event, not two.
-  let storedFirst = true;
-  const matches = (hash: EventHasher, e: AuditEvent | AuditPageEvent): boolean => {
-    if (!("dataJson" in e)) return hash(e, canonicalJson(e.data)) === e.hash;
-    if (hash(e, storedFirst ? e.dataJson : reparsed(e.dataJson)) === e.hash) return true;
-    if (hash(e, storedFirst ? reparsed(e.dataJson) : e.dataJson) !== e.hash) return false;
-    storedFirst = !storedFirst;
-    return true;
-  };
+  const matches = o.hashes === false ? undefined : createHashMatch(o.key, o.keyedFrom);
   const fail = (seq: number, reason: string): VerifyFailure => ({
     ok: false,
     count,
@@ -68,14 +58,9 @@ export function createChainCheck(o: ChainCheckOptions = {}): ChainCheck {
             : `event #${e.seq} does not link to the hash of event #${prevSeq}`,
         );
       }
-      const isKeyed = o.keyedFrom !== undefined && e.seq >= o.keyedFrom;
-      const hash = isKeyed ? keyed : plain;
-      if (!hash) {
-        return fail(e.seq, `event #${e.seq} is keyed (HMAC): verifying it needs the audit key`);
-      }
-      if (!matches(hash, e)) {
-        return fail(e.seq, `event #${e.seq} was altered: its content does not match its hash`);
-      }
+      const verdict = matches?.(e);
+      if (verdict !== undefined && verdict !== "ok")
+        return fail(e.seq, hashFailure(e.seq, verdict));
       prevSeq = e.seq;
       prevHash = e.hash;
       return undefined;
@@ -86,6 +71,39 @@ export function createChainCheck(o: ChainCheckOptions = {}): ChainCheck {
     get count() {
       return count;
     },
+  };
+}
+
+/** What an event's own hash says: it matches, it does not (`altered`), or it is keyed and there is
+ * no key to check it with. */
+export type HashVerdict = "ok" | "altered" | "needs-key";
+
+export const hashFailure = (seq: number, verdict: Exclude<HashVerdict, "ok">): string =>
+  verdict === "needs-key"
+    ? `event #${seq} is keyed (HMAC): verifying it needs the audit key`
+    : `event #${seq} was altered: its content does not match its hash`;
+
+/** Checks events' own hashes: HMAC under `key` from `keyedFrom` on, plain SHA-256 before.
+ *
+ * Data read as stored text is hashed as read: a match proves the text is the canonical JSON the
+ * writer hashed. Text written otherwise (by a version that did not write canonical JSON) is parsed
+ * and hashed again; whichever way matched last is tried first, so an older log costs one hash per
+ * event, not two. */
+export function createHashMatch(
+  key: Buffer | undefined,
+  keyedFrom: number | undefined,
+): (e: AuditEvent | AuditPageEvent) => HashVerdict {
+  const plain = createEventHasher();
+  const keyed = key ? createEventHasher(key) : undefined;
+  let storedFirst = true;
+  return (e) => {
+    const hash = keyedFrom !== undefined && e.seq >= keyedFrom ? keyed : plain;
+    if (!hash) return "needs-key";
+    if (!("dataJson" in e)) return hash(e, canonicalJson(e.data)) === e.hash ? "ok" : "altered";
+    if (hash(e, storedFirst ? e.dataJson : reparsed(e.dataJson)) === e.hash) return "ok";
+    if (hash(e, storedFirst ? reparsed(e.dataJson) : e.dataJson) !== e.hash) return "altered";
+    storedFirst = !storedFirst;
+    return "ok";
   };
 }
 

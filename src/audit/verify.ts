@@ -15,6 +15,7 @@
 // events are checked as HMACs; with a checkpoint file, the chain must still contain every signed
 // checkpoint after the start (so a truncated, wiped or rewritten log is caught even by someone who
 // recomputed the chain).
+import { availableParallelism } from "node:os";
 import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { AuditEvent } from "../core/schemas.js";
 import type { AuditMark, AuditPageEvent, Store } from "../core/store.js";
@@ -26,8 +27,9 @@ import {
   type VerifyFailure,
   type VerifyOk,
 } from "./chain.js";
-import { createChainCheck } from "./chain-check.js";
+import { createChainCheck, hashFailure } from "./chain-check.js";
 import { type Checkpoint, readCheckpoints } from "./checkpoint.js";
+import { hashQueue, startHashPool } from "./hash-pool.js";
 import { markProblem, signMark } from "./marks.js";
 import { statusAfterEvent } from "./status-events.js";
 
@@ -48,6 +50,20 @@ export interface VerifyOptions {
   recordMark?: boolean;
   /** The clock for the recorded mark. @default Date.now */
   now?: () => number;
+  /** Threads that hash the events while this one reads them; 0: hash here. Only the built package
+   * has the workers' file (hash-pool.ts): from the sources, events are hashed here whatever this says.
+   * @default for a log of PARALLEL_FROM events or more to check, the machine's parallelism (at most
+   * MAX_WORKERS); else 0 */
+  workers?: number;
+}
+
+/** Below this many events to check, starting threads costs more than it saves. */
+export const PARALLEL_FROM = 50_000;
+const MAX_WORKERS = 4;
+
+/** The hashing threads a run starts by default for `events` to check (`VerifyOptions.workers`). */
+export function defaultWorkers(events: number): number {
+  return events >= PARALLEL_FROM ? Math.min(MAX_WORKERS, availableParallelism()) : 0;
 }
 
 export type VerifyResult =
@@ -156,10 +172,25 @@ async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyR
     );
   }
 
+  // Long runs hash on worker threads (hash-pool.ts) while this thread reads and checks the links.
+  // Given explicitly, `workers` applies to a log of any length.
+  const workers = options.workers ?? defaultWorkers(headSeq - start.point.seq);
+  const pool = startHashPool({ key, keyedFrom: state.keyedFrom, workers });
+  const hashing = pool ? hashQueue(pool, 2 * workers) : undefined;
   const check = createChainCheck({
     ...keying,
     ...(start.point.seq > 0 ? { start: start.point } : {}),
+    hashes: pool === undefined,
   });
+  const hashFailed = (bad: { seq: number; verdict: "altered" | "needs-key" }) =>
+    fail(bad.seq, hashFailure(bad.seq, bad.verdict), bad.seq - start.point.seq);
+  /** A failure found on this thread, unless an event before it (`before`: those of its page not
+   * yet sent, or a page sent earlier) fails its hash: the first failure in seq order wins. */
+  const firstFailure = async (found: VerifyFailure, before: readonly AuditPageEvent[]) => {
+    if (!hashing) return found;
+    const earlier = (await hashing.add(before)) ?? (await hashing.drain());
+    return earlier && earlier.seq <= found.badSeq ? hashFailed(earlier) : found;
+  };
   // Statuses: a store that reads each request with its last status event is checked request by
   // request after the walk (flat memory; the walk only counts creations); otherwise, and for a
   // resumed run, the walk notes the status each touched request should have.
@@ -169,33 +200,40 @@ async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyR
   const expected = new Map<string, { status: string; seq: number }>();
   let created = 0;
   let after = start.point.seq;
-  while (after < headSeq) {
-    const page = store.readAuditPage
-      ? await store.readAuditPage(after, pageSize)
-      : await store.listAudit({ after, limit: pageSize });
-    for (const e of page) {
-      if (e.seq > headSeq) break;
-      const bad = check.push(e);
-      if (bad) return bad;
-      const c = bySeq.get(e.seq);
-      if (c && c.hash !== e.hash) {
-        return fail(
-          e.seq,
-          `event #${e.seq} differs from the checkpoint written at ${new Date(c.at).toISOString()}: the log was rewritten from there or earlier`,
-          check.count,
-        );
-      }
-      if (e.requestId !== undefined) {
-        if (byEvidence) {
-          if (e.type === "created") created++;
-        } else if (wantStatuses) {
-          const status = statusAfter(e);
-          if (status !== undefined) expected.set(e.requestId, { status, seq: e.seq });
+  try {
+    while (after < headSeq) {
+      const read = store.readAuditPage
+        ? await store.readAuditPage(after, pageSize)
+        : await store.listAudit({ after, limit: pageSize });
+      // Events appended after the head was read are not this run's to check.
+      const page =
+        (read[read.length - 1]?.seq ?? 0) > headSeq ? read.filter((e) => e.seq <= headSeq) : read;
+      for (const [i, e] of page.entries()) {
+        const bad = check.push(e);
+        if (bad) return await firstFailure(bad, page.slice(0, i));
+        const c = bySeq.get(e.seq);
+        if (c && c.hash !== e.hash) {
+          const reason = `event #${e.seq} differs from the checkpoint written at ${new Date(c.at).toISOString()}: the log was rewritten from there or earlier`;
+          return await firstFailure(fail(e.seq, reason, check.count), page.slice(0, i + 1));
         }
+        if (e.requestId !== undefined) {
+          if (byEvidence) {
+            if (e.type === "created") created++;
+          } else if (wantStatuses) {
+            const status = statusAfter(e);
+            if (status !== undefined) expected.set(e.requestId, { status, seq: e.seq });
+          }
+        }
+        after = e.seq;
       }
-      after = e.seq;
+      const bad = await hashing?.add(page);
+      if (bad) return hashFailed(bad);
+      if (read.length < pageSize || after >= headSeq) break;
     }
-    if (page.length < pageSize || after >= headSeq) break;
+    const bad = await hashing?.drain();
+    if (bad) return hashFailed(bad);
+  } finally {
+    await pool?.close();
   }
   const count = check.count;
   if (after !== headSeq || (state.head && state.head.hash !== check.last.hash)) {
