@@ -3,10 +3,10 @@
 // the middle of the chain, at a prune anchor or a verified mark, instead of at the genesis.
 import * as crypto from "node:crypto";
 import { createHash } from "node:crypto";
-import { canonicalJson } from "../core/hash.js";
+import { canonicalJson, parseStoredObject } from "../core/hash.js";
 import type { AuditEvent } from "../core/schemas.js";
 import type { AuditPageEvent } from "../core/store.js";
-import { eventHashText, GENESIS_HASH, parseEventData, type VerifyFailure } from "./chain.js";
+import { eventHashText, GENESIS_HASH, type VerifyFailure } from "./chain.js";
 
 export interface ChainCheckOptions {
   /** The audit key; needed from `keyedFrom` on. */
@@ -108,7 +108,7 @@ export function createHashMatch(
 }
 
 /** Stored data text as the writer would have hashed it: parsed, then canonical JSON. */
-const reparsed = (text: string) => canonicalJson(parseEventData(text));
+const reparsed = (text: string) => canonicalJson(parseStoredObject(text));
 
 /** Hashes an event whose data is given as canonical JSON text (`dataJson`). */
 export type EventHasher = (

@@ -49,19 +49,6 @@ export function eventHashText(
   return `{"actor":${JSON.stringify(e.actor)},"at":${JSON.stringify(e.at)},"data":${dataJson},"prevHash":${JSON.stringify(prevHash)},"requestId":${e.requestId == null ? "null" : JSON.stringify(e.requestId)},"seq":${JSON.stringify(seq)},"type":${JSON.stringify(e.type)}}`;
 }
 
-/** An event's data from the JSON text a store kept: an object, or `{ unparsable: text }` when the
- * text is not one (so that verification reports the event as altered instead of failing). */
-export function parseEventData(text: string): Record<string, unknown> {
-  try {
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === "object" && !Array.isArray(v)
-      ? (v as Record<string, unknown>)
-      : { unparsable: text };
-  } catch {
-    return { unparsable: text };
-  }
-}
-
 /** The hash of one event: HMAC-SHA-256 under `key` when given, else SHA-256. */
 export function hashEvent(seq: number, draft: AuditDraft, prevHash: string, key?: Buffer): string {
   return hashEventText(eventHashText(seq, draft, prevHash, canonicalJson(draft.data)), key);

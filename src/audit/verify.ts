@@ -17,13 +17,13 @@
 // recomputed the chain).
 import { availableParallelism } from "node:os";
 import { AirlockError, InvalidInputError } from "../core/errors.js";
+import { parseStoredObject } from "../core/hash.js";
 import type { AuditEvent } from "../core/schemas.js";
 import type { AuditMark, AuditPageEvent, Store } from "../core/store.js";
 import {
   type AuditKey,
   auditKeyBytes,
   auditKeyId,
-  parseEventData,
   type VerifyFailure,
   type VerifyOk,
 } from "./chain.js";
@@ -79,7 +79,7 @@ export type VerifyResult =
 
 /** What the audit says a request's status is after `e` (undefined: `e` does not change it). */
 function statusAfter(e: AuditEvent | AuditPageEvent): string | undefined {
-  const data = "dataJson" in e ? parseEventData(e.dataJson) : e.data;
+  const data = "dataJson" in e ? parseStoredObject(e.dataJson) : e.data;
   return statusAfterEvent(e.type, data.outcome);
 }
 

@@ -27,6 +27,20 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
+/** A JSON object as a store kept it (audit data, an outbox payload): the object, or
+ * `{ unparsable: text }` when the text is not one. A row edited by hand may hold broken JSON: it stays
+ * visible, and verification reports it as altered, instead of failing the whole read. */
+export function parseStoredObject(text: string): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === "object" && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : { unparsable: text };
+  } catch {
+    return { unparsable: text };
+  }
+}
+
 export function sha256(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }

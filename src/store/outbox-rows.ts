@@ -2,6 +2,7 @@
 // and a settlement must hold and for how a row becomes an OutboxMessage, so the three stores accept,
 // refuse and answer alike.
 import { InvalidInputError } from "../core/errors.js";
+import { parseStoredObject } from "../core/hash.js";
 import {
   OUTBOX_STATUSES,
   OUTBOX_TOPICS,
@@ -169,7 +170,7 @@ export function outboxOf(r: OutboxRow): OutboxMessage {
     id: r.id,
     target: r.target,
     topic: r.topic as OutboxTopic,
-    payload: parseObject(r.payload),
+    payload: parseStoredObject(r.payload),
     status: r.status as OutboxStatus,
     attempts: Number(r.attempts),
     availableAt: r.available_at,
@@ -180,7 +181,7 @@ export function outboxOf(r: OutboxRow): OutboxMessage {
   if (r.lease_owner !== null) m.leaseOwner = r.lease_owner;
   if (r.lease_until !== null) m.leaseUntil = r.lease_until;
   if (r.last_error !== null) m.lastError = r.last_error;
-  if (r.receipt !== null) m.receipt = parseObject(r.receipt);
+  if (r.receipt !== null) m.receipt = parseStoredObject(r.receipt);
   if (r.delivered_at !== null) m.deliveredAt = r.delivered_at;
   return m;
 }
@@ -221,16 +222,4 @@ function jsonObject(v: unknown, field: string): void {
 
 function bad(message: string, field: string): InvalidInputError {
   return new InvalidInputError(message, field);
-}
-
-/** A row edited by hand may hold broken JSON: keep it visible instead of failing the whole list. */
-function parseObject(text: string): Record<string, unknown> {
-  try {
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === "object" && !Array.isArray(v)
-      ? (v as Record<string, unknown>)
-      : { unparsable: text };
-  } catch {
-    return { unparsable: text };
-  }
 }

@@ -1,6 +1,6 @@
 // Rows as both SQL stores read them, turned back into the engine's types in one place, so the
 // stores cannot drift apart in how they read requests, audit events and outcomes.
-import { parseEventData } from "../audit/chain.js";
+import { parseStoredObject } from "../core/hash.js";
 import type { ApprovalRequest, AuditEvent } from "../core/schemas.js";
 import type { AuditPageEvent, OutcomeRow, RequestSummary } from "../core/store.js";
 import { docBytes } from "./paging.js";
@@ -138,27 +138,21 @@ export function parseDoc(row: DocRow): ApprovalRequest {
 }
 
 export function auditOf(r: AuditRow): AuditEvent {
-  const e: AuditEvent = {
-    seq: Number(r.seq),
-    type: r.type as AuditEvent["type"],
-    actor: r.actor,
-    at: r.at,
-    data: parseEventData(r.data),
-    prevHash: r.prev_hash,
-    hash: r.hash,
-  };
-  if (r.request_id !== null) e.requestId = r.request_id;
-  return e;
+  return eventOfRow(r, { data: parseStoredObject(r.data) });
 }
 
 /** An audit row as `Store.readAuditPage` gives it: its data left as the stored text. */
 export function storedEventOf(r: AuditRow): AuditPageEvent {
-  const e: AuditPageEvent = {
+  return eventOfRow(r, { dataJson: r.data });
+}
+
+function eventOfRow<D extends object>(r: AuditRow, data: D): Omit<AuditEvent, "data"> & D {
+  const e: Omit<AuditEvent, "data"> & D = {
     seq: Number(r.seq),
     type: r.type as AuditEvent["type"],
     actor: r.actor,
     at: r.at,
-    dataJson: r.data,
+    ...data,
     prevHash: r.prev_hash,
     hash: r.hash,
   };
