@@ -22,6 +22,16 @@ export function positiveInt(option: string) {
   };
 }
 
+export function wholeNumber(option: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isInteger(n) || n < 0) {
+      throw new CliError(`${option} expects a whole number from 0 up, got \`${value}\``);
+    }
+    return n;
+  };
+}
+
 export function jsonObject(option: string) {
   return (value: string): Record<string, unknown> => {
     let parsed: unknown;

@@ -89,3 +89,37 @@ describe("airlock prune", () => {
     },
   );
 });
+
+describe("airlock audit verify --threads", () => {
+  it("names the same first bad event with hashing threads and without", async () => {
+    await seed();
+    for (const threads of ["0", "2"]) {
+      const ok = await airlock("audit", "verify", "--threads", threads);
+      expect(ok.code).toBe(0);
+      expect(ok.stdout).toBe("audit chain intact: 7 events\n");
+    }
+    const d = new Database(db);
+    d.prepare('UPDATE audit SET data = \'{"title":"edited"}\' WHERE seq = 3').run();
+    d.close();
+    const alone = await airlock("audit", "verify", "--threads", "0");
+    const threaded = await airlock("audit", "verify", "--threads", "2");
+    expect(alone.code).toBe(1);
+    expect(alone.stderr).toBe(
+      "audit chain broken at event #3: event #3 was altered: its content does not match its hash\n",
+    );
+    expect(threaded).toEqual(alone);
+  });
+
+  it.each([["-1"], ["1.5"], ["many"], [""]])(
+    "refuses --threads %s with one line on stderr",
+    async (value) => {
+      await seed();
+      const r = await airlock("audit", "verify", "--threads", value);
+      expect(r.code).not.toBe(0);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toBe(
+        `airlock: --threads expects a whole number from 0 up, got \`${value}\`\n`,
+      );
+    },
+  );
+});

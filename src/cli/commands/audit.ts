@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { terminalSafeJson } from "../../reply/format.js";
 import { type GlobalOptions, localOnly, withEngine } from "../context.js";
 import { printJson } from "../output.js";
-import { positiveInt, positiveNumber } from "../parse.js";
+import { positiveInt, positiveNumber, wholeNumber } from "../parse.js";
 
 export function registerAudit(program: Command, globals: () => GlobalOptions): void {
   const audit = program.command("audit").description("the tamper-evident audit log");
@@ -15,13 +15,19 @@ export function registerAudit(program: Command, globals: () => GlobalOptions): v
       "--from-checkpoint",
       "check only the events after the last verified one (and that one again), not the whole log",
     )
+    .option(
+      "--threads <n>",
+      "threads hashing events beside the one reading the log; 0: one thread in all (default: the machine's cores, at most 4, for 50,000 events or more)",
+      wholeNumber("--threads"),
+    )
     .option("--json", "print the result as JSON")
-    .action(async (opts: { fromCheckpoint?: boolean; json?: boolean }) => {
+    .action(async (opts: { fromCheckpoint?: boolean; threads?: number; json?: boolean }) => {
       localOnly("audit verify");
       await withEngine(globals(), async (engine) => {
         const result = await engine.verifyAudit({
           resume: opts.fromCheckpoint === true,
           recordMark: true,
+          ...(opts.threads !== undefined ? { workers: opts.threads } : {}),
         });
         if (opts.json) printJson(result);
         if (result.ok) {
