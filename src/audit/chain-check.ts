@@ -1,9 +1,8 @@
 // Checks a run of audit events in seq order, one at a time, holding only the previous event's seq and
 // hash: memory stays flat however long the log. Unlike `createVerifier` (chain.ts) it can start in
 // the middle of the chain, at a prune anchor or a verified mark, instead of at the genesis.
-import * as crypto from "node:crypto";
 import { createHash } from "node:crypto";
-import { canonicalJson, parseStoredObject } from "../core/hash.js";
+import { canonicalJson, parseStoredObject, sha256OneShot } from "../core/hash.js";
 import type { AuditEvent } from "../core/schemas.js";
 import type { AuditPageEvent } from "../core/store.js";
 import { eventHashText, GENESIS_HASH, type VerifyFailure } from "./chain.js";
@@ -128,7 +127,7 @@ export type EventHasher = (
  * digests over buffers that hold the pads once (no Hmac object per event).
  * test/audit/chain-check.test.ts holds it equal to `hashEvent`. */
 export function createEventHasher(key?: Buffer): EventHasher {
-  const sha = oneShotSha256();
+  const sha = sha256OneShot;
   const pads = key ? hmacPads(key) : undefined;
   let inner = Buffer.alloc(0);
   const outer = Buffer.alloc(BLOCK + 32);
@@ -165,21 +164,4 @@ function hmacPads(key: Buffer): { inner: Buffer; outer: Buffer } {
     outer[i] = (k[i] ?? 0) ^ 0x5c;
   }
   return { inner, outer };
-}
-
-type OneShotHash = {
-  (algorithm: string, data: string | Buffer): string;
-  (algorithm: string, data: string | Buffer, encoding: "buffer"): Buffer;
-};
-
-/** SHA-256 as hex or bytes: `crypto.hash` where Node has it (one call, no Hash object), else a Hash. */
-function oneShotSha256(): { hex(data: string | Buffer): string; bytes(data: Buffer): Buffer } {
-  const hash = (crypto as { hash?: OneShotHash }).hash;
-  if (hash) {
-    return { hex: (data) => hash("sha256", data), bytes: (data) => hash("sha256", data, "buffer") };
-  }
-  return {
-    hex: (data) => createHash("sha256").update(data).digest("hex"),
-    bytes: (data) => createHash("sha256").update(data).digest(),
-  };
 }
