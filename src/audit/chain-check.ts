@@ -2,7 +2,8 @@
 // hash: memory stays flat however long the log. Unlike `createVerifier` (chain.ts) it can start in
 // the middle of the chain, at a prune anchor or a verified mark, instead of at the genesis.
 import { createHash } from "node:crypto";
-import { canonicalJson, parseStoredObject, sha256OneShot } from "../core/hash.js";
+import { canonicalJson, sha256OneShot } from "../core/hash.js";
+import { MAX_JSON_DEPTH } from "../core/limits.js";
 import type { AuditEvent } from "../core/schemas.js";
 import type { AuditPageEvent } from "../core/store.js";
 import { eventHashText, GENESIS_HASH, type VerifyFailure } from "./chain.js";
@@ -85,9 +86,9 @@ export const hashFailure = (seq: number, verdict: Exclude<HashVerdict, "ok">): s
 /** Checks events' own hashes: HMAC under `key` from `keyedFrom` on, plain SHA-256 before.
  *
  * Data read as stored text is hashed as read: a match proves the text is the canonical JSON the
- * writer hashed. Text written otherwise (by a version that did not write canonical JSON) is parsed
- * and hashed again; whichever way matched last is tried first, so an older log costs one hash per
- * event, not two. */
+ * writer hashed. Else the text may be as an older version wrote it (`olderSpelling`), hashed as that
+ * version did; whichever way matched last is tried first, so an older log costs one hash per event,
+ * not two. */
 export function createHashMatch(
   key: Buffer | undefined,
   keyedFrom: number | undefined,
@@ -99,15 +100,52 @@ export function createHashMatch(
     const hash = keyedFrom !== undefined && e.seq >= keyedFrom ? keyed : plain;
     if (!hash) return "needs-key";
     if (!("dataJson" in e)) return hash(e, canonicalJson(e.data)) === e.hash ? "ok" : "altered";
-    if (hash(e, storedFirst ? e.dataJson : reparsed(e.dataJson)) === e.hash) return "ok";
-    if (hash(e, storedFirst ? reparsed(e.dataJson) : e.dataJson) !== e.hash) return "altered";
+    const matches = (text: string | undefined) => text !== undefined && hash(e, text) === e.hash;
+    if (matches(storedFirst ? e.dataJson : olderSpelling(e.dataJson))) return "ok";
+    if (!matches(storedFirst ? olderSpelling(e.dataJson) : e.dataJson)) return "altered";
     storedFirst = !storedFirst;
     return "ok";
   };
 }
 
-/** Stored data text as the writer would have hashed it: parsed, then canonical JSON. */
-const reparsed = (text: string) => canonicalJson(parseStoredObject(text));
+/** Nesting deeper than any data written (input is held to MAX_JSON_DEPTH; an event's data wraps it a
+ * few levels more) is refused before it is parsed or walked, so it cannot overflow the stack. */
+const STORED_DEPTH = 4 * MAX_JSON_DEPTH;
+
+/** What an older version hashed for data it stored as `text`: the canonical JSON of the value, when
+ * `text` is exactly what that version wrote (JSON.stringify of the value, keys as inserted). Any
+ * other spelling of a value (duplicate keys, spaces, `1.0`, escapes) is not something Airlock ever
+ * wrote, and SQL may read it differently from JSON.parse (json_extract keeps the first of duplicate
+ * keys, JSON.parse the last): undefined, so the event is reported as altered. */
+function olderSpelling(text: string): string | undefined {
+  if (nestingExceeds(text, STORED_DEPTH)) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+  return JSON.stringify(value) === text ? canonicalJson(value) : undefined;
+}
+
+/** Whether brackets in JSON text nest deeper than `max` (those inside strings not counted). */
+function nestingExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
 
 /** Hashes an event whose data is given as canonical JSON text (`dataJson`). */
 export type EventHasher = (

@@ -62,6 +62,7 @@ export function startHashPool(o: {
   const setup: HashPoolSetup = { key: o.key ?? null, keyedFrom: o.keyedFrom ?? null };
   const waiting = new Map<number, { resolve(a: WorkerAnswer): void; reject(e: Error): void }>();
   let failed: Error | undefined;
+  let closing = false;
   const fail = (err: Error) => {
     failed ??= err;
     for (const w of waiting.values()) w.reject(err);
@@ -77,7 +78,7 @@ export function startHashPool(o: {
       fail(new Error(`an audit hashing thread failed: ${err.message}`)),
     );
     w.on("exit", (code) => {
-      if (waiting.size > 0) fail(new Error(`an audit hashing thread stopped (exit code ${code})`));
+      if (!closing) fail(new Error(`an audit hashing thread stopped (exit code ${code})`));
     });
     return w;
   });
@@ -90,10 +91,16 @@ export function startHashPool(o: {
       const answer = new Promise<WorkerAnswer>((resolve, reject) =>
         waiting.set(id, { resolve, reject }),
       );
-      threads[id % threads.length]?.postMessage(batch);
+      try {
+        threads[id % threads.length]?.postMessage(batch);
+      } catch (err) {
+        waiting.delete(id);
+        throw err;
+      }
       return (await answer).bad;
     },
     async close() {
+      closing = true;
       await Promise.all(threads.map((w) => w.terminate()));
     },
   };
@@ -124,7 +131,8 @@ function toBatch(id: number, events: readonly (AuditEvent | AuditPageEvent)[]): 
   return b;
 }
 
-/** Pages in flight on a pool, at most `limit` at once, answered in the order they were sent. */
+/** Pages in flight on a pool, answered in the order they were sent: once more than `limit` are out,
+ * sending waits for the oldest, so at most `limit + 1` pages are held at once. */
 export function hashQueue(pool: HashPool, limit: number) {
   const inFlight: Promise<WorkerAnswer["bad"]>[] = [];
   return {

@@ -61,6 +61,9 @@ export interface VerifyOptions {
 export const PARALLEL_FROM = 50_000;
 const MAX_WORKERS = 4;
 
+/** The most hashing threads a caller may ask for. */
+export const MAX_EXPLICIT_WORKERS = 16;
+
 /** The hashing threads a run starts by default for `events` to check (`VerifyOptions.workers`). */
 export function defaultWorkers(events: number): number {
   return events >= PARALLEL_FROM ? Math.min(MAX_WORKERS, availableParallelism()) : 0;
@@ -104,6 +107,16 @@ export async function verifyAuditLog(
 
 async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyResult> {
   const key = options.key === undefined ? undefined : auditKeyBytes(options.key);
+  const asked = options.workers;
+  if (
+    asked !== undefined &&
+    !(Number.isInteger(asked) && asked >= 0 && asked <= MAX_EXPLICIT_WORKERS)
+  ) {
+    throw new InvalidInputError(
+      `Expected \`workers\` to be a whole number from 0 to ${MAX_EXPLICIT_WORKERS}, got ${String(asked)}`,
+      "workers",
+    );
+  }
   const pageSize = Math.max(1, Math.min(options.pageSize ?? 5000, 10_000));
 
   // Checkpoints first: every one of them was written after its events committed, so the head read

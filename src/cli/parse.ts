@@ -22,11 +22,11 @@ export function positiveInt(option: string) {
   };
 }
 
-export function wholeNumber(option: string) {
+export function wholeNumber(option: string, max: number) {
   return (value: string): number => {
     const n = Number(value);
-    if (value.trim() === "" || !Number.isInteger(n) || n < 0) {
-      throw new CliError(`${option} expects a whole number from 0 up, got \`${value}\``);
+    if (value.trim() === "" || !Number.isInteger(n) || n < 0 || n > max) {
+      throw new CliError(`${option} expects a whole number from 0 to ${max}, got \`${value}\``);
     }
     return n;
   };

@@ -21,7 +21,17 @@ function sortKeys(value: unknown): unknown {
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(value).sort()) {
       const v = (value as Record<string, unknown>)[k];
-      if (v !== undefined) out[k] = sortKeys(v);
+      if (v === undefined) continue;
+      // An own "__proto__" key (JSON.parse makes one) is data: assigned, it would set the prototype
+      // and vanish from the text, so two different values would hash alike.
+      if (k === "__proto__") {
+        Object.defineProperty(out, k, {
+          value: sortKeys(v),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } else out[k] = sortKeys(v);
     }
     return out;
   }

@@ -73,13 +73,13 @@ export interface RequestSummary {
   decision?: { outcome: Outcome; method: Method; reviewer: string; decidedAt: number };
 }
 
-/** A request's status as its column and as its stored document say (they should agree), for
- * checking the stored requests against the audit log. */
 /** An audit event as `readAuditPage` reads it. A store that keeps each event's data as JSON text
- * may give that text (`dataJson`) instead of the parsed data: verification hashes it as read, and
- * parses it only when it needs the data (src/audit/chain-check.ts). */
+ * may give that text (`dataJson`) instead of the parsed data: verification hashes it as read
+ * (src/audit/chain-check.ts), and parses it only when it needs the data (verify.ts). */
 export type AuditPageEvent = AuditEvent | (Omit<AuditEvent, "data"> & { dataJson: string });
 
+/** A request's status as its column and as its stored document say (they should agree), for
+ * checking the stored requests against the audit log. */
 export interface StoredStatus {
   id: string;
   status: Status;

@@ -141,9 +141,18 @@ export function auditOf(r: AuditRow): AuditEvent {
   return eventOfRow(r, { data: parseStoredObject(r.data) });
 }
 
-/** An audit row as `Store.readAuditPage` gives it: its data left as the stored text. */
+/** An audit row as `Store.readAuditPage` gives it: its data left as the stored text (a BLOB edited
+ * in by hand read as its UTF-8 text, as JSON.parse would read it). */
 export function storedEventOf(r: AuditRow): AuditPageEvent {
-  return eventOfRow(r, { dataJson: r.data });
+  const data: unknown = r.data;
+  return eventOfRow(r, {
+    dataJson:
+      typeof data === "string"
+        ? data
+        : Buffer.isBuffer(data)
+          ? data.toString("utf8")
+          : String(data),
+  });
 }
 
 function eventOfRow<D extends object>(r: AuditRow, data: D): Omit<AuditEvent, "data"> & D {

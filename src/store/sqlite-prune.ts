@@ -19,7 +19,7 @@ import type {
   PruneResult,
   StatusEvidence,
 } from "../core/store.js";
-import { type AuditRow, auditOf, storedEventOf } from "./rows.js";
+import { type AuditRow, auditOf, docStatusOf, storedEventOf } from "./rows.js";
 
 /** Events read per scan query. */
 const SCAN_PAGE = 1000;
@@ -92,8 +92,9 @@ export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefine
     .raw(true);
   // Per request: two seeks in the (request_id, seq) index.
   const evidence = db.prepare<[string, number], EvidenceRow>(
-    `SELECT r.id, r.status,
-       CASE WHEN json_valid(r.doc) THEN json_extract(r.doc, '$.status') END AS doc_status,
+    // The document's status is read in JS, as getRequest reads it (see listStatuses); the outcome
+    // of the last status event in SQL, its text being verified by then (canonical, no duplicate key).
+    `SELECT r.id, r.status, r.doc,
        (SELECT MIN(a.seq) FROM audit a WHERE a.request_id = r.id) AS first_seq,
        (SELECT a.seq || ' ' || a.type || ' ' ||
           CASE WHEN json_valid(a.data) AND json_type(a.data, '$.outcome') = 'text' THEN json_extract(a.data, '$.outcome') ELSE '' END
@@ -195,7 +196,7 @@ export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefine
 interface EvidenceRow {
   id: string;
   status: string;
-  doc_status: string | null;
+  doc: string;
   first_seq: number | null;
   last_status: string | null;
 }
@@ -204,7 +205,7 @@ function evidenceOf(r: EvidenceRow): StatusEvidence {
   const e: StatusEvidence = {
     id: r.id,
     status: r.status as StatusEvidence["status"],
-    docStatus: r.doc_status ?? undefined,
+    docStatus: docStatusOf(r.doc),
   };
   if (r.first_seq !== null) e.firstSeq = Number(r.first_seq);
   if (r.last_status !== null) {

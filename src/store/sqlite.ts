@@ -59,6 +59,7 @@ import {
   auditOf,
   columnsOf,
   type DocRow,
+  docStatusOf,
   type OutcomeSqlRow,
   outcomeOf,
   parseDoc,
@@ -225,12 +226,10 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       `SELECT COUNT(*) AS n, SUM(doc_bytes) AS bytes FROM requests INDEXED BY requests_pending_requester
        WHERE requester = ? AND status = 'pending'`,
     ),
-    statuses: db.prepare<
-      [string, number],
-      { id: string; status: string; doc_status: string | null }
-    >(
-      `SELECT id, status, CASE WHEN json_valid(doc) THEN json_extract(doc, '$.status') END AS doc_status
-       FROM requests WHERE id > ? ORDER BY id LIMIT ?`,
+    statuses: db.prepare<[string, number], { id: string; status: string; doc: string }>(
+      // The document's status as the store reads it (JSON.parse: the last of duplicate keys), not as
+      // json_extract would (the first): verification must see what getRequest returns.
+      "SELECT id, status, doc FROM requests WHERE id > ? ORDER BY id LIMIT ?",
     ),
     anyAudit: db.prepare<[], { one: number }>("SELECT 1 AS one FROM audit LIMIT 1"),
     outboxInsert: db.prepare(
@@ -590,7 +589,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
         stmt.statuses.all(after ?? "", Math.max(1, Math.trunc(limit))).map((r) => ({
           id: r.id,
           status: r.status as ApprovalRequest["status"],
-          docStatus: r.doc_status ?? undefined,
+          docStatus: docStatusOf(r.doc),
         })),
       );
     },

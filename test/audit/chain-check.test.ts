@@ -86,6 +86,13 @@ describe("createChainCheck", () => {
       JSON.stringify({ ...decided.data, outcome: "rejected" }),
       `${canonicalJson(decided.data)} `.replace("approved", "rejected"),
       "{not json",
+      // Nested past any depth written: refused before it is parsed, not a stack overflow.
+      `{"a":${"[".repeat(20_000)}${"]".repeat(20_000)}}`,
+      `{"a":${"[".repeat(100)}${"]".repeat(100)}}`,
+      // The same value re-spelled: a duplicate key (JSON.parse keeps the last), spaces, an escape.
+      `{"outcome":"approved",${canonicalJson(decided.data).slice(1)}`,
+      canonicalJson(decided.data).replaceAll(":", ": "),
+      canonicalJson(decided.data).replace('"outcome"', '"\\u006futcome"'),
       // The data's text with the rest of the hashed text after it: the fields around it are fixed.
       `${canonicalJson(decided.data)},"x":1`,
     ];

@@ -201,6 +201,48 @@ describe("verifyAuditLog on SQLite", () => {
     });
   });
 
+  // Each found by a review: a text JSON.parse and SQL read differently, or that hashes like another.
+  it.each([
+    [
+      "a duplicate key: SQL reads the first (approved), JSON.parse the last (rejected, as hashed)",
+      `'{"outcome":"approved",' || substr(data, 2)`,
+    ],
+    ["a non-text duplicate", `'{"outcome":0,' || substr(data, 2)`],
+    [
+      "a __proto__ key the canonical text would drop",
+      `'{"__proto__":{"outcome":"approved","note":"forged"},' || substr(data, 2)`,
+    ],
+    ["the same value spelled with spaces", `replace(data, ':', ': ')`],
+  ])("a rejection's audit event edited with %s is caught", async (_name, edit) => {
+    const { db } = tmpDb();
+    const store = open(db, { auditKey: KEY });
+    await seed(store, 1); // req_s0000, rejected: events #1 created, #2 decided
+    sql(
+      db,
+      `UPDATE audit SET data = ${edit} WHERE seq = 2`,
+      "UPDATE requests SET status = 'approved', doc = json_set(doc, '$.status', 'approved')",
+    );
+    expect(await verifyAuditLog(store, { key: KEY })).toMatchObject({
+      ok: false,
+      badSeq: 2,
+      reason: "event #2 was altered: its content does not match its hash",
+    });
+  });
+
+  it("a stored document given a second status (JSON.parse reads the last) is caught", async () => {
+    const { db } = tmpDb();
+    const store = open(db, { auditKey: KEY });
+    await seed(store, 1);
+    sql(db, `UPDATE requests SET doc = substr(doc, 1, length(doc) - 1) || ',"status":"approved"}'`);
+    expect((await store.getRequest("req_s0000"))?.status).toBe("approved");
+    expect(await verifyAuditLog(store, { key: KEY })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(
+        /request req_s0000 is stored with status rejected but its stored document says approved/,
+      ),
+    });
+  });
+
   it("a keyed chain uses HMAC, needs its key to open and verify, and refuses another key", async () => {
     const { db } = tmpDb();
     // Events before the key stay plain; the chain is keyed from the first append with the key.

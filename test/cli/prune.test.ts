@@ -110,7 +110,7 @@ describe("airlock audit verify --threads", () => {
     expect(threaded).toEqual(alone);
   });
 
-  it.each([["-1"], ["1.5"], ["many"], [""]])(
+  it.each([["-1"], ["1.5"], ["many"], [""], ["17"]])(
     "refuses --threads %s with one line on stderr",
     async (value) => {
       await seed();
@@ -118,7 +118,7 @@ describe("airlock audit verify --threads", () => {
       expect(r.code).not.toBe(0);
       expect(r.stdout).toBe("");
       expect(r.stderr).toBe(
-        `airlock: --threads expects a whole number from 0 up, got \`${value}\`\n`,
+        `airlock: --threads expects a whole number from 0 to 16, got \`${value}\`\n`,
       );
     },
   );

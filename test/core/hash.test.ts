@@ -25,6 +25,14 @@ describe("canonicalJson and parseStoredObject", () => {
     expect(parseStoredObject(text)).toEqual(v);
   });
 
+  it("keeps an own __proto__ key (JSON.parse makes one) as data, so different values never hash alike", () => {
+    const a = JSON.parse('{"n":{"__proto__":{"x":1}},"a":1}') as unknown;
+    const b = JSON.parse('{"n":{},"a":1}') as unknown;
+    expect(canonicalJson(a)).toBe('{"a":1,"n":{"__proto__":{"x":1}}}');
+    expect(canonicalJson(a)).not.toBe(canonicalJson(b));
+    expect(JSON.parse(canonicalJson(a))).toEqual(a);
+  });
+
   it("keeps a stored text that is not a JSON object visible instead of failing", () => {
     for (const text of ["{broken", "[1,2]", "null", '"s"']) {
       expect(parseStoredObject(text)).toEqual({ unparsable: text });

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { MAX_EXPLICIT_WORKERS } from "../../audit/verify.js";
 import { terminalSafeJson } from "../../reply/format.js";
 import { type GlobalOptions, localOnly, withEngine } from "../context.js";
 import { printJson } from "../output.js";
@@ -18,7 +19,7 @@ export function registerAudit(program: Command, globals: () => GlobalOptions): v
     .option(
       "--threads <n>",
       "threads hashing events beside the one reading the log; 0: one thread in all (default: the machine's cores, at most 4, for 50,000 events or more)",
-      wholeNumber("--threads"),
+      wholeNumber("--threads", MAX_EXPLICIT_WORKERS),
     )
     .option("--json", "print the result as JSON")
     .action(async (opts: { fromCheckpoint?: boolean; threads?: number; json?: boolean }) => {
