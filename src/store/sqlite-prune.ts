@@ -27,6 +27,23 @@ const SCAN_PAGE = 1000;
 const CREATE_MARKS = `CREATE TABLE IF NOT EXISTS audit_marks (
   kind TEXT PRIMARY KEY, seq INTEGER NOT NULL, hash TEXT NOT NULL, at INTEGER NOT NULL, mac TEXT NOT NULL)`;
 
+/** A request document's status as JSON.parse reads it (the store's own reading, getRequest's), for
+ * checking documents against their status column: read in SQL (doc_status) when json_extract must
+ * read it alike, that is when the document is valid JSON with no \u escape and one `"status"` in all
+ * (so one key can be named status, spelled plainly: no duplicate for the two to resolve apart);
+ * else the document itself (doc) for JS to parse, as docStatusOf does. */
+export const DOC_STATUS_COLUMNS = (doc: string) => {
+  const plain = `json_valid(${doc}) AND instr(${doc}, '\\u') = 0
+      AND length(${doc}) - length(replace(${doc}, '"status"', '')) = 8`;
+  return `CASE WHEN ${plain} AND json_type(${doc}, '$.status') = 'text'
+        THEN json_extract(${doc}, '$.status') END AS doc_status,
+      CASE WHEN ${plain} THEN NULL ELSE ${doc} END AS doc`;
+};
+
+/** The status a row of DOC_STATUS_COLUMNS gives. */
+export const docStatusOfRow = (r: { doc_status: string | null; doc: string | null }) =>
+  r.doc === null ? (r.doc_status ?? undefined) : docStatusOf(r.doc);
+
 // Each event with its request's status, last change and last event (NULL columns: no request row).
 const SCAN = `SELECT a.seq, a.request_id, a.type, a.actor, a.at, a.data, a.prev_hash, a.hash,
     r.id AS rid, r.status AS status, r.updated_at AS updated_at,
@@ -94,7 +111,7 @@ export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefine
   const evidence = db.prepare<[string, number], EvidenceRow>(
     // The document's status is read in JS, as getRequest reads it (see listStatuses); the outcome
     // of the last status event in SQL, its text being verified by then (canonical, no duplicate key).
-    `SELECT r.id, r.status, r.doc,
+    `SELECT r.id, r.status, ${DOC_STATUS_COLUMNS("r.doc")},
        (SELECT MIN(a.seq) FROM audit a WHERE a.request_id = r.id) AS first_seq,
        (SELECT a.seq || ' ' || a.type || ' ' ||
           CASE WHEN json_valid(a.data) AND json_type(a.data, '$.outcome') = 'text' THEN json_extract(a.data, '$.outcome') ELSE '' END
@@ -196,7 +213,8 @@ export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefine
 interface EvidenceRow {
   id: string;
   status: string;
-  doc: string;
+  doc_status: string | null;
+  doc: string | null;
   first_seq: number | null;
   last_status: string | null;
 }
@@ -205,7 +223,7 @@ function evidenceOf(r: EvidenceRow): StatusEvidence {
   const e: StatusEvidence = {
     id: r.id,
     status: r.status as StatusEvidence["status"],
-    docStatus: docStatusOf(r.doc),
+    docStatus: docStatusOfRow(r),
   };
   if (r.first_seq !== null) e.firstSeq = Number(r.first_seq);
   if (r.last_status !== null) {

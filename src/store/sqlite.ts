@@ -59,7 +59,6 @@ import {
   auditOf,
   columnsOf,
   type DocRow,
-  docStatusOf,
   type OutcomeSqlRow,
   outcomeOf,
   parseDoc,
@@ -72,7 +71,7 @@ import { groupCommit } from "./sqlite-batch.js";
 import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
-import { sqlitePruning } from "./sqlite-prune.js";
+import { DOC_STATUS_COLUMNS, docStatusOfRow, sqlitePruning } from "./sqlite-prune.js";
 import {
   matchQuery,
   planCount,
@@ -226,10 +225,13 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       `SELECT COUNT(*) AS n, SUM(doc_bytes) AS bytes FROM requests INDEXED BY requests_pending_requester
        WHERE requester = ? AND status = 'pending'`,
     ),
-    statuses: db.prepare<[string, number], { id: string; status: string; doc: string }>(
-      // The document's status as the store reads it (JSON.parse: the last of duplicate keys), not as
-      // json_extract would (the first): verification must see what getRequest returns.
-      "SELECT id, status, doc FROM requests WHERE id > ? ORDER BY id LIMIT ?",
+    statuses: db.prepare<
+      [string, number],
+      { id: string; status: string; doc_status: string | null; doc: string | null }
+    >(
+      // The document's status as the store reads it (JSON.parse: the last of duplicate keys), not
+      // as json_extract alone would (the first): verification must see what getRequest returns.
+      `SELECT id, status, ${DOC_STATUS_COLUMNS("doc")} FROM requests WHERE id > ? ORDER BY id LIMIT ?`,
     ),
     anyAudit: db.prepare<[], { one: number }>("SELECT 1 AS one FROM audit LIMIT 1"),
     outboxInsert: db.prepare(
@@ -589,7 +591,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
         stmt.statuses.all(after ?? "", Math.max(1, Math.trunc(limit))).map((r) => ({
           id: r.id,
           status: r.status as ApprovalRequest["status"],
-          docStatus: docStatusOf(r.doc),
+          docStatus: docStatusOfRow(r),
         })),
       );
     },

@@ -229,11 +229,15 @@ describe("verifyAuditLog on SQLite", () => {
     });
   });
 
-  it("a stored document given a second status (JSON.parse reads the last) is caught", async () => {
+  it.each([
+    ["a second status", '"status":"approved"'],
+    ["a second status spelled with an escape", '"st\\u0061tus":"approved"'],
+    ["a second status after a nested one", '"n":{"status":"x"},"status":"approved"'],
+  ])("a stored document given %s (JSON.parse reads the last) is caught", async (_name, added) => {
     const { db } = tmpDb();
     const store = open(db, { auditKey: KEY });
     await seed(store, 1);
-    sql(db, `UPDATE requests SET doc = substr(doc, 1, length(doc) - 1) || ',"status":"approved"}'`);
+    sql(db, `UPDATE requests SET doc = substr(doc, 1, length(doc) - 1) || ',${added}}'`);
     expect((await store.getRequest("req_s0000"))?.status).toBe("approved");
     expect(await verifyAuditLog(store, { key: KEY })).toMatchObject({
       ok: false,
