@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { defaultWorkers } from "../src/audit/verify.js";
 import type { AuditDraft } from "../src/core/schemas.js";
 import { sqliteStore } from "../src/store/sqlite.js";
@@ -16,7 +16,7 @@ import type { Figure } from "./figures.js";
 /** `airlock audit verify` as shipped: the built package, whose verification hashes on worker threads
  * (`npm run bench` builds first; from the sources it would hash on one thread only). */
 async function builtVerify(): Promise<typeof import("../src/audit/verify.js")["verifyAuditLog"]> {
-  const url = pathToFileURL(fileURLToPath(new URL("../dist/src/audit/verify.js", import.meta.url)));
+  const url = new URL("../dist/src/audit/verify.js", import.meta.url);
   return ((await import(url.href)) as typeof import("../src/audit/verify.js")).verifyAuditLog;
 }
 

@@ -99,14 +99,20 @@ export function createHashMatch(
   return (e) => {
     const hash = keyedFrom !== undefined && e.seq >= keyedFrom ? keyed : plain;
     if (!hash) return "needs-key";
-    if (!("dataJson" in e)) return hash(e, canonicalJson(e.data)) === e.hash ? "ok" : "altered";
-    const matches = (text: string | undefined) => text !== undefined && hash(e, text) === e.hash;
-    if (matches(storedFirst ? e.dataJson : olderSpelling(e.dataJson))) return "ok";
-    if (!matches(storedFirst ? olderSpelling(e.dataJson) : e.dataJson)) return "altered";
+    if (!("dataJson" in e)) return hashes(hash, e, canonicalJson(e.data)) ? "ok" : "altered";
+    if (hashes(hash, e, storedFirst ? e.dataJson : olderSpelling(e.dataJson))) return "ok";
+    if (!hashes(hash, e, storedFirst ? olderSpelling(e.dataJson) : e.dataJson)) return "altered";
     storedFirst = !storedFirst;
     return "ok";
   };
 }
+
+/** Whether `e` carries the hash of its fields with `dataJson` as its data (none: it cannot). */
+const hashes = (
+  hash: EventHasher,
+  e: Parameters<EventHasher>[0] & { hash: string },
+  dataJson: string | undefined,
+) => dataJson !== undefined && hash(e, dataJson) === e.hash;
 
 /** Nesting deeper than any data written (input is held to MAX_JSON_DEPTH; an event's data wraps it a
  * few levels more) is refused before it is parsed or walked, so it cannot overflow the stack. */

@@ -109,8 +109,8 @@ export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefine
     .raw(true);
   // Per request: two seeks in the (request_id, seq) index.
   const evidence = db.prepare<[string, number], EvidenceRow>(
-    // The document's status is read in JS, as getRequest reads it (see listStatuses); the outcome
-    // of the last status event in SQL, its text being verified by then (canonical, no duplicate key).
+    // The document's status as getRequest reads it (DOC_STATUS_COLUMNS); the outcome of the last
+    // status event in SQL, its text being verified by then (canonical, no duplicate key).
     `SELECT r.id, r.status, ${DOC_STATUS_COLUMNS("r.doc")},
        (SELECT MIN(a.seq) FROM audit a WHERE a.request_id = r.id) AS first_seq,
        (SELECT a.seq || ' ' || a.type || ' ' ||
