@@ -68,6 +68,7 @@ import {
 } from "./rows.js";
 import { SQLITE_APPROVER_DIALECT } from "./sqlite-approver-index.js";
 import { groupCommit } from "./sqlite-batch.js";
+import { type Checkpointer, startCheckpointer } from "./sqlite-checkpointer.js";
 import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
@@ -100,8 +101,13 @@ export interface SqliteStoreOptions extends AuditKeyOptions {
   /** How long an operation keeps trying, between attempts, while another process holds the lock,
    * before it fails with `store_unavailable`. @default 2000 */
   lockWaitMs?: number;
-  /** Background problems, for logging: a checkpoint that could not be written. */
+  /** Background problems, for logging: a checkpoint that could not be written, a WAL checkpoint
+   * thread that stopped. */
   onError?: (err: Error) => void;
+  /** Copy the WAL into the database on a worker thread (sqlite-checkpointer.ts), started once this
+   * store has committed a few hundred writes; `false` leaves it all to SQLite's automatic checkpoint
+   * in the committing thread. @default true */
+  checkpointThread?: boolean;
   /** Extra configuration of the connection (pragmas), run before the schema is migrated. */
   configure?: (db: Database.Database) => void;
   /** When a reviewer's listing is read from the approver index (src/store/approver-index.ts):
@@ -111,6 +117,8 @@ export interface SqliteStoreOptions extends AuditKeyOptions {
 
 /** WAL pages after which SQLite checkpoints (its default: about 4 MB). */
 const WAL_AUTOCHECKPOINT_PAGES = 1000;
+/** Commits after which the checkpoint thread starts: a store that writes little never needs one. */
+const CHECKPOINT_THREAD_AFTER = 200;
 /** The WAL file is cut back to this size after each checkpoint, so it cannot stay large. */
 const JOURNAL_SIZE_LIMIT = 8 * 1024 * 1024;
 const HEAD_SQL = "SELECT seq, hash, keyed_from, key_id FROM audit_head WHERE id = 1";
@@ -161,6 +169,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     db.close();
     throw sqliteFault(err, where, "opening");
   }
+
+  const background = checkpointThreadFor(db, path, options, busyTimeoutMs);
 
   const stmt = {
     insert: db.prepare(
@@ -496,14 +506,16 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
   const batch = groupCommit(
     db,
     // A batch that failed as a whole (its transaction rolled back) leaves no kept head behind.
-    (fn) =>
-      attempt("commit", () => {
+    async (fn) => {
+      await attempt("commit", () => {
         try {
           fn();
         } finally {
           batchHead = undefined;
         }
-      }),
+      });
+      background?.committed();
+    },
     {
       begin() {
         batchHead = { head: undefined, dirty: false };
@@ -737,6 +749,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       pollTimer = undefined;
       listeners.clear();
       await checkpoints?.flush();
+      await background?.stop();
       try {
         // Leave a small file behind: fold the WAL into the database and truncate it.
         db.pragma("wal_checkpoint(TRUNCATE)");
@@ -744,6 +757,38 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
         // another process is reading or writing: it will checkpoint
       }
       db.close();
+    },
+  };
+}
+
+/** Commits counted until CHECKPOINT_THREAD_AFTER, then the thread: for a file in WAL mode only. */
+function checkpointThreadFor(
+  db: Database.Database,
+  path: string,
+  options: SqliteStoreOptions,
+  busyTimeoutMs: number,
+): { committed(): void; stop(): Promise<void> } | undefined {
+  if (options.checkpointThread === false || path.startsWith("file:")) return undefined;
+  if (db.pragma("journal_mode", { simple: true }) !== "wal") return undefined;
+  const synchronous = db.pragma("synchronous", { simple: true }) as number;
+  let commits = 0;
+  let thread: Checkpointer | undefined;
+  let stopped = false;
+  return {
+    committed() {
+      if (thread) thread.committed();
+      else if (!stopped && ++commits >= CHECKPOINT_THREAD_AFTER) {
+        thread = startCheckpointer({
+          path: resolve(path),
+          synchronous,
+          busyTimeoutMs,
+          onError: options.onError,
+        });
+      }
+    },
+    async stop() {
+      stopped = true;
+      await thread?.stop();
     },
   };
 }

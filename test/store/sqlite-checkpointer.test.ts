@@ -1,0 +1,184 @@
+// The WAL checkpoint thread (src/store/sqlite-checkpointer.ts): it copies committed pages into the
+// database file while the committing thread goes on, stops when asked, reports a file it cannot
+// open, and never keeps a process alive. With the connection's own automatic checkpoint turned off,
+// the database file can only grow through the thread, which is what these tests watch.
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { verifyAuditLog } from "../../src/audit/verify.js";
+import { createAirlock } from "../../src/engine/engine.js";
+import { sqliteStore } from "../../src/store/sqlite.js";
+import { startCheckpointer } from "../../src/store/sqlite-checkpointer.js";
+import { startLineChild, tempDir } from "../helpers.js";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function tmpDb(): string {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  return join(t.dir, "a.db");
+}
+
+/** Polls `check` every 20 ms for up to `ms`; whether it became true. */
+async function eventually(check: () => boolean, ms = 10_000): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return check();
+}
+
+/** A WAL database whose connection never checkpoints by itself, holding about 2 MB in its WAL. */
+function walOnlyDb(path: string): Database.Database {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("wal_autocheckpoint = 0");
+  db.exec("CREATE TABLE t (n INTEGER PRIMARY KEY, body TEXT NOT NULL)");
+  const ins = db.prepare("INSERT INTO t (body) VALUES (?)");
+  db.transaction(() => {
+    for (let i = 0; i < 500; i++) ins.run(`${i}:${"x".repeat(4000)}`);
+  })();
+  return db;
+}
+
+describe("the checkpoint thread", () => {
+  it("copies committed pages into the database file once told of a commit", async () => {
+    const path = tmpDb();
+    const db = walOnlyDb(path);
+    cleanups.push(() => {
+      db.close();
+    });
+    const before = statSync(path).size;
+    expect(before).toBeLessThan(100_000); // everything is still in the WAL
+
+    const errors: Error[] = [];
+    const c = startCheckpointer({
+      path,
+      synchronous: 1,
+      busyTimeoutMs: 25,
+      onError: (e) => errors.push(e),
+    });
+    cleanups.push(() => c.stop());
+    c.committed();
+    expect(await eventually(() => statSync(path).size > 2_000_000)).toBe(true);
+    await c.stop();
+    expect(errors).toEqual([]);
+
+    // What was copied is what was committed.
+    const other = new Database(path, { readonly: true });
+    cleanups.push(() => {
+      other.close();
+    });
+    expect(other.prepare("SELECT COUNT(*) AS n FROM t").get()).toEqual({ n: 500 });
+  });
+
+  it("waits for a commit before checkpointing, and stops at once when asked", async () => {
+    const path = tmpDb();
+    const db = walOnlyDb(path);
+    cleanups.push(() => {
+      db.close();
+    });
+    const c = startCheckpointer({ path, synchronous: 1, busyTimeoutMs: 25 });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(statSync(path).size).toBeLessThan(100_000); // not told of a commit: nothing copied
+    await c.stop();
+    await c.stop(); // a second stop is a no-op
+    c.committed(); // and a commit after stopping wakes nothing
+    expect(statSync(path).size).toBeLessThan(100_000);
+  });
+
+  it("reports a file it cannot open, naming the thread, and exits", async () => {
+    const path = join(tempDir().dir, "missing.db");
+    const errors: Error[] = [];
+    const c = startCheckpointer({
+      path,
+      synchronous: 1,
+      busyTimeoutMs: 25,
+      onError: (e) => errors.push(e),
+    });
+    expect(await eventually(() => errors.length > 0)).toBe(true);
+    expect(errors[0]?.message).toMatch(
+      /^the SQLite checkpoint thread stopped: .*(unable to open|SQLITE_CANTOPEN)/,
+    );
+    await c.stop(); // resolves: the thread has already exited
+  });
+});
+
+describe("the SQLite store's checkpoint thread", () => {
+  it("starts after a few hundred commits and copies the WAL while gates go on; all verifies", async () => {
+    const path = tmpDb();
+    const errors: Error[] = [];
+    const engine = await createAirlock({
+      store: sqliteStore(path, {
+        onError: (e) => errors.push(e),
+        // Only the thread may copy pages into the database file.
+        configure: (d) => d.pragma("wal_autocheckpoint = 0"),
+      }),
+    });
+    let closed = false;
+    cleanups.push(async () => {
+      if (!closed) await engine.close();
+    });
+    const start = statSync(path).size;
+    const ids: string[] = [];
+    for (let i = 0; i < 400; i++) {
+      const r = await engine.request({
+        title: `gate ${i}`,
+        requester: "agent",
+        timeoutMs: 600_000,
+      });
+      await engine.decide(r.id, { outcome: i % 2 ? "approved" : "rejected", reviewer: "alice" });
+      ids.push(r.id);
+    }
+    expect(await eventually(() => statSync(path).size > start + 100_000)).toBe(true);
+    await engine.close();
+    closed = true;
+    expect(errors).toEqual([]);
+
+    const store = sqliteStore(path);
+    cleanups.push(() => store.close());
+    expect((await store.getRequest(ids[399] as string))?.status).toBe("approved");
+    expect((await store.getRequest(ids[398] as string))?.status).toBe("rejected");
+    expect((await verifyAuditLog(store)).ok).toBe(true);
+  });
+
+  it("is not started when turned off", async () => {
+    const path = tmpDb();
+    const engine = await createAirlock({
+      store: sqliteStore(path, {
+        checkpointThread: false,
+        configure: (d) => d.pragma("wal_autocheckpoint = 0"),
+      }),
+    });
+    cleanups.push(() => engine.close());
+    const start = statSync(path).size;
+    for (let i = 0; i < 300; i++) {
+      await engine.request({ title: `gate ${i}`, requester: "agent", timeoutMs: 600_000 });
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(statSync(path).size).toBe(start);
+  });
+
+  it("does not keep a process alive whose store was left open", async () => {
+    const path = tmpDb();
+    const child = startLineChild(join(import.meta.dirname, "checkpoint-exit-child.ts"), [path]);
+    cleanups.push(() => {
+      child.child.kill("SIGKILL");
+    });
+    await child.line("written", 60_000);
+    let timer: NodeJS.Timeout | undefined;
+    const code = await Promise.race([
+      child.exited,
+      new Promise<"still running">((r) => {
+        timer = setTimeout(() => r("still running"), 20_000);
+      }),
+    ]);
+    clearTimeout(timer);
+    expect(code).toBe(0);
+  });
+});
