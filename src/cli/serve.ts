@@ -228,7 +228,9 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     ...(options.checkpointFile === undefined ? {} : { checkpointFile: options.checkpointFile }),
     env,
   });
-  const onError = (err: Error) => logger.error({ err }, "audit checkpoint not written");
+  // The store's background work: an audit checkpoint not written, a WAL checkpoint thread that
+  // stopped. The error's own message says which.
+  const onError = (err: Error) => logger.error({ err }, "store background error");
   const { store, tokens } = options.postgres
     ? await openPostgres(options.postgres, options.postgresSchema ?? env.AIRLOCK_POSTGRES_SCHEMA, {
         ...audit,

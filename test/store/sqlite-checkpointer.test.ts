@@ -93,7 +93,9 @@ describe("the checkpoint thread", () => {
   });
 
   it("reports a file it cannot open, naming the thread, and exits", async () => {
-    const path = join(tempDir().dir, "missing.db");
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const path = join(t.dir, "missing.db");
     const errors: Error[] = [];
     const c = startCheckpointer({
       path,
@@ -180,5 +182,33 @@ describe("the SQLite store's checkpoint thread", () => {
     ]);
     clearTimeout(timer);
     expect(code).toBe(0);
+  });
+
+  it("a process killed while the thread checkpoints loses no committed write; the log verifies", async () => {
+    const path = tmpDb();
+    const child = startLineChild(join(import.meta.dirname, "checkpoint-crash-child.ts"), [path]);
+    cleanups.push(() => {
+      child.child.kill("SIGKILL");
+    });
+    // Well past the thread's start (200 commits), with checkpoints running every few ms.
+    await child.until((l) => l.length >= 1_500, 60_000, "commit 1,500 writes");
+    child.child.kill("SIGKILL");
+    expect(await child.exited).toBeNull();
+    // Every line the child printed before it died, not only those read so far.
+    const out = child.child.stdout;
+    if (out && !out.closed) await new Promise((r) => out.once("close", r));
+    const committed = child.lines
+      .filter((l) => l.startsWith("committed "))
+      .map((l) => l.slice("committed ".length));
+    expect(committed.length).toBeGreaterThanOrEqual(1_500);
+
+    const store = sqliteStore(path);
+    cleanups.push(() => store.close());
+    for (const id of committed) expect((await store.getRequest(id))?.status, id).toBe("rejected");
+    const verified = await verifyAuditLog(store);
+    expect(verified.ok).toBe(true);
+    // Every printed write is there, and at most the one in flight beyond them.
+    expect(verified.count).toBeGreaterThanOrEqual(committed.length * 2);
+    expect(verified.count).toBeLessThanOrEqual(committed.length * 2 + 2);
   });
 });
