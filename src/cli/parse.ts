@@ -32,6 +32,18 @@ export function wholeNumber(option: string, max: number) {
   };
 }
 
+/** One of `choices`, as written. */
+export function oneOf<T extends string>(option: string, choices: readonly T[]) {
+  return (value: string): T => {
+    if (!(choices as readonly string[]).includes(value)) {
+      throw new CliError(
+        `${option} expects one of ${choices.map((c) => `\`${c}\``).join(", ")}, got \`${value}\``,
+      );
+    }
+    return value as T;
+  };
+}
+
 export function jsonObject(option: string) {
   return (value: string): Record<string, unknown> => {
     let parsed: unknown;

@@ -17,11 +17,12 @@ import { parseRateLimit, type RateLimitOptions } from "../server/rate-limit.js";
 import { createServer, type ServerOptions } from "../server/server.js";
 import { createToken, hashToken, type TokenRecord, type TokenStore } from "../server/tokens.js";
 import { sqliteTokenStore } from "../server/tokens-sqlite.js";
+import { APPROVER_INDEX_USES, type ApproverIndexUse } from "../store/approver-index.js";
 import { sqliteStore } from "../store/sqlite.js";
 import { type AuditSettings, auditSettings } from "./audit-settings.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
 import { type DemoAgents, loadDemo } from "./demo.js";
-import { positiveInt, positiveNumber } from "./parse.js";
+import { oneOf, positiveInt, positiveNumber } from "./parse.js";
 import { trustThresholdFlag } from "./trust-threshold.js";
 
 export interface ServeOptions {
@@ -49,6 +50,8 @@ export interface ServeOptions {
   trustThreshold?: number;
   /** Prune terminal requests older than this many days, daily (`--retention-days`). @default keep all */
   retentionDays?: number;
+  /** When a reviewer's listing reads the approver index (`--approver-index`). @default "auto" */
+  approverIndex?: ApproverIndexUse;
 }
 
 /** The `createServer` options `airlock serve` sets from its flags. */
@@ -82,6 +85,7 @@ interface ServeFlags {
   embedOrigin?: string[];
   trustThreshold?: number;
   retentionDays?: number;
+  approverIndex?: ApproverIndexUse;
 }
 
 /** The HTTP settings the flags (and AIRLOCK_METRICS_TOKEN) ask for; unset ones keep the defaults. */
@@ -181,6 +185,11 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
       positiveNumber("--retention-days"),
     )
     .option(
+      "--approver-index <use>",
+      "read a reviewer's listing from the approver index: auto (by its share and count), always, never (auto)",
+      oneOf("--approver-index", APPROVER_INDEX_USES),
+    )
+    .option(
       "--config <file>",
       "channels config: Slack, email, webhooks, routes, reminders (AIRLOCK_CONFIG)",
     )
@@ -206,6 +215,7 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
           ...(config ? { config } : {}),
           ...(opts.trustThreshold === undefined ? {} : { trustThreshold: opts.trustThreshold }),
           ...(opts.retentionDays === undefined ? {} : { retentionDays: opts.retentionDays }),
+          ...(opts.approverIndex === undefined ? {} : { approverIndex: opts.approverIndex }),
         });
       } catch (err) {
         signals.release();
@@ -231,13 +241,15 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
   // The store's background work: an audit checkpoint not written, a WAL checkpoint thread that
   // stopped. The error's own message says which.
   const onError = (err: Error) => logger.error({ err }, "store background error");
+  const approverIndex = options.approverIndex ?? "auto";
   const { store, tokens } = options.postgres
     ? await openPostgres(options.postgres, options.postgresSchema ?? env.AIRLOCK_POSTGRES_SCHEMA, {
         ...audit,
         onError,
+        approverIndex,
       })
     : {
-        store: sqliteStore(dbPath, { ...audit, onError }),
+        store: sqliteStore(dbPath, { ...audit, onError, approverIndex }),
         tokens: sqliteTokenStore(dbPath),
       };
   let airlock: Airlock | undefined;
@@ -396,12 +408,12 @@ export async function ensureAdminToken(
 async function openPostgres(
   url: string,
   schema: string | undefined,
-  audit: AuditSettings & { onError: (err: Error) => void },
+  settings: AuditSettings & { onError: (err: Error) => void; approverIndex: ApproverIndexUse },
 ): Promise<{ store: Store; tokens: TokenStore }> {
   // Imported only when asked for, so the commands on SQLite never load the PostgreSQL driver.
   const { postgresStore } = await import("../store/postgres.js");
   const { postgresTokenStore } = await import("../server/tokens-postgres.js");
-  const store = postgresStore(url, { ...audit, ...(schema === undefined ? {} : { schema }) });
+  const store = postgresStore(url, { ...settings, ...(schema === undefined ? {} : { schema }) });
   // The token store borrows the request store's pool, which closing the request store ends.
   return { store, tokens: postgresTokenStore(store.pool, { schema: store.schema }) };
 }

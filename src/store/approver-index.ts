@@ -33,12 +33,12 @@ const SEARCH_FACTOR = 2;
  * (every listing by approver alone, whatever its share and count); `never` (the row-by-row filter
  * always, as before the index). */
 export type ApproverIndexUse = "auto" | "always" | "never";
-const USES: readonly ApproverIndexUse[] = ["auto", "always", "never"];
+export const APPROVER_INDEX_USES: readonly ApproverIndexUse[] = ["auto", "always", "never"];
 
 /** The store option `approverIndex`, checked: an unknown value fails at start-up. */
 export function approverIndexUse(v: unknown): ApproverIndexUse {
   if (v === undefined) return "auto";
-  if (USES.includes(v as ApproverIndexUse)) return v as ApproverIndexUse;
+  if (APPROVER_INDEX_USES.includes(v as ApproverIndexUse)) return v as ApproverIndexUse;
   throw new InvalidInputError(
     `Expected \`approverIndex\` to be "auto", "always" or "never", got ${JSON.stringify(v)}`,
     "approverIndex",
