@@ -121,6 +121,9 @@ export interface InsertResult {
   /** False when a request with the same `key` existed: `request` is then that first request. */
   created: boolean;
   events: AuditEvent[];
+  /** The created request as the store wrote it, `JSON.stringify`'s text: a store that serialises
+   * requests anyway says so, and the engine keeps its copy without serialising it again. */
+  docJson?: string;
 }
 
 export interface TransitionResult {
@@ -128,6 +131,8 @@ export interface TransitionResult {
   ok: boolean;
   request: ApprovalRequest | undefined;
   events: AuditEvent[];
+  /** As in `InsertResult`: the written request's text, when `ok`. */
+  docJson?: string;
 }
 
 export interface AuditFilter {

@@ -29,8 +29,8 @@ export interface CreateDeps {
   outboxFor(stored: ApprovalRequest, events: AuditDraft[]): OutboxDraft[];
   /** Told that a commit wrote outbox messages (wakes the dispatcher). */
   onOutbox(): void;
-  /** Told of a request this call created (not of a replay). */
-  onCreated(stored: ApprovalRequest): void;
+  /** Told of a request this call created (not of a replay), with its text if the store gave it. */
+  onCreated(stored: ApprovalRequest, docJson?: string): void;
 }
 
 export async function createRequest(deps: CreateDeps, raw: unknown): Promise<ApprovalRequest> {
@@ -53,7 +53,7 @@ export async function createRequest(deps: CreateDeps, raw: unknown): Promise<App
   }
   if (outbox.length > 0) deps.onOutbox();
   await deps.settle(result.events);
-  deps.onCreated(stored);
+  deps.onCreated(stored, result.docJson);
   return stored;
 }
 

@@ -84,7 +84,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     }
     if (outbox.length > 0) options.onOutbox?.();
     const stored = result.request;
-    if (stored) recent.remember(stored);
+    if (stored) recent.remember(stored, result.docJson);
     if (stored && isTerminal(stored.status)) waiters.settled(stored);
     // Committed: from here on the caller gets this result, whatever happens to the feed.
     await feed.settle(result.events);
@@ -135,8 +135,8 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
       return outboxDrafts(options.notifiers, stored, events, clock.now());
     },
     onOutbox: () => options.onOutbox?.(),
-    onCreated(stored: ApprovalRequest) {
-      recent.remember(stored);
+    onCreated(stored: ApprovalRequest, docJson?: string) {
+      recent.remember(stored, docJson);
       logCreated(logger, stored);
       const deadline = activeDeadline(stored);
       if (deadline !== undefined) sweeper?.schedule(deadline);

@@ -8,7 +8,8 @@ import type { ApprovalRequest } from "../core/schemas.js";
 export interface Recent {
   /** A private copy of the request as last seen at `version`, or undefined. */
   get(id: string): ApprovalRequest | undefined;
-  remember(request: ApprovalRequest): void;
+  /** `json`: the request's `JSON.stringify` text when the caller has it already (the store wrote it). */
+  remember(request: ApprovalRequest, json?: string): void;
   forget(id: string): void;
 }
 
@@ -23,12 +24,12 @@ export function recentRequests(capacity = DEFAULT_CAPACITY): Recent {
       const hit = byId.get(id);
       return hit ? (JSON.parse(hit.json) as ApprovalRequest) : undefined;
     },
-    remember(request) {
+    remember(request, json) {
       const known = byId.get(request.id);
       // Never step back: a slow reader must not replace what a later write left here.
       if (known && known.version > request.version) return;
       byId.delete(request.id);
-      byId.set(request.id, { version: request.version, json: JSON.stringify(request) });
+      byId.set(request.id, { version: request.version, json: json ?? JSON.stringify(request) });
       if (byId.size > capacity) {
         const oldest = byId.keys().next().value;
         if (oldest !== undefined) byId.delete(oldest);

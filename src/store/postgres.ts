@@ -61,6 +61,7 @@ import { createReadBatcher } from "./postgres-reads.js";
 import { searchRows, WALK_ROWS, walkable } from "./postgres-search.js";
 import {
   appendValues,
+  docOfValues,
   insertValues,
   outboxValues,
   type Query,
@@ -434,7 +435,14 @@ export function postgresStore(
         if ((err as { code?: unknown }).code === "23505") throw idTaken(request.id, err);
         throw err;
       }
-      if (out.written) return { request, created: true, events: out.events };
+      if (out.written) {
+        return {
+          request,
+          created: true,
+          events: out.events,
+          docJson: docOfValues("insert", values),
+        };
+      }
       // The key exists: ON CONFLICT waited for its writer to commit, so this read saw it.
       if (!out.found) throw idTaken(request.id);
       return { request: parseDoc(out.found), created: false, events: [] };
@@ -515,7 +523,12 @@ export function postgresStore(
       if (!out.written) {
         return { ok: false, request: out.found ? parseDoc(out.found) : undefined, events: [] };
       }
-      return { ok: true, request: next, events: out.events };
+      return {
+        ok: true,
+        request: next,
+        events: out.events,
+        docJson: docOfValues("update", values),
+      };
     },
 
     async enqueueOutbox(messages) {

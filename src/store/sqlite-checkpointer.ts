@@ -37,31 +37,45 @@ export interface Checkpointer {
 /** Slots of the shared signal: commits so far, and 1 once the thread must stop. */
 const COMMITS = 0;
 const STOP = 1;
+/** How long stop() waits for the thread to end on its own before terminating it. */
+const STOP_WAIT_MS = 5_000;
 
 // The worker's code, evaluated as a script: it runs the same from the TypeScript sources (tests) and
 // from the build, with no separate file to ship. It is plain JavaScript on purpose.
 const WORKER_SOURCE = `
 const { workerData, parentPort } = require("node:worker_threads");
 const signal = new Int32Array(workerData.signal);
+const stopping = () => Atomics.load(signal, ${STOP}) !== 0;
+function isBusy(err) {
+  const code = String((err && err.code) || "");
+  return code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED");
+}
 function run() {
   const Database = require(workerData.driver);
   const db = new Database(workerData.path, { fileMustExist: true });
   try {
     db.pragma("busy_timeout = " + workerData.busyTimeoutMs);
-    db.pragma("synchronous = " + workerData.synchronous);
+    let configured = false;
     // From zero, not from the count now: commits made while this thread was starting count too.
     let seen = 0;
     for (;;) {
       Atomics.wait(signal, ${COMMITS}, seen);
-      if (Atomics.load(signal, ${STOP}) !== 0) return;
+      // Let the commits arriving meanwhile gather (a stop cuts this short).
       Atomics.wait(signal, ${STOP}, 0, workerData.gatherMs);
-      if (Atomics.load(signal, ${STOP}) !== 0) return;
+      // The count before the flag: stop() raises the flag first and moves the count after, so
+      // either the flag is seen here or the next wait for a commit returns at once.
       seen = Atomics.load(signal, ${COMMITS});
+      if (stopping()) return;
       try {
+        // Setting synchronous reads the schema, so it may meet a lock too: tried until it is set.
+        if (!configured) {
+          db.pragma("synchronous = " + workerData.synchronous);
+          configured = true;
+        }
         db.pragma("wal_checkpoint(PASSIVE)");
       } catch (err) {
-        const code = String((err && err.code) || "");
-        if (!code.startsWith("SQLITE_BUSY") && !code.startsWith("SQLITE_LOCKED")) throw err;
+        // Another connection holds what a checkpoint needs: try again after the next commit.
+        if (!isBusy(err)) throw err;
       }
     }
   } finally {
@@ -97,9 +111,12 @@ export function startCheckpointer(o: CheckpointerOptions): Checkpointer {
     if (m.failed !== undefined) report(m.code ? `${m.failed} (${m.code})` : m.failed);
   });
   worker.on("error", (err: Error) => report(err.message));
+  let stopped = false;
+  worker.on("exit", (code) => {
+    if (code !== 0 && !stopped) report(`it exited with code ${code}`);
+  });
   // After the listeners: adding a "message" listener refers the thread again.
   worker.unref();
-  let stopped = false;
   return {
     committed() {
       Atomics.add(signal, COMMITS, 1);
@@ -116,6 +133,14 @@ export function startCheckpointer(o: CheckpointerOptions): Checkpointer {
         Atomics.notify(signal, COMMITS, 1);
         Atomics.notify(signal, STOP, 1);
       }
+      // A checkpoint in progress ends first; one stuck past STOP_WAIT_MS is cut short.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<"late">((resolve) => {
+        timer = setTimeout(() => resolve("late"), STOP_WAIT_MS);
+      });
+      const how = await Promise.race([exited, late]);
+      clearTimeout(timer);
+      if (how === "late") await worker.terminate();
       await exited;
     },
   };

@@ -370,8 +370,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     messages: OutboxDraft[],
   ): InsertResult {
     let info: Database.RunResult;
+    const row = rowOf(request);
     try {
-      info = stmt.insert.run(rowOf(request));
+      info = stmt.insert.run(row);
     } catch (err) {
       if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
         throw idTaken(request.id, err);
@@ -387,7 +388,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     writeOutbox(messages, request.updatedAt);
     countSettled(request, drafts);
     unindexedTitles++;
-    return { request, created: true, events: appendChain(drafts) };
+    return { request, created: true, events: appendChain(drafts), docJson: row.doc };
   }
 
   function transitionTx(
@@ -403,7 +404,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     }
     writeOutbox(messages, next.updatedAt);
     countSettled(next, drafts);
-    return { ok: true, request: next, events: appendChain(drafts) };
+    return { ok: true, request: next, events: appendChain(drafts), docJson: row.doc };
   }
 
   const appendTx = db.transaction((drafts: AuditDraft[]) => appendChain(drafts));
@@ -761,7 +762,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
   };
 }
 
-/** Commits counted until CHECKPOINT_THREAD_AFTER, then the thread: for a file in WAL mode only. */
+/** Commits (group-commit batches) counted until CHECKPOINT_THREAD_AFTER, then the thread: for a
+ * file in WAL mode only. Nothing here may throw into a commit, which has already landed. */
 function checkpointThreadFor(
   db: Database.Database,
   path: string,
@@ -771,19 +773,31 @@ function checkpointThreadFor(
   if (options.checkpointThread === false || path.startsWith("file:")) return undefined;
   if (db.pragma("journal_mode", { simple: true }) !== "wal") return undefined;
   const synchronous = db.pragma("synchronous", { simple: true }) as number;
+  // Resolved now: the working directory may change before the thread starts.
+  const file = resolve(path);
   let commits = 0;
   let thread: Checkpointer | undefined;
   let stopped = false;
   return {
     committed() {
-      if (thread) thread.committed();
-      else if (!stopped && ++commits >= CHECKPOINT_THREAD_AFTER) {
+      if (thread) return thread.committed();
+      if (stopped || ++commits < CHECKPOINT_THREAD_AFTER) return;
+      try {
         thread = startCheckpointer({
-          path: resolve(path),
+          path: file,
           synchronous,
           busyTimeoutMs,
           onError: options.onError,
         });
+        thread.committed();
+      } catch (err) {
+        // No thread (a bundle without the driver's file, no threads at all): commits go on without.
+        stopped = true;
+        options.onError?.(
+          new Error(`the SQLite checkpoint thread could not start: ${(err as Error).message}`, {
+            cause: err,
+          }),
+        );
       }
     },
     async stop() {

@@ -5,11 +5,13 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { verifyAuditLog } from "../../src/audit/verify.js";
 import { createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
+import * as threads from "../../src/store/sqlite-checkpointer.js";
 import { startCheckpointer } from "../../src/store/sqlite-checkpointer.js";
+import { request } from "../audit/fixtures.js";
 import { startLineChild, tempDir } from "../helpers.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -92,6 +94,29 @@ describe("the checkpoint thread", () => {
     expect(statSync(path).size).toBeLessThan(100_000);
   });
 
+  it("stops every time when stopped right after a commit (100 times)", async () => {
+    const path = tmpDb();
+    const db = walOnlyDb(path);
+    cleanups.push(() => {
+      db.close();
+    });
+    const errors: Error[] = [];
+    for (let i = 0; i < 100; i++) {
+      const c = startCheckpointer({
+        path,
+        synchronous: 1,
+        busyTimeoutMs: 25,
+        onError: (e) => errors.push(e),
+      });
+      c.committed();
+      // Now, or after the thread is up and gathering, or while it checkpoints.
+      if (i % 3 === 1) await new Promise((r) => setImmediate(r));
+      if (i % 3 === 2) await new Promise((r) => setTimeout(r, 8));
+      await c.stop();
+    }
+    expect(errors).toEqual([]);
+  });
+
   it("reports a file it cannot open, naming the thread, and exits", async () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
@@ -172,7 +197,8 @@ describe("the SQLite store's checkpoint thread", () => {
     cleanups.push(() => {
       child.child.kill("SIGKILL");
     });
-    await child.line("written", 60_000);
+    // The thread ran: it copied pages, which nothing else in the child does.
+    expect(await child.line("copied", 25_000)).toBe("copied");
     let timer: NodeJS.Timeout | undefined;
     const code = await Promise.race([
       child.exited,
@@ -182,6 +208,7 @@ describe("the SQLite store's checkpoint thread", () => {
     ]);
     clearTimeout(timer);
     expect(code).toBe(0);
+    expect(child.lines.filter((l) => l.startsWith("error"))).toEqual([]);
   });
 
   it("a process killed while the thread checkpoints loses no committed write; the log verifies", async () => {
@@ -191,16 +218,19 @@ describe("the SQLite store's checkpoint thread", () => {
       child.child.kill("SIGKILL");
     });
     // Well past the thread's start (200 commits), with checkpoints running every few ms.
-    await child.until((l) => l.length >= 1_500, 60_000, "commit 1,500 writes");
+    await child.until((l) => l.length >= 1_500, 25_000, "commit 1,500 writes");
     child.child.kill("SIGKILL");
     expect(await child.exited).toBeNull();
     // Every line the child printed before it died, not only those read so far.
     const out = child.child.stdout;
     if (out && !out.closed) await new Promise((r) => out.once("close", r));
+    expect(child.lines.filter((l) => l.startsWith("error"))).toEqual([]);
     const committed = child.lines
       .filter((l) => l.startsWith("committed "))
       .map((l) => l.slice("committed ".length));
     expect(committed.length).toBeGreaterThanOrEqual(1_500);
+    // The thread had copied pages into the database file (the child's connection never does).
+    expect(statSync(path).size).toBeGreaterThan(500_000);
 
     const store = sqliteStore(path);
     cleanups.push(() => store.close());
@@ -210,5 +240,59 @@ describe("the SQLite store's checkpoint thread", () => {
     // Every printed write is there, and at most the one in flight beyond them.
     expect(verified.count).toBeGreaterThanOrEqual(committed.length * 2);
     expect(verified.count).toBeLessThanOrEqual(committed.length * 2 + 2);
+  });
+
+  it("resolves a relative path when the store opens, not when the thread starts", async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const elsewhere = tempDir();
+    cleanups.push(elsewhere.cleanup);
+    const cwd = process.cwd();
+    cleanups.push(() => process.chdir(cwd));
+    process.chdir(t.dir);
+    const errors: Error[] = [];
+    const store = sqliteStore("gates.db", {
+      onError: (e) => errors.push(e),
+      configure: (d) => d.pragma("wal_autocheckpoint = 0"),
+    });
+    cleanups.push(() => store.close());
+    process.chdir(elsewhere.dir);
+    const path = join(t.dir, "gates.db");
+    const start = statSync(path).size;
+    for (let i = 0; i < 250; i++) {
+      const id = `req-${String(i).padStart(4, "0")}`;
+      await store.insertRequest(request(id), [
+        { type: "created", requestId: id, actor: "writer", at: 1, data: {} },
+      ]);
+    }
+    expect(await eventually(() => statSync(path).size > start)).toBe(true);
+    expect(errors).toEqual([]);
+  });
+
+  it("goes on committing, and says why, when the thread cannot start", async () => {
+    const path = tmpDb();
+    const errors: Error[] = [];
+    const store = sqliteStore(path, {
+      onError: (e) => errors.push(e),
+      configure: (d) => d.pragma("wal_autocheckpoint = 0"),
+    });
+    cleanups.push(() => store.close());
+    // No threads at all in this process, as in some sandboxes: starting one throws.
+    const spy = vi.spyOn(threads, "startCheckpointer").mockImplementation(() => {
+      throw new Error("threads are not available here");
+    });
+    cleanups.push(() => spy.mockRestore());
+    for (let i = 0; i < 250; i++) {
+      const id = `req-${String(i).padStart(4, "0")}`;
+      await store.insertRequest(request(id), [
+        { type: "created", requestId: id, actor: "writer", at: 1, data: {} },
+      ]);
+    }
+    expect(spy).toHaveBeenCalledTimes(1);
+    expect(errors.map((e) => e.message)).toEqual([
+      "the SQLite checkpoint thread could not start: threads are not available here",
+    ]);
+    expect(await store.getRequest("req-0249")).toBeDefined();
+    expect((await verifyAuditLog(store)).ok).toBe(true);
   });
 });
