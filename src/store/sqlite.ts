@@ -152,6 +152,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       cause: err,
     });
   }
+  let background: ReturnType<typeof checkpointThreadFor>;
   try {
     // The busy timeout first: the pragmas below and the migration may meet another process opening
     // the same new file at the same moment.
@@ -165,12 +166,11 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
     options.configure?.(db);
     retrySync(() => migrateSync(db, own), lockWaitMs);
+    background = checkpointThreadFor(db, path, options, busyTimeoutMs);
   } catch (err) {
     db.close();
     throw sqliteFault(err, where, "opening");
   }
-
-  const background = checkpointThreadFor(db, path, options, busyTimeoutMs);
 
   const stmt = {
     insert: db.prepare(
@@ -793,11 +793,15 @@ function checkpointThreadFor(
       } catch (err) {
         // No thread (a bundle without the driver's file, no threads at all): commits go on without.
         stopped = true;
-        options.onError?.(
-          new Error(`the SQLite checkpoint thread could not start: ${(err as Error).message}`, {
-            cause: err,
-          }),
-        );
+        try {
+          options.onError?.(
+            new Error(`the SQLite checkpoint thread could not start: ${(err as Error).message}`, {
+              cause: err,
+            }),
+          );
+        } catch {
+          // a logger that throws must not fail the commit either
+        }
       }
     },
     async stop() {
