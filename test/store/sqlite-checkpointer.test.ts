@@ -35,6 +35,16 @@ async function eventually(check: () => boolean, ms = 10_000): Promise<boolean> {
   return check();
 }
 
+/** A thread on `path` (synchronous = NORMAL) whose errors go to `errors`. */
+function startOn(path: string, errors: Error[]) {
+  return startCheckpointer({
+    path,
+    synchronous: 1,
+    busyTimeoutMs: 25,
+    onError: (e) => errors.push(e),
+  });
+}
+
 /** A WAL database whose connection never checkpoints by itself, holding about 2 MB in its WAL. */
 function walOnlyDb(path: string): Database.Database {
   const db = new Database(path);
@@ -59,12 +69,7 @@ describe("the checkpoint thread", () => {
     expect(before).toBeLessThan(100_000); // everything is still in the WAL
 
     const errors: Error[] = [];
-    const c = startCheckpointer({
-      path,
-      synchronous: 1,
-      busyTimeoutMs: 25,
-      onError: (e) => errors.push(e),
-    });
+    const c = startOn(path, errors);
     cleanups.push(() => c.stop());
     c.committed();
     expect(await eventually(() => statSync(path).size > 2_000_000)).toBe(true);
@@ -85,7 +90,7 @@ describe("the checkpoint thread", () => {
     cleanups.push(() => {
       db.close();
     });
-    const c = startCheckpointer({ path, synchronous: 1, busyTimeoutMs: 25 });
+    const c = startOn(path, []);
     await new Promise((r) => setTimeout(r, 300));
     expect(statSync(path).size).toBeLessThan(100_000); // not told of a commit: nothing copied
     await c.stop();
@@ -102,12 +107,7 @@ describe("the checkpoint thread", () => {
     });
     const errors: Error[] = [];
     for (let i = 0; i < 100; i++) {
-      const c = startCheckpointer({
-        path,
-        synchronous: 1,
-        busyTimeoutMs: 25,
-        onError: (e) => errors.push(e),
-      });
+      const c = startOn(path, errors);
       c.committed();
       // Now, or after the thread is up and gathering, or while it checkpoints.
       if (i % 3 === 1) await new Promise((r) => setImmediate(r));
@@ -122,12 +122,7 @@ describe("the checkpoint thread", () => {
     cleanups.push(t.cleanup);
     const path = join(t.dir, "missing.db");
     const errors: Error[] = [];
-    const c = startCheckpointer({
-      path,
-      synchronous: 1,
-      busyTimeoutMs: 25,
-      onError: (e) => errors.push(e),
-    });
+    const c = startOn(path, errors);
     expect(await eventually(() => errors.length > 0)).toBe(true);
     expect(errors[0]?.message).toMatch(
       /^the SQLite checkpoint thread stopped: .*(unable to open|SQLITE_CANTOPEN)/,
