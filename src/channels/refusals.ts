@@ -4,6 +4,7 @@
 // crowd out another channel's refusals).
 import type { Logger } from "pino";
 import type { InboundDeps } from "./types.js";
+import { windowLimit } from "./window-limit.js";
 
 /** @default 60 */
 export const AUDITED_REFUSALS_PER_MINUTE = 60;
@@ -16,25 +17,13 @@ export function limitRefusals(
   logger: Logger,
   perMinute = AUDITED_REFUSALS_PER_MINUTE,
 ): Refuse {
-  const windows = new Map<string, { start: number; count: number; dropped: number }>();
+  const audited = windowLimit({
+    limit: perMinute,
+    windowMs: 60_000,
+    onDropped: (target, dropped) =>
+      logger.warn({ target, dropped }, "refusals not audited in the last minute (too many)"),
+  });
   return async (refusal) => {
-    const at = now();
-    let w = windows.get(refusal.target);
-    if (!w || at - w.start >= 60_000) {
-      if (w && w.dropped > 0) {
-        logger.warn(
-          { target: refusal.target, dropped: w.dropped },
-          "refusals not audited in the last minute (too many)",
-        );
-      }
-      w = { start: at, count: 0, dropped: 0 };
-      windows.set(refusal.target, w);
-    }
-    if (w.count >= perMinute) {
-      w.dropped += 1;
-      return;
-    }
-    w.count += 1;
-    await refuse(refusal);
+    if (audited.take(refusal.target, now())) await refuse(refusal);
   };
 }

@@ -10,6 +10,7 @@ import type { ApprovalRequest } from "../../core/schemas.js";
 import { clip } from "../../core/text.js";
 import { parseReply, replyToDecision } from "../../reply/parse.js";
 import type { InboundDeps } from "../types.js";
+import { windowLimit } from "../window-limit.js";
 import { inboxUrl, noticeLines, oneLine } from "./compose.js";
 import type { EmailContext } from "./context.js";
 import { escapeHtml } from "./html.js";
@@ -88,22 +89,8 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
   // Answers sent per address in the current hour. An answer goes to a mail's From, which whoever
   // holds a reply address (a leaked one, an expired one) can set to its owner's: without a bound,
   // Airlock would mail the owner as often as someone writes.
-  const answered = new Map<string, { start: number; count: number }>();
-  function mayAnswer(sender: string): boolean {
-    const at = deps.now();
-    const key = sender.toLowerCase();
-    let w = answered.get(key);
-    // A clock set back starts a new hour too.
-    if (!w || at - w.start >= HOUR_MS || at < w.start) {
-      // Many senders: forget them all (each then gets a new hour), never grow without bound.
-      if (answered.size >= 10_000) answered.clear();
-      w = { start: at, count: 0 };
-      answered.set(key, w);
-    }
-    if (w.count >= ANSWERS_PER_ADDRESS_PER_HOUR) return false;
-    w.count += 1;
-    return true;
-  }
+  const answered = windowLimit({ limit: ANSWERS_PER_ADDRESS_PER_HOUR, windowMs: HOUR_MS });
+  const mayAnswer = (sender: string) => answered.take(sender.toLowerCase(), deps.now());
 
   async function answer(mail: ParsedMail, sender: string, replyAddress: string, lines: string[]) {
     if (!mayAnswer(sender)) {
