@@ -79,7 +79,18 @@ export function placeEvent(
   const prevHash = prev?.hash ?? GENESIS_HASH;
   const dataJson = canonicalJson(draft.data);
   const hash = hashEventText(eventHashText(seq, draft, prevHash, dataJson), key);
-  return { event: { ...draft, seq, prevHash, hash }, dataJson };
+  const event = { ...draft, seq, prevHash, hash };
+  hashedData.set(event, dataJson);
+  return { event, dataJson };
+}
+
+/** The data text each event placed by this process was hashed over (see `hashedDataText`). */
+const hashedData = new WeakMap<AuditEvent, string>();
+
+/** The canonical JSON of an event's data, as its hash covers it: kept from `placeEvent` (so a store
+ * writing events it got from `chainEvent` does not serialise the data a second time), else made. */
+export function hashedDataText(e: AuditEvent): string {
+  return hashedData.get(e) ?? canonicalJson(e.data);
 }
 
 /** How a store with (or without) a key appends to a chain recorded as `keying`: the key to hash

@@ -2,7 +2,7 @@
 // engine's types. Requests are kept whole as JSON text in `doc`; the other columns exist to be
 // filtered, sorted and locked on.
 import { createHash } from "node:crypto";
-import { canonicalJson } from "../core/hash.js";
+import { hashedDataText } from "../audit/chain.js";
 import type { OutboxDraft, OutboxFilter, OutboxSettlement } from "../core/outbox.js";
 import type { ApprovalRequest, AuditEvent } from "../core/schemas.js";
 import type { AuditFilter, ListFilter } from "../core/store.js";
@@ -594,7 +594,7 @@ export function appendValues(events: AuditEvent[]): unknown[] {
     events.map((e) => columnText(e.actor, "actor")),
     events.map((e) => e.at),
     // The data as the canonical JSON its hash covers, so verification hashes it as read.
-    events.map((e) => canonicalJson(e.data)),
+    events.map(hashedDataText),
     events.map((e) => e.prevHash),
     events.map((e) => e.hash),
     last?.seq,

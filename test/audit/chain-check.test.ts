@@ -3,7 +3,13 @@
 // is what the hash covers; the chain check takes data as stored text, written canonically or not,
 // and catches edits of it; and it starts at an anchor.
 import { describe, expect, it } from "vitest";
-import { auditKeyBytes, chainEvent, hashEvent, placeEvent } from "../../src/audit/chain.js";
+import {
+  auditKeyBytes,
+  chainEvent,
+  hashEvent,
+  hashedDataText,
+  placeEvent,
+} from "../../src/audit/chain.js";
 import { createChainCheck, createEventHasher } from "../../src/audit/chain-check.js";
 import { canonicalJson } from "../../src/core/hash.js";
 import type { AuditDraft, AuditEvent } from "../../src/core/schemas.js";
@@ -28,6 +34,25 @@ const drafts: AuditDraft[] = [
   // Longer than the hasher's first buffer.
   { type: "notified", actor: "system", at: 2, data: { big: "\u00e9x".repeat(5000) } },
 ];
+
+describe("hashedDataText", () => {
+  it("is the text the event's hash covers, kept from placing it, and made for any other event", () => {
+    const draft: AuditDraft = {
+      type: "decided",
+      requestId: "r1",
+      actor: "alice",
+      at: 5,
+      data: { outcome: "approved", b: [1, { y: 2, x: 1 }] },
+    };
+    const placed = placeEvent(draft, undefined);
+    expect(hashedDataText(placed.event)).toBe(placed.dataJson);
+    const chained = chainEvent(draft, undefined);
+    expect(hashedDataText(chained)).toBe(placed.dataJson);
+    // An event read back or built elsewhere (not placed here): the same text, made from its data.
+    expect(hashedDataText({ ...chained })).toBe(placed.dataJson);
+    expect(hashedDataText({ ...chained })).toBe(canonicalJson(draft.data));
+  });
+});
 
 describe("createEventHasher", () => {
   const keys = [undefined, auditKeyBytes("k".repeat(32)), auditKeyBytes("long".repeat(40))];
