@@ -19,6 +19,7 @@ import { availableParallelism } from "node:os";
 import { AirlockError, InvalidInputError } from "../core/errors.js";
 import { parseStoredObject } from "../core/hash.js";
 import type { AuditEvent } from "../core/schemas.js";
+import { TERMINAL_EVENT_TYPES } from "../core/state.js";
 import type { AuditMark, AuditPageEvent, Store } from "../core/store.js";
 import {
   type AuditKey,
@@ -82,6 +83,9 @@ export type VerifyResult =
 
 /** What the audit says a request's status is after `e` (undefined: `e` does not change it). */
 function statusAfter(e: AuditEvent | AuditPageEvent): string | undefined {
+  // Only a terminal event's status depends on its data (the outcome): no other event's data is
+  // parsed, which on a long log is most of them.
+  if (!TERMINAL_EVENT_TYPES.has(e.type)) return statusAfterEvent(e.type, undefined);
   const data = "dataJson" in e ? parseStoredObject(e.dataJson) : e.data;
   return statusAfterEvent(e.type, data.outcome);
 }

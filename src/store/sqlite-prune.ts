@@ -28,24 +28,29 @@ const CREATE_MARKS = `CREATE TABLE IF NOT EXISTS audit_marks (
   kind TEXT PRIMARY KEY, seq INTEGER NOT NULL, hash TEXT NOT NULL, at INTEGER NOT NULL, mac TEXT NOT NULL)`;
 
 /** A request document's status as JSON.parse reads it (the store's own reading, getRequest's), for
- * checking documents against their status column, as one column (doc_status): read in SQL when
- * json_extract must read it alike, that is when the document is valid JSON with no \u escape and one
- * `"status"` in all (so one key can be named status, spelled plainly: no duplicate for the two to
- * resolve apart): `s` and the status, or `n` for none; else `d` and the document itself, for JS to
- * parse as docStatusOf does. One column, so the test (a parse of the document) runs once a row. */
-export const DOC_STATUS_COLUMN = (doc: string) =>
-  `CASE WHEN json_valid(${doc}) AND instr(${doc}, '\\u') = 0
-      AND length(${doc}) - length(replace(${doc}, '"status"', '')) = 8
-    THEN (CASE WHEN json_type(${doc}, '$.status') = 'text'
-      THEN 's' || json_extract(${doc}, '$.status') ELSE 'n' END)
-    ELSE 'd' || ${doc} END AS doc_status`;
+ * checking documents against their status column. SQL reads it (doc_status) from valid JSON, and
+ * docStatusOfRow takes that reading only where JSON.parse must agree: a text status in a document
+ * with no \u escape and one `"status"` in all (so one key can be named status, spelled plainly: no
+ * duplicate for the two to resolve apart), tests on the text that cost far less in JS than in SQL;
+ * otherwise it parses the document (doc) itself, as docStatusOf does. */
+export const DOC_STATUS_COLUMNS = (doc: string) =>
+  `CASE WHEN json_valid(${doc}) THEN json_extract(${doc}, '$.status') END AS doc_status, ${doc} AS doc`;
 
-/** The status a row of DOC_STATUS_COLUMN gives. */
-export function docStatusOfRow(r: { doc_status: string | null }): string | undefined {
-  const v = r.doc_status;
-  if (v?.[0] === "s") return v.slice(1);
-  if (v?.[0] === "d") return docStatusOf(v.slice(1));
-  return undefined;
+/** The status a row of DOC_STATUS_COLUMNS gives. */
+export function docStatusOfRow(r: { doc_status: unknown; doc: unknown }): string | undefined {
+  const { doc_status: status, doc } = r;
+  if (doc === null || doc === undefined) return undefined;
+  // An object or an array comes back from json_extract as its JSON text: JSON.parse decides.
+  const text = typeof status === "string" && status[0] !== "{" && status[0] !== "[";
+  if (text && typeof doc === "string" && plainStatus(doc)) return status;
+  return docStatusOf(String(doc)); // a BLOB (Buffer) as its text, as JSON.parse would read it
+}
+
+/** No \u escape, and `"status"` exactly once. */
+function plainStatus(doc: string): boolean {
+  if (doc.includes("\\u")) return false;
+  const first = doc.indexOf('"status"');
+  return first >= 0 && doc.indexOf('"status"', first + 1) < 0;
 }
 
 // Each event with its request's status, last change and last event (NULL columns: no request row).
@@ -113,9 +118,9 @@ export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefine
     .raw(true);
   // Per request: two seeks in the (request_id, seq) index.
   const evidence = db.prepare<[string, number], EvidenceRow>(
-    // The document's status as getRequest reads it (DOC_STATUS_COLUMN); the outcome of the last
+    // The document's status as getRequest reads it (DOC_STATUS_COLUMNS); the outcome of the last
     // status event in SQL, its text being verified by then (canonical, no duplicate key).
-    `SELECT r.id, r.status, ${DOC_STATUS_COLUMN("r.doc")},
+    `SELECT r.id, r.status, ${DOC_STATUS_COLUMNS("r.doc")},
        (SELECT MIN(a.seq) FROM audit a WHERE a.request_id = r.id) AS first_seq,
        (SELECT a.seq || ' ' || a.type || ' ' ||
           CASE WHEN json_valid(a.data) AND json_type(a.data, '$.outcome') = 'text' THEN json_extract(a.data, '$.outcome') ELSE '' END
@@ -217,7 +222,8 @@ export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefine
 interface EvidenceRow {
   id: string;
   status: string;
-  doc_status: string | null;
+  doc_status: unknown;
+  doc: unknown;
   first_seq: number | null;
   last_status: string | null;
 }

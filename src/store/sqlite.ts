@@ -72,7 +72,7 @@ import { type Checkpointer, startCheckpointer } from "./sqlite-checkpointer.js";
 import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
-import { DOC_STATUS_COLUMN, docStatusOfRow, sqlitePruning } from "./sqlite-prune.js";
+import { DOC_STATUS_COLUMNS, docStatusOfRow, sqlitePruning } from "./sqlite-prune.js";
 import {
   matchQuery,
   planCount,
@@ -237,11 +237,11 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     ),
     statuses: db.prepare<
       [string, number],
-      { id: string; status: string; doc_status: string | null }
+      { id: string; status: string; doc_status: unknown; doc: unknown }
     >(
       // The document's status as the store reads it (JSON.parse: the last of duplicate keys), not
       // as json_extract alone would (the first): verification must see what getRequest returns.
-      `SELECT id, status, ${DOC_STATUS_COLUMN("doc")} FROM requests WHERE id > ? ORDER BY id LIMIT ?`,
+      `SELECT id, status, ${DOC_STATUS_COLUMNS("doc")} FROM requests WHERE id > ? ORDER BY id LIMIT ?`,
     ),
     anyAudit: db.prepare<[], { one: number }>("SELECT 1 AS one FROM audit LIMIT 1"),
     outboxInsert: db.prepare(

@@ -247,6 +247,23 @@ describe("verifyAuditLog on SQLite", () => {
     });
   });
 
+  it.each([
+    ["an object", '{"is":"rejected"}'],
+    ["an array", '["rejected"]'],
+    ["a number", "7"],
+  ])("a stored document whose status became %s is caught as unreadable", async (_name, value) => {
+    const { db } = tmpDb();
+    const store = open(db, { auditKey: KEY });
+    await seed(store, 1);
+    sql(db, `UPDATE requests SET doc = replace(doc, '"status":"rejected"', '"status":${value}')`);
+    expect(await verifyAuditLog(store, { key: KEY })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(
+        /request req_s0000 is stored with status rejected but its stored document says \(unreadable\)/,
+      ),
+    });
+  });
+
   it("a keyed chain uses HMAC, needs its key to open and verify, and refuses another key", async () => {
     const { db } = tmpDb();
     // Events before the key stay plain; the chain is keyed from the first append with the key.
