@@ -1,13 +1,13 @@
 // `airlock serve --approver-index auto|always|never`: the choice reaches the store (an unknown one,
 // given programmatically, is refused by the store itself at start), and the flag refuses anything
 // else with one line.
-import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { startServe } from "../../src/cli/serve.js";
 import type { ApproverIndexUse } from "../../src/store/approver-index.js";
-import { airlockArgs, tempDir } from "../helpers.js";
+import { tempDir } from "../helpers.js";
+import { runCli } from "./run-cli.js";
 
 const t = tempDir("airlock-approver-index-");
 afterAll(() => t.cleanup());
@@ -41,22 +41,18 @@ describe("airlock serve --approver-index", () => {
     );
   });
 
-  it("refuses another value with one line naming the choices", () => {
-    const r = spawnSync(
-      process.execPath,
-      [
-        ...airlockArgs(),
-        "--db",
-        join(t.dir, "x.db"),
-        "serve",
-        "--port",
-        "0",
-        "--approver-index",
-        "sometimes",
-      ],
-      { encoding: "utf8", timeout: 60_000 },
-    );
-    expect(r.status).not.toBe(0);
+  it("refuses another value with one line naming the choices", async () => {
+    const args = [
+      "--db",
+      join(t.dir, "x.db"),
+      "serve",
+      "--port",
+      "0",
+      "--approver-index",
+      "sometimes",
+    ];
+    const r = await runCli(args, process.env);
+    expect(r.code).not.toBe(0);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toContain(
       "--approver-index expects one of `auto`, `always`, `never`, got `sometimes`",
