@@ -65,7 +65,9 @@ export function chainEvent(
   prev: { seq: number; hash: string } | undefined,
   key?: Buffer,
 ): AuditEvent {
-  return placeEvent(draft, prev, key).event;
+  const { event, dataJson } = placeEvent(draft, prev, key);
+  hashedData.set(event, dataJson);
+  return event;
 }
 
 /** `chainEvent`, with the data's canonical JSON: the very text the hash covers, which a store that
@@ -79,16 +81,15 @@ export function placeEvent(
   const prevHash = prev?.hash ?? GENESIS_HASH;
   const dataJson = canonicalJson(draft.data);
   const hash = hashEventText(eventHashText(seq, draft, prevHash, dataJson), key);
-  const event = { ...draft, seq, prevHash, hash };
-  hashedData.set(event, dataJson);
-  return { event, dataJson };
+  return { event: { ...draft, seq, prevHash, hash }, dataJson };
 }
 
-/** The data text each event placed by this process was hashed over (see `hashedDataText`). */
+/** The data text each event from `chainEvent` was hashed over (see `hashedDataText`); a caller of
+ * `placeEvent` has it already. */
 const hashedData = new WeakMap<AuditEvent, string>();
 
-/** The canonical JSON of an event's data, as its hash covers it: kept from `placeEvent` (so a store
- * writing events it got from `chainEvent` does not serialise the data a second time), else made. */
+/** The canonical JSON of an event's data, as its hash covers it: kept from `chainEvent` (so a store
+ * writing the events it got there does not serialise the data a second time), else made. */
 export function hashedDataText(e: AuditEvent): string {
   return hashedData.get(e) ?? canonicalJson(e.data);
 }

@@ -515,9 +515,11 @@ export function containsPattern(q: string): string {
   return `%${titleLower(q).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+const DOC_AT = { insert: INSERT_COLUMNS.indexOf("doc"), update: UPDATE_COLUMNS.indexOf("doc") };
+
 /** The request's JSON text among the values of `insertValues` or `updateValues`. */
 export function docOfValues(kind: "insert" | "update", values: unknown[]): string {
-  return values[(kind === "insert" ? INSERT_COLUMNS : UPDATE_COLUMNS).indexOf("doc")] as string;
+  return values[DOC_AT[kind]] as string;
 }
 
 /** The values of `insert` ($1..$25). */

@@ -769,7 +769,7 @@ function checkpointThreadFor(
   path: string,
   options: SqliteStoreOptions,
   busyTimeoutMs: number,
-): { committed(): void; stop(): Promise<void> } | undefined {
+): Checkpointer | undefined {
   if (options.checkpointThread === false || path.startsWith("file:")) return undefined;
   if (db.pragma("journal_mode", { simple: true }) !== "wal") return undefined;
   const synchronous = db.pragma("synchronous", { simple: true }) as number;

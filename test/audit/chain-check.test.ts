@@ -36,7 +36,7 @@ const drafts: AuditDraft[] = [
 ];
 
 describe("hashedDataText", () => {
-  it("is the text the event's hash covers, kept from placing it, and made for any other event", () => {
+  it("is the text the event's hash covers, kept from chainEvent, and made for any other event", () => {
     const draft: AuditDraft = {
       type: "decided",
       requestId: "r1",
