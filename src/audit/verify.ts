@@ -209,85 +209,97 @@ async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyR
     return earlier && earlier.seq <= found.badSeq ? hashFailed(earlier) : found;
   };
   // Statuses: a store that reads each request with its last status event is checked request by
-  // request after the walk (flat memory; the walk only counts creations); otherwise, and for a
-  // resumed run, the walk notes the status each touched request should have.
+  // request, beside the walk (flat memory; the walk only counts creations, compared after it);
+  // otherwise, and for a resumed run, the walk notes the status each touched request should have.
   const wantStatuses = options.checkStatuses !== false;
   const byEvidence =
     wantStatuses && start.from !== "mark" && store.listStatusEvidence !== undefined;
   const expected = new Map<string, { status: string; seq: number }>();
   let created = 0;
   let after = start.point.seq;
+  const evidence = byEvidence ? startEvidenceCheck(store, headSeq, start.point.seq) : undefined;
   try {
-    while (after < headSeq) {
-      const read = store.readAuditPage
-        ? await store.readAuditPage(after, pageSize)
-        : await store.listAudit({ after, limit: pageSize });
-      // Events appended after the head was read are not this run's to check.
-      const page =
-        (read[read.length - 1]?.seq ?? 0) > headSeq ? read.filter((e) => e.seq <= headSeq) : read;
-      for (const [i, e] of page.entries()) {
-        const bad = check.push(e);
-        if (bad) return await firstFailure(bad, page.slice(0, i));
-        const c = bySeq.get(e.seq);
-        if (c && c.hash !== e.hash) {
-          const reason = `event #${e.seq} differs from the checkpoint written at ${new Date(c.at).toISOString()}: the log was rewritten from there or earlier`;
-          return await firstFailure(fail(e.seq, reason, check.count), page.slice(0, i + 1));
-        }
-        if (e.requestId !== undefined) {
-          if (byEvidence) {
-            if (e.type === "created") created++;
-          } else if (wantStatuses) {
-            const status = statusAfter(e);
-            if (status !== undefined) expected.set(e.requestId, { status, seq: e.seq });
+    try {
+      while (after < headSeq) {
+        const read = store.readAuditPage
+          ? await store.readAuditPage(after, pageSize)
+          : await store.listAudit({ after, limit: pageSize });
+        // Events appended after the head was read are not this run's to check.
+        const page =
+          (read[read.length - 1]?.seq ?? 0) > headSeq ? read.filter((e) => e.seq <= headSeq) : read;
+        for (const [i, e] of page.entries()) {
+          const bad = check.push(e);
+          if (bad) return await firstFailure(bad, page.slice(0, i));
+          const c = bySeq.get(e.seq);
+          if (c && c.hash !== e.hash) {
+            const reason = `event #${e.seq} differs from the checkpoint written at ${new Date(c.at).toISOString()}: the log was rewritten from there or earlier`;
+            return await firstFailure(fail(e.seq, reason, check.count), page.slice(0, i + 1));
           }
+          if (e.requestId !== undefined) {
+            if (byEvidence) {
+              if (e.type === "created") created++;
+            } else if (wantStatuses) {
+              const status = statusAfter(e);
+              if (status !== undefined) expected.set(e.requestId, { status, seq: e.seq });
+            }
+          }
+          after = e.seq;
         }
-        after = e.seq;
+        const bad = await hashing?.add(page);
+        if (bad) return hashFailed(bad);
+        if (read.length < pageSize || after >= headSeq) break;
       }
-      const bad = await hashing?.add(page);
+      const bad = await hashing?.drain();
       if (bad) return hashFailed(bad);
-      if (read.length < pageSize || after >= headSeq) break;
+    } finally {
+      await pool?.close();
     }
-    const bad = await hashing?.drain();
-    if (bad) return hashFailed(bad);
-  } finally {
-    await pool?.close();
-  }
-  const count = check.count;
-  if (after !== headSeq || (state.head && state.head.hash !== check.last.hash)) {
-    return fail(
-      after + 1,
-      `the chain head records event #${headSeq}, but the log ends at #${after}: events were deleted or the head was altered`,
-      count,
-    );
-  }
+    const count = check.count;
+    if (after !== headSeq || (state.head && state.head.hash !== check.last.hash)) {
+      return fail(
+        after + 1,
+        `the chain head records event #${headSeq}, but the log ends at #${after}: events were deleted or the head was altered`,
+        count,
+      );
+    }
 
-  let requests = 0;
-  if (wantStatuses) {
-    const bad =
-      start.from === "mark"
-        ? await checkTouched(store, expected, headSeq)
-        : byEvidence
-          ? await checkEvidence(store, headSeq, start.point.seq, created, pageSize)
-          : await checkStatuses(store, expected, headSeq);
-    if (typeof bad === "number") requests = bad;
-    else return { ...bad, count };
+    let requests = 0;
+    if (wantStatuses) {
+      const bad =
+        start.from === "mark"
+          ? await checkTouched(store, expected, headSeq)
+          : evidence
+            ? await checkEvidence(
+                store,
+                await evidence.found,
+                headSeq,
+                start.point.seq,
+                created,
+                pageSize,
+              )
+            : await checkStatuses(store, expected, headSeq);
+      if (typeof bad === "number") requests = bad;
+      else return { ...bad, count };
+    }
+    if (options.recordMark && store.saveVerifiedMark && check.last.seq > 0) {
+      const now = options.now ?? Date.now;
+      await store.saveVerifiedMark(signMark("verified", check.last, now(), keying));
+    }
+    const ok: VerifyResult = {
+      ok: true,
+      count,
+      lastHash: check.last.hash,
+      requests,
+      checkpoints: bySeq.size,
+      from: start.point.seq,
+      startedAt: start.from,
+    };
+    if (start.anchorSeq !== undefined) ok.anchorSeq = start.anchorSeq;
+    if (state.keyedFrom !== undefined) ok.keyedFrom = state.keyedFrom;
+    return ok;
+  } finally {
+    await evidence?.stop();
   }
-  if (options.recordMark && store.saveVerifiedMark && check.last.seq > 0) {
-    const now = options.now ?? Date.now;
-    await store.saveVerifiedMark(signMark("verified", check.last, now(), keying));
-  }
-  const ok: VerifyResult = {
-    ok: true,
-    count,
-    lastHash: check.last.hash,
-    requests,
-    checkpoints: bySeq.size,
-    from: start.point.seq,
-    startedAt: start.from,
-  };
-  if (start.anchorSeq !== undefined) ok.anchorSeq = start.anchorSeq;
-  if (state.keyedFrom !== undefined) ok.keyedFrom = state.keyedFrom;
-  return ok;
 }
 
 interface Start {
@@ -347,24 +359,58 @@ async function startingPoint(
 
 const pointOf = (m: AuditMark) => ({ seq: m.seq, hash: m.hash });
 
-/** Compares every stored request with its last status event, as the store reads them together;
- * then the number of stored requests created in the checked range with the number of creations the
- * walk counted (a request deleted from the database leaves its creation behind). On a mismatch of
- * the counts, the log is read again to name the missing request. */
-async function checkEvidence(
+/** What the scan of the stored requests found: each one's status matched its log (`checked` of them,
+ * `stored` created in the checked range), or the first that did not. */
+type EvidenceFound = { checked: number; stored: number } | Omit<VerifyFailure, "count">;
+
+interface EvidenceCheck {
+  found: Promise<EvidenceFound>;
+  /** Ends the scan early (the walk failed) and waits for it to stop. */
+  stop(): Promise<void>;
+}
+
+const EVIDENCE_PAGE = 1000;
+
+/** Starts comparing every stored request with its last status event, as the store reads them
+ * together, beside the walk of the log (which only counts creations meanwhile): a store that reads
+ * asynchronously (PostgreSQL's server) works on both at once. */
+function startEvidenceCheck(store: Store, headSeq: number, fromSeq: number): EvidenceCheck {
+  let stopped = false;
+  const found = scanEvidence(store, headSeq, fromSeq, () => stopped);
+  // Awaited after a walk that passed; a walk that failed stops it and ignores what it found.
+  found.catch(() => undefined);
+  return {
+    found,
+    async stop() {
+      stopped = true;
+      await found.catch(() => undefined);
+    },
+  };
+}
+
+/** Pages of stored requests with their evidence, until the last or until `stopped`. */
+async function* evidencePages(store: Store, stopped: () => boolean) {
+  const read = store.listStatusEvidence?.bind(store);
+  if (!read) throw new Error("listStatusEvidence is missing");
+  let cursor: string | undefined;
+  while (!stopped()) {
+    const rows = await read(cursor, EVIDENCE_PAGE);
+    yield rows;
+    const last = rows[rows.length - 1];
+    if (rows.length < EVIDENCE_PAGE || !last) return;
+    cursor = last.id;
+  }
+}
+
+async function scanEvidence(
   store: Store,
   headSeq: number,
   fromSeq: number,
-  created: number,
-  pageSize: number,
-): Promise<number | Omit<VerifyFailure, "count">> {
-  const read = store.listStatusEvidence?.bind(store);
-  if (!read) throw new Error("listStatusEvidence is missing");
+  stopped: () => boolean,
+): Promise<EvidenceFound> {
   let checked = 0;
   let stored = 0;
-  let cursor: string | undefined;
-  for (;;) {
-    const rows = await read(cursor, 1000);
+  for await (const rows of evidencePages(store, stopped)) {
     for (const row of rows) {
       checked++;
       if (row.docStatus !== row.status) {
@@ -393,10 +439,24 @@ async function checkEvidence(
         reason: `request ${row.id} is stored as ${row.status}, but its audit log says ${want} (event #${last.seq}): the stored request was altered`,
       };
     }
-    const lastRow = rows[rows.length - 1];
-    if (rows.length < 1000 || !lastRow) break;
-    cursor = lastRow.id;
   }
+  return { checked, stored };
+}
+
+/** After a walk that passed: the scan's finding, then the number of stored requests created in the
+ * checked range against the number of creations the walk counted (a request deleted from the
+ * database leaves its creation behind). On a mismatch of the counts, the log is read again to name
+ * the missing request. */
+async function checkEvidence(
+  store: Store,
+  found: EvidenceFound,
+  headSeq: number,
+  fromSeq: number,
+  created: number,
+  pageSize: number,
+): Promise<number | Omit<VerifyFailure, "count">> {
+  if (!("checked" in found)) return found;
+  const { checked, stored } = found;
   if (stored === created) return checked;
   // Someone deleted a request (or added a creation): find which, holding the statuses this once.
   const expected = new Map<string, { status: string; seq: number }>();

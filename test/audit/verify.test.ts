@@ -144,6 +144,50 @@ describe("verifyAuditLog on SQLite", () => {
     expect(removed.ok ? "" : removed.reason).toMatch(/req_s0000 has audit events .* missing/);
   });
 
+  it("checks the stored requests beside the walk; a broken chain is still what is reported, and the check stops with it", async () => {
+    const { db } = tmpDb();
+    const store = open(db);
+    await seed(store, 2100); // three pages of stored requests
+    const calls: string[] = [];
+    const watched: Store = {
+      ...store,
+      readAuditPage: (after, limit) => {
+        calls.push("log");
+        return store.readAuditPage?.(after, limit) ?? Promise.resolve([]);
+      },
+      listStatusEvidence: (after, limit) => {
+        calls.push("requests");
+        return store.listStatusEvidence?.(after, limit) ?? Promise.resolve([]);
+      },
+    };
+    expect(await verifyAuditLog(watched, { pageSize: 100 })).toMatchObject({
+      ok: true,
+      requests: 2100,
+    });
+    expect(calls.filter((c) => c === "requests")).toHaveLength(3);
+    expect(calls.filter((c) => c === "log")).toHaveLength(42);
+    // Not all after the walk: the first page of requests was read before the log's last page.
+    expect(calls.indexOf("requests")).toBeLessThan(calls.lastIndexOf("log"));
+
+    // A request in the last page altered: found once the walk passed.
+    sql(
+      db,
+      "UPDATE requests SET status = 'approved', doc = json_set(doc, '$.status', 'approved') WHERE id = 'req_s2050'",
+    );
+    const altered = await verifyAuditLog(watched, { pageSize: 100 });
+    expect(altered.ok ? "" : altered.reason).toMatch(/req_s2050 is stored as approved/);
+    // And a link broken early in the log: the walk's failure is the one reported, and nothing is
+    // read for the check of the requests once verify has answered.
+    sql(db, `UPDATE audit SET prev_hash = '${"e".repeat(64)}' WHERE seq = 5`);
+    calls.length = 0;
+    const broken = await verifyAuditLog(watched, { pageSize: 100 });
+    expect(broken).toMatchObject({ ok: false, badSeq: 5 });
+    const readWhileVerifying = calls.length;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(calls).toHaveLength(readWhileVerifying);
+    expect(calls.filter((c) => c === "requests").length).toBeLessThan(3);
+  });
+
   it("hashes the stored data text as read; a log written with keys as inserted (older versions) still verifies, and an edit of the text is caught", async () => {
     const { db } = tmpDb();
     const store = open(db, { auditKey: KEY });
