@@ -1,6 +1,7 @@
 // The audit log at scale on SQLite: ~2,000,000 events (250,000 requests, 8 events each, HMAC-keyed)
 // written in bulk, then `verifyAuditLog` in full (chain and stored statuses), its peak RSS sampled
-// while it runs, a resumed run after 10,000 more events, and prune of the oldest 90 %.
+// while it runs, a resumed run after 10,000 more events, the same log copied to PostgreSQL and
+// verified there (audit-postgres.ts), and prune of the oldest 90 %.
 // Generation is bounded in time: fewer events when the machine is slow (the figures say how many).
 import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
@@ -11,6 +12,7 @@ import type { AuditDraft } from "../src/core/schemas.js";
 import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
 import { KEY, T0 } from "./audit-generate.js";
+import { verifyOnPostgres } from "./audit-postgres.js";
 import type { Figure } from "./figures.js";
 
 /** `airlock audit verify` as shipped: the built package, whose verification hashes on worker threads
@@ -18,6 +20,13 @@ import type { Figure } from "./figures.js";
 async function builtVerify(): Promise<typeof import("../src/audit/verify.js")["verifyAuditLog"]> {
   const url = new URL("../dist/src/audit/verify.js", import.meta.url);
   return ((await import(url.href)) as typeof import("../src/audit/verify.js")).verifyAuditLog;
+}
+
+async function builtPostgresStore(): Promise<
+  typeof import("../src/store/postgres.js")["postgresStore"]
+> {
+  const url = new URL("../dist/src/store/postgres.js", import.meta.url);
+  return ((await import(url.href)) as typeof import("../src/store/postgres.js")).postgresStore;
 }
 
 export async function benchAudit(): Promise<Figure[]> {
@@ -75,6 +84,14 @@ export async function benchAudit(): Promise<Figure[]> {
       if (!resumed.ok || resumed.count !== 10_000)
         throw new Error("resumed verify did not check 10,000 events");
 
+      // The same log on PostgreSQL (before prune deletes most of it).
+      const onPostgres = await verifyOnPostgres(
+        path,
+        KEY,
+        { verifyAuditLog, postgresStore: await builtPostgresStore() },
+        sampleRss,
+      );
+
       const sizeBefore = fileMb(path);
       const pruneStart = performance.now();
       const pruned = await store.prune?.({ before: gen.pruneBefore });
@@ -113,6 +130,7 @@ export async function benchAudit(): Promise<Figure[]> {
         { name: "audit.pruned_events", value: pruned?.events ?? 0, unit: "events" },
         { name: "audit.db_mb_before_prune", value: sizeBefore, unit: "MB" },
         { name: "audit.verify_after_prune_events", value: after.count, unit: "events" },
+        ...onPostgres,
       ];
     } finally {
       await store.close();

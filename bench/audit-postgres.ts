@@ -1,0 +1,147 @@
+// The audit suite's log on PostgreSQL: the SQLite database bench/audit-generate.ts wrote (requests and
+// their keyed chain, ~2,000,000 events) copied into a fresh schema made by the store's migrations,
+// then analysed as autovacuum would, and `verifyAuditLog` run on it in full and chain only. The
+// rows are copied as stored, so the chain is the real one. Skipped, with a message, when no
+// PostgreSQL answers.
+import { randomBytes } from "node:crypto";
+import Database from "better-sqlite3";
+import pg from "pg";
+import type { verifyAuditLog as VerifyAuditLog } from "../src/audit/verify.js";
+import type { ApprovalRequest } from "../src/core/schemas.js";
+import type { postgresStore as PostgresStore } from "../src/store/postgres.js";
+import { insertValues, manyValues, statements } from "../src/store/postgres-sql.js";
+import type { Figure } from "./figures.js";
+import { dropSchema, findDatabase } from "./postgres.js";
+
+const REQUESTS_PER_INSERT = 2_000;
+const EVENTS_PER_INSERT = 10_000;
+
+interface Built {
+  verifyAuditLog: typeof VerifyAuditLog;
+  postgresStore: typeof PostgresStore;
+}
+
+/** Copies `sqlitePath` into PostgreSQL and verifies it there; [] when no PostgreSQL answers. */
+export async function verifyOnPostgres(
+  sqlitePath: string,
+  key: string,
+  built: Built,
+  sampleRss: () => { stop(): number },
+): Promise<Figure[]> {
+  const url = await findDatabase();
+  if (!url) {
+    process.stderr.write(
+      "bench audit: no PostgreSQL reachable on 127.0.0.1:5432 (set AIRLOCK_TEST_PG_URL); its PostgreSQL figures skipped\n",
+    );
+    return [];
+  }
+  const schema = `airlock_bench_audit_${randomBytes(5).toString("hex")}`;
+  try {
+    const copyStart = performance.now();
+    const setup = built.postgresStore(url, { schema, auditKey: key });
+    await setup.migrate();
+    await setup.close();
+    const events = await copy(sqlitePath, url, schema);
+    const copyMs = performance.now() - copyStart;
+
+    const store = built.postgresStore(url, { schema, auditKey: key });
+    try {
+      const rss = sampleRss();
+      const start = performance.now();
+      const full = await built.verifyAuditLog(store, { key });
+      const ms = performance.now() - start;
+      const peak = rss.stop();
+      if (!full.ok)
+        throw new Error(`verify on PostgreSQL failed at #${full.badSeq}: ${full.reason}`);
+      if (full.count !== events) throw new Error(`verified ${full.count} of ${events} events`);
+
+      const chainStart = performance.now();
+      const chainOnly = await built.verifyAuditLog(store, { key, checkStatuses: false });
+      const chainMs = performance.now() - chainStart;
+      if (!chainOnly.ok) throw new Error(`verify on PostgreSQL failed: ${chainOnly.reason}`);
+      return [
+        { name: "audit.postgres_events", value: events, unit: "events" },
+        { name: "audit.postgres_copy_s", value: copyMs / 1000, unit: "s" },
+        {
+          name: "audit.postgres_verify_events_per_s",
+          value: (full.count / ms) * 1000,
+          unit: "1/s",
+        },
+        { name: "audit.postgres_verify_requests", value: full.requests ?? 0, unit: "requests" },
+        {
+          name: "audit.postgres_verify_chain_only_events_per_s",
+          value: (chainOnly.count / chainMs) * 1000,
+          unit: "1/s",
+        },
+        { name: "audit.postgres_verify_rss_mb", value: peak, unit: "MB" },
+      ];
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await dropSchema(url, schema);
+  }
+}
+
+/** Requests (through the store's own many-row insert) and events as stored, then the chain head;
+ * returns the number of events. */
+async function copy(sqlitePath: string, url: string, schema: string): Promise<number> {
+  const source = new Database(sqlitePath, { readonly: true });
+  const client = new pg.Client({ connectionString: url });
+  client.on("error", () => {});
+  await client.connect();
+  try {
+    const s = `"${schema}"`;
+    await client.query("SET synchronous_commit = off");
+    const insertMany = statements(schema).insertMany.text;
+    const docs = source
+      .prepare<[string, number], { id: string; doc: string }>(
+        "SELECT id, doc FROM requests WHERE id > ? ORDER BY id LIMIT ?",
+      )
+      .raw(false);
+    for (let after = ""; ; ) {
+      const rows = docs.all(after, REQUESTS_PER_INSERT);
+      if (rows.length === 0) break;
+      const values = rows.map((r) => insertValues(JSON.parse(r.doc) as ApprovalRequest));
+      await client.query(insertMany, manyValues(values, "insert"));
+      after = rows[rows.length - 1]?.id ?? after;
+    }
+    const audit = source
+      .prepare<[number, number], unknown[]>(
+        "SELECT seq, request_id, type, actor, at, data, prev_hash, hash FROM audit WHERE seq > ? ORDER BY seq LIMIT ?",
+      )
+      .raw(true);
+    const insertEvents = `INSERT INTO ${s}.audit (seq, request_id, type, actor, at, data, prev_hash, hash)
+      SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::double precision[],
+        $6::text[], $7::text[], $8::text[])`;
+    let events = 0;
+    for (let after = 0; ; ) {
+      const rows = audit.all(after, EVENTS_PER_INSERT);
+      if (rows.length === 0) break;
+      await client.query(
+        insertEvents,
+        Array.from({ length: 8 }, (_, j) => rows.map((r) => r[j])),
+      );
+      events += rows.length;
+      after = Number(rows[rows.length - 1]?.[0] ?? after);
+    }
+    const head = source
+      .prepare<[], { seq: number; hash: string; keyed_from: number | null; key_id: string | null }>(
+        "SELECT seq, hash, keyed_from, key_id FROM audit_head WHERE id = 1",
+      )
+      .get();
+    if (!head) throw new Error("the generated database has no chain head");
+    await client.query(
+      `INSERT INTO ${s}.audit_head (id, seq, hash, keyed_from, key_id) VALUES (1, $1, $2, $3, $4)
+       ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
+         keyed_from = excluded.keyed_from, key_id = excluded.key_id`,
+      [head.seq, head.hash, head.keyed_from, head.key_id],
+    );
+    // As autovacuum would soon after such a load: the planner's figures for the new rows.
+    await client.query(`ANALYZE ${s}.requests, ${s}.audit`);
+    return events;
+  } finally {
+    await client.end().catch(() => {});
+    source.close();
+  }
+}
