@@ -1,6 +1,7 @@
 // The audit suite's log on PostgreSQL: the SQLite database bench/audit-generate.ts wrote (requests and
 // their keyed chain, ~2,000,000 events) copied into a fresh schema made by the store's migrations,
-// then analysed as autovacuum would, and `verifyAuditLog` run on it in full and chain only. The
+// then analysed as autovacuum would, `verifyAuditLog` run on it in full and chain only, and prune of
+// the oldest 90 % with a verification after it. The
 // rows are copied as stored, so the chain is the real one. Skipped, with a message, when no
 // PostgreSQL answers.
 import { randomBytes } from "node:crypto";
@@ -25,6 +26,7 @@ interface Built {
 export async function verifyOnPostgres(
   sqlitePath: string,
   key: string,
+  pruneBefore: number,
   built: Built,
   sampleRss: () => { stop(): number },
 ): Promise<Figure[]> {
@@ -59,6 +61,12 @@ export async function verifyOnPostgres(
       const chainOnly = await built.verifyAuditLog(store, { key, checkStatuses: false });
       const chainMs = performance.now() - chainStart;
       if (!chainOnly.ok) throw new Error(`verify on PostgreSQL failed: ${chainOnly.reason}`);
+
+      const pruneStart = performance.now();
+      const pruned = await store.prune?.({ before: pruneBefore });
+      const pruneMs = performance.now() - pruneStart;
+      const after = await built.verifyAuditLog(store, { key });
+      if (!after.ok) throw new Error(`verify on PostgreSQL after prune failed: ${after.reason}`);
       return [
         { name: "audit.postgres_events", value: events, unit: "events" },
         { name: "audit.postgres_copy_s", value: copyMs / 1000, unit: "s" },
@@ -74,6 +82,13 @@ export async function verifyOnPostgres(
           unit: "1/s",
         },
         { name: "audit.postgres_verify_rss_mb", value: peak, unit: "MB" },
+        {
+          name: "audit.postgres_prune_events_per_s",
+          value: ((pruned?.events ?? 0) / pruneMs) * 1000,
+          unit: "1/s",
+        },
+        { name: "audit.postgres_pruned_events", value: pruned?.events ?? 0, unit: "events" },
+        { name: "audit.postgres_verify_after_prune_events", value: after.count, unit: "events" },
       ];
     } finally {
       await store.close();

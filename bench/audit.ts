@@ -88,6 +88,7 @@ export async function benchAudit(): Promise<Figure[]> {
       const onPostgres = await verifyOnPostgres(
         path,
         KEY,
+        gen.pruneBefore,
         { verifyAuditLog, postgresStore: await builtPostgresStore() },
         sampleRss,
       );
