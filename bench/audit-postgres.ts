@@ -41,8 +41,11 @@ export async function verifyOnPostgres(
   try {
     const copyStart = performance.now();
     const setup = built.postgresStore(url, { schema, auditKey: key });
-    await setup.migrate();
-    await setup.close();
+    try {
+      await setup.migrate();
+    } finally {
+      await setup.close();
+    }
     const events = await copy(sqlitePath, url, schema);
     const copyMs = performance.now() - copyStart;
 
@@ -94,7 +97,10 @@ export async function verifyOnPostgres(
       await store.close();
     }
   } finally {
-    await dropSchema(url, schema);
+    // Not in place of the error that brought us here, if any.
+    await dropSchema(url, schema).catch((err: unknown) =>
+      process.stderr.write(`bench audit: could not drop schema ${schema}: ${String(err)}\n`),
+    );
   }
 }
 
@@ -118,7 +124,11 @@ async function copy(sqlitePath: string, url: string, schema: string): Promise<nu
       const rows = docs.all(after, REQUESTS_PER_INSERT);
       if (rows.length === 0) break;
       const values = rows.map((r) => insertValues(JSON.parse(r.doc) as ApprovalRequest));
-      await client.query(insertMany, manyValues(values, "insert"));
+      // The insert skips a request whose (requester, key) is taken: none may be.
+      const inserted = await client.query(insertMany, manyValues(values, "insert"));
+      if (inserted.rowCount !== rows.length) {
+        throw new Error(`copied ${inserted.rowCount} of ${rows.length} requests after ${after}`);
+      }
       after = rows[rows.length - 1]?.id ?? after;
     }
     const audit = source
