@@ -20,7 +20,7 @@ import type {
   PruneResult,
   StatusEvidence,
 } from "../core/store.js";
-import { type AuditRow, auditOf, docStatusOf, storedEventOf } from "./rows.js";
+import { type AuditPageRow, type AuditRow, auditOf, docStatusOf, pageEventOf } from "./rows.js";
 
 /** Events read per scan query. */
 const SCAN_PAGE = 2000;
@@ -189,8 +189,12 @@ export function postgresPruning(schema: string, own: OwnAuditKey | undefined): P
     },
     marks,
     async page(c, after, limit) {
-      const rows = await c.query<AuditRow>(pageSql, [after, Math.max(1, Math.min(limit, 10_000))]);
-      return rows.rows.map(storedEventOf);
+      const rows = await c.query<AuditPageRow>({
+        text: pageSql,
+        values: [after, Math.max(1, Math.min(limit, 10_000))],
+        rowMode: "array",
+      });
+      return rows.rows.map(pageEventOf);
     },
     async evidence(c, after, limit) {
       const rows = await c.query<EvidenceRow>(evidenceSql, [

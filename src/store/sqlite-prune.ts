@@ -19,7 +19,7 @@ import type {
   PruneResult,
   StatusEvidence,
 } from "../core/store.js";
-import { type AuditRow, auditOf, docStatusOf, storedEventOf } from "./rows.js";
+import { type AuditPageRow, type AuditRow, auditOf, docStatusOf, pageEventOf } from "./rows.js";
 
 /** Events read per scan query. */
 const SCAN_PAGE = 1000;
@@ -112,7 +112,7 @@ export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefine
   const delRequests = db.prepare<[number]>(`DELETE FROM requests WHERE id IN (${PRUNED_IDS})`);
   const delAudit = db.prepare<[number]>("DELETE FROM audit WHERE seq <= ?");
   const page = db
-    .prepare<[number, number], PageRow>(
+    .prepare<[number, number], AuditPageRow>(
       "SELECT seq, request_id, type, actor, at, data, prev_hash, hash FROM audit WHERE seq > ? ORDER BY seq LIMIT ?",
     )
     .raw(true);
@@ -207,8 +207,11 @@ export function sqlitePruning(db: Database.Database, own: OwnAuditKey | undefine
     },
     marks,
     page(after, limit) {
-      const rows = page.all(after, Math.max(1, Math.min(limit, 10_000))) as unknown as PageRow[];
-      return rows.map(eventOf);
+      const rows = page.all(
+        after,
+        Math.max(1, Math.min(limit, 10_000)),
+      ) as unknown as AuditPageRow[];
+      return rows.map(pageEventOf);
     },
     evidence(after, limit) {
       return evidence.all(after ?? "", Math.max(1, Math.trunc(limit))).map(evidenceOf);
@@ -242,21 +245,6 @@ function evidenceOf(r: EvidenceRow): StatusEvidence {
     e.lastStatus = { seq: Number(seq), type, ...(outcome !== "" ? { outcome } : {}) };
   }
   return e;
-}
-
-type PageRow = [number, string | null, string, string, number, string, string, string];
-
-function eventOf(r: PageRow): AuditPageEvent {
-  return storedEventOf({
-    seq: r[0],
-    request_id: r[1],
-    type: r[2],
-    actor: r[3],
-    at: r[4],
-    data: r[5],
-    prev_hash: r[6],
-    hash: r[7],
-  });
 }
 
 function requestOf(row: ScanRow): CutRequest | undefined {
