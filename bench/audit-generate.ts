@@ -111,6 +111,16 @@ export function generate(path: string): { events: number; ms: number; pruneBefor
   return { events, ms: performance.now() - start, pruneBefore: recentAt };
 }
 
+/** `n` notices of no request: what each store's resumed verification is measured after. */
+export function moreEvents(n: number): AuditDraft[] {
+  return Array.from({ length: n }, (_, i) => ({
+    type: "notified",
+    actor: "system",
+    at: T0 + i,
+    data: { channel: "webhook", n: i },
+  }));
+}
+
 function rowOf(r: ApprovalRequest) {
   return { ...columnsOf(r), approvers: JSON.stringify(r.approvers) };
 }

@@ -8,10 +8,9 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defaultWorkers } from "../src/audit/verify.js";
-import type { AuditDraft } from "../src/core/schemas.js";
 import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
-import { KEY, T0 } from "./audit-generate.js";
+import { KEY, moreEvents } from "./audit-generate.js";
 import { verifyOnPostgres } from "./audit-postgres.js";
 import type { Figure } from "./figures.js";
 
@@ -71,13 +70,7 @@ export async function benchAudit(): Promise<Figure[]> {
       const chainMs = performance.now() - chainStart;
       if (!chainOnly.ok) throw new Error(`verify failed: ${chainOnly.reason}`);
 
-      const more: AuditDraft[] = Array.from({ length: 1000 }, (_, i) => ({
-        type: "notified",
-        actor: "system",
-        at: T0 + i,
-        data: { channel: "webhook", n: i },
-      }));
-      for (let i = 0; i < 10; i++) await store.appendAudit(more);
+      for (let i = 0; i < 10; i++) await store.appendAudit(moreEvents(1000));
       const resumeStart = performance.now();
       const resumed = await verifyAuditLog(store, { key: KEY, resume: true, recordMark: true });
       const resumeMs = performance.now() - resumeStart;
