@@ -1,10 +1,8 @@
 // The audit suite's log on PostgreSQL: the SQLite database bench/audit-generate.ts wrote (requests and
-// their keyed chain, ~2,000,000 events) copied into a fresh schema made by the store's migrations,
-// then analysed as autovacuum would, `verifyAuditLog` run on it in full and chain only, resumed from
-// its mark after 10,000 more events, and prune of
-// the oldest 90 % with a verification after it. The
-// rows are copied as stored, so the chain is the real one. Skipped, with a message, when no
-// PostgreSQL answers.
+// their keyed chain, ~2,000,000 events) copied as stored (so the chain is the real one) into a fresh
+// schema made by the store's migrations and vacuumed as autovacuum would; then `verifyAuditLog` in
+// full and chain only, resumed from its mark after 10,000 more events, and prune of the oldest 90 %
+// with a verification after it. Skipped, with a message, when no PostgreSQL answers.
 import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
 import pg from "pg";
