@@ -5,14 +5,13 @@
 // with a verification after it. Skipped, with a message, when no PostgreSQL answers.
 import { randomBytes } from "node:crypto";
 import Database from "better-sqlite3";
-import pg from "pg";
 import type { verifyAuditLog as VerifyAuditLog } from "../src/audit/verify.js";
 import type { ApprovalRequest } from "../src/core/schemas.js";
 import type { postgresStore as PostgresStore } from "../src/store/postgres.js";
 import { insertValues, manyValues, statements } from "../src/store/postgres-sql.js";
 import { moreEvents } from "./audit-generate.js";
 import type { Figure } from "./figures.js";
-import { dropSchema, findDatabase } from "./postgres.js";
+import { connectedClient, dropSchema, findDatabase } from "./postgres.js";
 
 const REQUESTS_PER_INSERT = 2_000;
 const EVENTS_PER_INSERT = 10_000;
@@ -30,13 +29,8 @@ export async function verifyOnPostgres(
   built: Built,
   sampleRss: () => { stop(): number },
 ): Promise<Figure[]> {
-  const url = await findDatabase();
-  if (!url) {
-    process.stderr.write(
-      "bench audit: no PostgreSQL reachable on 127.0.0.1:5432 (set AIRLOCK_TEST_PG_URL); its PostgreSQL figures skipped\n",
-    );
-    return [];
-  }
+  const url = await findDatabase("audit");
+  if (!url) return [];
   const schema = `airlock_bench_audit_${randomBytes(5).toString("hex")}`;
   try {
     const copyStart = performance.now();
@@ -118,9 +112,7 @@ export async function verifyOnPostgres(
  * returns the number of events. */
 async function copy(sqlitePath: string, url: string, schema: string): Promise<number> {
   const source = new Database(sqlitePath, { readonly: true });
-  const client = new pg.Client({ connectionString: url });
-  client.on("error", () => {});
-  await client.connect();
+  const client = await connectedClient(url);
   try {
     const s = `"${schema}"`;
     await client.query("SET synchronous_commit = off");

@@ -4,7 +4,7 @@
 // gives them, one pending request in six spread over
 // history, deadlines in the future, 2–5 events per request), indexes built after the rows.
 // The audit rows are well-formed but their hashes are not a real chain.
-import pg from "pg";
+
 import { postgresStore } from "../src/store/postgres.js";
 import {
   postgresApproversKey,
@@ -12,6 +12,7 @@ import {
 } from "../src/store/postgres-approver-index.js";
 import { postgresFillOutcomeStats } from "../src/store/postgres-migrations.js";
 import type { BacklogSize } from "./backlog.js";
+import { connectedClient } from "./postgres.js";
 
 const DAY = 24 * 3600 * 1000;
 
@@ -26,9 +27,7 @@ export async function generatePostgres(
   const store = postgresStore(url, { schema });
   await store.migrate();
   await store.close();
-  const c = new pg.Client({ connectionString: url });
-  c.on("error", () => {});
-  await c.connect();
+  const c = await connectedClient(url);
   try {
     const s = `"${schema}"`;
     await c.query("SET synchronous_commit = off");

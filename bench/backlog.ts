@@ -317,11 +317,8 @@ async function servedFigures(prefix: string, env: Record<string, string>): Promi
 
 /** The same on PostgreSQL, in a schema of its own (dropped after); none when none is reachable. */
 async function backlogPostgres(size: BacklogSize, now: number): Promise<Figure[]> {
-  const url = await findDatabase();
-  if (!url) {
-    process.stderr.write("bench backlog: no PostgreSQL reachable on 127.0.0.1:5432; skipped\n");
-    return [];
-  }
+  const url = await findDatabase("backlog");
+  if (!url) return [];
   const schema = `airlock_backlog_${process.pid}`;
   try {
     const ms = await generatePostgres(url, schema, size, now);

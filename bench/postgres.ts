@@ -29,13 +29,8 @@ type ToChild = { id: string } | { stop: true };
 type FromChild = { ready: true } | { waiting: string } | { resumed: string; status: string };
 
 export async function benchPostgres(): Promise<Figure[]> {
-  const url = await findDatabase();
-  if (!url) {
-    process.stderr.write(
-      "bench postgres: no PostgreSQL reachable on 127.0.0.1:5432 (set AIRLOCK_TEST_PG_URL); skipped\n",
-    );
-    return [];
-  }
+  const url = await findDatabase("postgres");
+  if (!url) return [];
   const schema = `airlock_bench_${randomBytes(5).toString("hex")}`;
   const engine = await createAirlock({ store: postgresStore(url, { schema }) });
   let child: ChildProcess | undefined;
@@ -169,7 +164,9 @@ async function runWaiter(): Promise<void> {
   send({ ready: true });
 }
 
-export async function findDatabase(): Promise<string | undefined> {
+/** The first PostgreSQL that answers (AIRLOCK_TEST_PG_URL, else loopback); when none does, says on
+ * stderr that `suite`'s PostgreSQL figures are skipped and returns undefined. */
+export async function findDatabase(suite: string): Promise<string | undefined> {
   const fromEnv = process.env.AIRLOCK_TEST_PG_URL;
   for (const url of fromEnv ? [fromEnv] : CANDIDATES) {
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
@@ -183,13 +180,22 @@ export async function findDatabase(): Promise<string | undefined> {
       await client.end().catch(() => {});
     }
   }
+  process.stderr.write(
+    `bench ${suite}: no PostgreSQL reachable on 127.0.0.1:5432 (set AIRLOCK_TEST_PG_URL); its PostgreSQL figures skipped\n`,
+  );
   return undefined;
 }
 
-export async function dropSchema(url: string, schema: string): Promise<void> {
+/** A client connected to `url`, for setup and bulk work; the caller ends it. */
+export async function connectedClient(url: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url });
   client.on("error", () => {});
   await client.connect();
+  return client;
+}
+
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  const client = await connectedClient(url);
   try {
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   } finally {
