@@ -36,9 +36,7 @@ export function wholeNumber(option: string, max: number) {
 export function oneOf<T extends string>(option: string, choices: readonly T[]) {
   return (value: string): T => {
     if (!(choices as readonly string[]).includes(value)) {
-      throw new CliError(
-        `${option} expects one of ${choices.map((c) => `\`${c}\``).join(", ")}, got \`${value}\``,
-      );
+      throw new CliError(`${option} expects one of ${choices.join(", ")}, got \`${value}\``);
     }
     return value as T;
   };

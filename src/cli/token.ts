@@ -18,7 +18,7 @@ import { sqliteTokenStore } from "../server/tokens-sqlite.js";
 import { auditSettings } from "./audit-settings.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
 import { printJson, table } from "./output.js";
-import { collect } from "./parse.js";
+import { collect, oneOf } from "./parse.js";
 
 /** What the token commands need, whether the tokens are local or on a server. */
 export interface TokenBackend {
@@ -176,8 +176,4 @@ export function remoteBackend(url: string, env: NodeJS.ProcessEnv): TokenBackend
   };
 }
 
-function roleOf(value: string): Role {
-  const role = ROLES.find((r) => r === value);
-  if (!role) throw new CliError(`--role expects one of ${ROLES.join(", ")}, got \`${value}\``);
-  return role;
-}
+const roleOf: (value: string) => Role = oneOf("--role", ROLES);

@@ -55,7 +55,7 @@ describe("airlock serve --approver-index", () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toContain(
-      "--approver-index expects one of `auto`, `always`, `never`, got `sometimes`",
+      "--approver-index expects one of auto, always, never, got `sometimes`",
     );
   });
 });

@@ -1,16 +1,16 @@
 import type { Command } from "commander";
 import { STATUSES, type Status } from "../../core/schemas.js";
 import { LIST_ORDERS, type ListOrder } from "../../core/store.js";
-import { CliError, type GlobalOptions, withGate } from "../context.js";
+import { type GlobalOptions, withGate } from "../context.js";
 import { describeRequest, printJson, relativeTime, table } from "../output.js";
-import { positiveInt } from "../parse.js";
+import { oneOf, positiveInt } from "../parse.js";
 
 interface ListOptions {
-  status?: string;
+  status?: Status;
   action?: string;
   limit?: number;
   cursor?: string;
-  order?: string;
+  order?: ListOrder;
   json?: boolean;
 }
 
@@ -18,12 +18,13 @@ export function registerInspect(program: Command, globals: () => GlobalOptions):
   program
     .command("list")
     .description("list requests, newest first (or --order oldest | deadline)")
-    .option("--status <status>", `one of ${STATUSES.join(", ")}`)
+    .option("--status <status>", `one of ${STATUSES.join(", ")}`, oneOf("--status", STATUSES))
     .option("--action <name>", "only this action")
     .option("--limit <n>", "at most this many (up to 500)", positiveInt("--limit"))
     .option(
       "--order <order>",
       "newest (default), oldest, or deadline (soonest first; requests without one last)",
+      oneOf("--order", LIST_ORDERS),
     )
     .option(
       "--cursor <cursor>",
@@ -31,20 +32,10 @@ export function registerInspect(program: Command, globals: () => GlobalOptions):
     )
     .option("--json", "print JSON: { items, nextCursor }")
     .action(async (opts: ListOptions) => {
-      if (opts.status !== undefined && !(STATUSES as readonly string[]).includes(opts.status)) {
-        throw new CliError(
-          `--status expects one of ${STATUSES.join(", ")}, got \`${opts.status}\``,
-        );
-      }
-      if (opts.order !== undefined && !(LIST_ORDERS as readonly string[]).includes(opts.order)) {
-        throw new CliError(
-          `--order expects one of ${LIST_ORDERS.join(", ")}, got \`${opts.order}\``,
-        );
-      }
       await withGate(globals(), async ({ api: engine }) => {
         const page = await engine.list({
-          ...(opts.order ? { order: opts.order as ListOrder } : {}),
-          ...(opts.status ? { status: opts.status as Status } : {}),
+          ...(opts.order ? { order: opts.order } : {}),
+          ...(opts.status ? { status: opts.status } : {}),
           ...(opts.action ? { action: opts.action } : {}),
           ...(opts.limit ? { limit: opts.limit } : {}),
           ...(opts.cursor ? { cursor: opts.cursor } : {}),
