@@ -12,7 +12,8 @@ import pg from "pg";
 import { type Airlock, createAirlock } from "../src/engine/engine.js";
 import { postgresStore } from "../src/store/postgres.js";
 import { bounded, type Figure, percentile } from "./figures.js";
-import { gateRoundTrip, measureRoundTrips } from "./round-trip.js";
+import { barePostgres } from "./postgres-bare.js";
+import { concurrentRoundTrips, measureRoundTrips } from "./round-trip.js";
 
 const ROUNDS = 5_000;
 const MAX_MS = 5_000;
@@ -36,7 +37,14 @@ export async function benchPostgres(): Promise<Figure[]> {
   let child: ChildProcess | undefined;
   try {
     const m = await measureRoundTrips(engine, ROUNDS, MAX_MS);
-    const concurrent64 = await inFlight(engine, IN_FLIGHT, CONCURRENT_ROUNDS, MAX_MS);
+    const concurrent64 = await concurrentRoundTrips(engine, IN_FLIGHT, CONCURRENT_ROUNDS, MAX_MS);
+    const bare = await barePostgres(
+      url,
+      schema,
+      { sequential: ROUNDS, concurrent: CONCURRENT_ROUNDS },
+      IN_FLIGHT,
+      MAX_MS,
+    );
 
     child = startWaiter(url, schema);
     const latencies = await crossProcessResume(engine, child);
@@ -45,6 +53,23 @@ export async function benchPostgres(): Promise<Figure[]> {
       { name: "postgres.roundtrips_per_s", value: m.sequentialPerS, unit: "1/s" },
       { name: "postgres.concurrent8_roundtrips_per_s", value: m.concurrent8PerS, unit: "1/s" },
       { name: "postgres.concurrent64_roundtrips_per_s", value: concurrent64, unit: "1/s" },
+      // The same run's bare limit: three durable single-statement transactions per cycle.
+      { name: "postgres.bare_roundtrips_per_s", value: bare.sequentialPerS, unit: "1/s" },
+      {
+        name: "postgres.bare_concurrent64_roundtrips_per_s",
+        value: bare.concurrentPerS,
+        unit: "1/s",
+      },
+      {
+        name: "postgres.engine_to_bare_ratio",
+        value: m.sequentialPerS / bare.sequentialPerS,
+        unit: "ratio",
+      },
+      {
+        name: "postgres.concurrent64_to_bare_ratio",
+        value: concurrent64 / bare.concurrentPerS,
+        unit: "ratio",
+      },
       { name: "postgres.resume_p50_ms", value: percentile(latencies, 0.5), unit: "ms" },
       { name: "postgres.resume_p99_ms", value: percentile(latencies, 0.99), unit: "ms" },
     ];
@@ -53,20 +78,6 @@ export async function benchPostgres(): Promise<Figure[]> {
     await engine.close();
     await dropSchema(url, schema);
   }
-}
-
-/** Round trips per second with `agents` gates in flight, `rounds` in all (bounded by `maxMs`). */
-async function inFlight(engine: Airlock, agents: number, rounds: number, maxMs: number) {
-  const start = performance.now();
-  const loops = await Promise.all(
-    Array.from({ length: agents }, () =>
-      bounded(Math.floor(rounds / agents), maxMs, async () => {
-        await gateRoundTrip(engine);
-      }),
-    ),
-  );
-  const n = loops.reduce((s, l) => s + l.n, 0);
-  return (n / (performance.now() - start)) * 1000;
 }
 
 async function crossProcessResume(engine: Airlock, child: ChildProcess): Promise<number[]> {

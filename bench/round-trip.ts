@@ -43,6 +43,17 @@ export async function concurrentRoundTrips(
   rounds: number,
   maxMs: number,
 ): Promise<number> {
+  const r = await roundTripsInFlight(engine, agents, rounds, maxMs);
+  return (r.n / r.ms) * 1000;
+}
+
+/** How many round trips `agents` loops in flight made (`rounds` in all at most), and in how long. */
+export async function roundTripsInFlight(
+  engine: Airlock,
+  agents: number,
+  rounds: number,
+  maxMs: number,
+): Promise<{ n: number; ms: number }> {
   const start = performance.now();
   const loops = await Promise.all(
     Array.from({ length: agents }, () =>
@@ -51,8 +62,7 @@ export async function concurrentRoundTrips(
       }),
     ),
   );
-  const n = loops.reduce((s, l) => s + l.n, 0);
-  return (n / (performance.now() - start)) * 1000;
+  return { n: loops.reduce((s, l) => s + l.n, 0), ms: performance.now() - start };
 }
 
 /** Warms up, then measures; every loop is bounded by `rounds` and `maxMs`. */

@@ -1,5 +1,7 @@
 // Gate round trips on the embedded SQLite store (file on disk), against the physical limit measured
-// in the same run: a bare better-sqlite3 insert transaction plus a guarded-update transaction.
+// in the same run: a bare better-sqlite3 insert transaction plus a guarded-update transaction; and
+// against the round trip's own SQL replayed without the engine (sqlite-replay.ts), which tells the
+// schema's share of the gap from the JavaScript's.
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -8,9 +10,12 @@ import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
 import { bounded, type Figure, percentile } from "./figures.js";
 import { concurrentRoundTrips, gateRoundTrip, measureRoundTrips } from "./round-trip.js";
+import { sqlReplay } from "./sqlite-replay.js";
 
 const ROUNDS = 20_000;
 const MAX_MS = 8_000;
+/** Round trips recorded for the replay of the store's SQL. */
+const REPLAY_ROUNDS = 3_000;
 
 export async function benchSqlite(): Promise<Figure[]> {
   const t = tempDir("airlock-bench-");
@@ -23,6 +28,8 @@ export async function benchSqlite(): Promise<Figure[]> {
     const c64 = await concurrentRoundTrips(engine, 64, ROUNDS, MAX_MS);
     await engine.close();
     const checkpoints = await checkpointThreadAB(t.dir);
+    const replay = await sqlReplay(t.dir, REPLAY_ROUNDS, 1, MAX_MS);
+    const replay64 = await sqlReplay(t.dir, REPLAY_ROUNDS * 2, 64, MAX_MS);
     const rate = m.sequentialPerS;
     return [
       { name: "sqlite.roundtrips_per_s", value: rate, unit: "1/s" },
@@ -33,6 +40,27 @@ export async function benchSqlite(): Promise<Figure[]> {
       ...checkpoints,
       { name: "sqlite.bare_roundtrips_per_s", value: bare, unit: "1/s" },
       { name: "sqlite.engine_to_bare_ratio", value: rate / bare, unit: "ratio" },
+      // The round trip's own SQL replayed without the engine: the most the ratio above can reach
+      // with this schema and these statements, and what the engine's JavaScript leaves of it.
+      { name: "sqlite.sql_replay_roundtrips_per_s", value: replay.perS, unit: "1/s" },
+      { name: "sqlite.sql_replay_to_bare_ratio", value: replay.perS / bare, unit: "ratio" },
+      { name: "sqlite.engine_to_sql_replay_ratio", value: rate / replay.perS, unit: "ratio" },
+      // The same with 64 in flight: the group commits as the store made them, without the engine.
+      {
+        name: "sqlite.sql_replay_concurrent64_roundtrips_per_s",
+        value: replay64.perS,
+        unit: "1/s",
+      },
+      {
+        name: "sqlite.sql_replay_concurrent64_to_bare_ratio",
+        value: replay64.perS / bare,
+        unit: "ratio",
+      },
+      {
+        name: "sqlite.sql_statements_per_roundtrip",
+        value: replay.statementsPerRoundTrip,
+        unit: "statements",
+      },
       // What the ratio is made of: each page a commit changes is written whole to the WAL.
       { name: "sqlite.wal_pages_per_roundtrip", value: enginePages, unit: "pages" },
       { name: "sqlite.bare_wal_pages_per_roundtrip", value: barePages, unit: "pages" },

@@ -1,0 +1,81 @@
+// The physical limit of the PostgreSQL round trip on this server, measured in the same run as the
+// engine: the round trip writes three times (create, decide, claim), each a transaction that must
+// be durable before it answers, so the bare cycle is three single-statement transactions on a
+// one-table schema (an insert, then two updates guarded by the version), with nothing else: no
+// indexes but the key, no audit, no JavaScript of ours. One at a time on one connection, and with
+// 64 cycles in flight on a pool as large as the store's.
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { bounded } from "./figures.js";
+
+/** Connections of the store's own pool (postgresStore's default `max`). */
+const POOL = 10;
+
+export interface BarePostgres {
+  sequentialPerS: number;
+  concurrentPerS: number;
+}
+
+export async function barePostgres(
+  url: string,
+  schema: string,
+  rounds: { sequential: number; concurrent: number },
+  inFlight: number,
+  maxMs: number,
+): Promise<BarePostgres> {
+  const pool = new pg.Pool({ connectionString: url, max: POOL });
+  pool.on("error", () => {});
+  const table = `"${schema}".bare_cycle`;
+  try {
+    await pool.query(
+      `CREATE TABLE ${table} (id text PRIMARY KEY, status text NOT NULL, version int NOT NULL, doc text NOT NULL)`,
+    );
+    const doc = JSON.stringify({ title: "bench", items: [{ id: "item-1", label: "a" }], args: {} });
+    const prefix = randomBytes(4).toString("hex");
+    let next = 0;
+    const cycle = async (q: pg.Pool | pg.PoolClient) => {
+      const id = `${prefix}-${next++}`;
+      await q.query(
+        `INSERT INTO ${table} (id, status, version, doc) VALUES ($1, 'pending', 1, $2)`,
+        [id, doc],
+      );
+      await expectOne(
+        q.query(
+          `UPDATE ${table} SET status = 'approved', version = 2, doc = $2 WHERE id = $1 AND version = 1`,
+          [id, doc],
+        ),
+      );
+      await expectOne(
+        q.query(
+          `UPDATE ${table} SET version = 3, doc = $2 WHERE id = $1 AND status = 'approved' AND version = 2`,
+          [id, doc],
+        ),
+      );
+    };
+    const client = await pool.connect();
+    let seq: { n: number; ms: number };
+    try {
+      await bounded(Math.max(50, Math.floor(rounds.sequential / 20)), 2_000, () => cycle(client));
+      seq = await bounded(rounds.sequential, maxMs, () => cycle(client));
+    } finally {
+      client.release();
+    }
+    const start = performance.now();
+    const loops = await Promise.all(
+      Array.from({ length: inFlight }, () =>
+        bounded(Math.max(1, Math.floor(rounds.concurrent / inFlight)), maxMs, () => cycle(pool)),
+      ),
+    );
+    const n = loops.reduce((s, l) => s + l.n, 0);
+    return {
+      sequentialPerS: (seq.n / seq.ms) * 1000,
+      concurrentPerS: (n / (performance.now() - start)) * 1000,
+    };
+  } finally {
+    await pool.end();
+  }
+}
+
+async function expectOne(result: Promise<pg.QueryResult>): Promise<void> {
+  if ((await result).rowCount !== 1) throw new Error("bench: a bare guarded update missed its row");
+}
