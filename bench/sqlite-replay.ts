@@ -3,6 +3,7 @@
 // replayed on a copy of the database as it stood before them, under the bare loop's settings. The
 // replay's rate bounds what any work on the engine's JavaScript could reach with this schema and
 // these statements; the bare loop (one table, no index) bounds what SQLite itself can do.
+import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { createAirlock } from "../src/engine/engine.js";
@@ -27,16 +28,21 @@ interface Call {
 export interface SqlReplay {
   /** Round trips per second, replayed. */
   perS: number;
+  /** The same on a copy without any secondary index or trigger (with `stripped`). */
+  strippedPerS?: number;
   statementsPerRoundTrip: number;
 }
 
 /** Records `rounds` round trips on a store in `dir`, `inFlight` at a time (so with 64, the store's
- * group commits are recorded as they were), then replays them for up to `maxMs`. */
+ * group commits are recorded as they were), then replays them for up to `maxMs`; with `stripped`,
+ * once more on a copy stripped of every index but the keys and unique ones, and of every trigger: what the same
+ * writes cost without the reads' indexes (the title search, the approver index, the queues). */
 export async function sqlReplay(
   dir: string,
   rounds: number,
   inFlight: number,
   maxMs: number,
+  options: { stripped?: boolean } = {},
 ): Promise<SqlReplay> {
   const copy = join(dir, `replay-${inFlight}.db`);
   const { calls, recorded } = await record(
@@ -45,11 +51,44 @@ export async function sqlReplay(
     rounds,
     inFlight,
   );
-  const db = new Database(copy);
+  let strippedPerS: number | undefined;
+  if (options.stripped) {
+    const bare = join(dir, `replay-${inFlight}-stripped.db`);
+    copyFileSync(copy, bare);
+    strippedPerS = replay(bare, calls, recorded, maxMs, strip);
+  }
+  return {
+    perS: replay(copy, calls, recorded, maxMs),
+    strippedPerS,
+    statementsPerRoundTrip: calls.length / recorded,
+  };
+}
+
+/** Drops every trigger and every index but the keys' and the unique ones (which are constraints
+ * the statements rely on, not read paths). */
+function strip(db: Database.Database): void {
+  const objects = db
+    .prepare<[], { type: string; name: string }>(
+      "SELECT type, name FROM sqlite_schema WHERE sql IS NOT NULL AND (type = 'trigger' OR (type = 'index' AND sql NOT LIKE 'CREATE UNIQUE%'))",
+    )
+    .all();
+  for (const o of objects) db.exec(`DROP ${o.type.toUpperCase()} IF EXISTS "${o.name}"`);
+}
+
+/** Round trips per second of `calls` (`recorded` round trips) replayed on the database at `path`. */
+function replay(
+  path: string,
+  calls: Call[],
+  recorded: number,
+  maxMs: number,
+  prepare?: (db: Database.Database) => void,
+): number {
+  const db = new Database(path);
   try {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     db.pragma("wal_autocheckpoint = 10000");
+    prepare?.(db);
     const prepared = new Map<string, Database.Statement>();
     const steps = calls.map((c) => {
       let s = prepared.get(c.sql);
@@ -76,11 +115,7 @@ export async function sqlReplay(
       replayed++;
     }
     const ms = performance.now() - start;
-    const done = (replayed / steps.length) * recorded;
-    return {
-      perS: (done / ms) * 1000,
-      statementsPerRoundTrip: calls.length / recorded,
-    };
+    return (((replayed / steps.length) * recorded) / ms) * 1000;
   } finally {
     db.close();
   }
