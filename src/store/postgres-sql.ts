@@ -36,6 +36,9 @@ export interface Query {
   /** Set on a statement that locks a row other transactions also write (a metrics counter): a
    * batch takes such rows in this key's order (postgres-writes.ts). */
   lockKey?: string;
+  /** Set on a counter's bump (with `lockKey`): the amount, which is also its last value. A batch
+   * bumps each counter once, by the sum of its writes' amounts. */
+  amount?: number;
 }
 
 /** A fixed statement, named after its text, so each schema's statements get their own names. */
@@ -379,8 +382,9 @@ export function statements(schema: string) {
       prepared(`SELECT hour::float8 AS hour, action, status, method, bucket, n::float8 AS n
       FROM ${s}.outcome_stats WHERE hour >= $1`),
     bumpStat: prepared(`INSERT INTO ${s}.outcome_stats (hour, action, status, method, bucket, n)
-      VALUES ($1, $2, $3, $4, $5, 1)
-      ON CONFLICT (hour, action, status, method, bucket) DO UPDATE SET n = ${s}.outcome_stats.n + 1`),
+      VALUES ($1, $2, $3, $4, $5, $6)
+      ON CONFLICT (hour, action, status, method, bucket)
+      DO UPDATE SET n = ${s}.outcome_stats.n + excluded.n`),
     countPending: prepared(
       `SELECT COUNT(*)::integer AS n FROM ${requests} WHERE status = 'pending'`,
     ),

@@ -314,13 +314,29 @@ function winners(writes: Write[], results: QueryResult<QueryResultRow>[]): boole
 /** The statements that go with a batch's writes, split into those that touch only rows of their
  * own and those that update a row every writer shares (`lockKey`: the metrics counters). The shared
  * ones run after the chain append, so only the transaction holding the chain head takes them: the
- * locks always come in the order request rows, head, counters (sorted), and never deadlock. */
+ * locks always come in the order request rows, head, counters (sorted), and never deadlock. Bumps
+ * of one counter go as one, by their sum: a batch of decisions of one kind updates its row once. */
 function splitShared(queries: Query[]): [Query[], Query[]] {
-  const shared = queries.filter((q) => q.lockKey !== undefined);
-  shared.sort((a, b) =>
-    (a.lockKey as string) < (b.lockKey as string) ? -1 : a.lockKey === b.lockKey ? 0 : 1,
-  );
-  return [queries.filter((q) => q.lockKey === undefined), shared];
+  const free: Query[] = [];
+  const shared = new Map<string, Query[]>();
+  for (const q of queries) {
+    if (q.lockKey === undefined) free.push(q);
+    else {
+      const same = shared.get(q.lockKey);
+      if (same) same.push(q);
+      else shared.set(q.lockKey, [q]);
+    }
+  }
+  const keys = [...shared.keys()].sort();
+  return [free, keys.flatMap((k) => mergedCounters(shared.get(k) as Query[]))];
+}
+
+/** Bumps of one counter as one bump by their sum (statements of another kind as they are). */
+function mergedCounters(same: Query[]): Query[] {
+  const first = same[0];
+  if (!first || same.length === 1 || same.some((q) => q.amount === undefined)) return same;
+  const amount = same.reduce((sum, q) => sum + (q.amount as number), 0);
+  return [{ ...first, amount, values: [...(first.values ?? []).slice(0, -1), amount] }];
 }
 
 function settle(batch: Pending[], outcomes: WriteOutcome[]): void {

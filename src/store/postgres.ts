@@ -316,8 +316,8 @@ export function postgresStore(
     if (messages.length) out.push({ ...sql.outboxInsert, values: outboxValues(messages, now) });
     const s = settledStat(request, drafts);
     if (s) {
-      const values = [s.hour, s.action, s.status, s.method, s.bucket];
-      out.push({ ...sql.bumpStat, values, lockKey: JSON.stringify(values) });
+      const key = [s.hour, s.action, s.status, s.method, s.bucket];
+      out.push({ ...sql.bumpStat, values: [...key, 1], lockKey: JSON.stringify(key), amount: 1 });
     }
     return out;
   }

@@ -947,6 +947,50 @@ export function runStoreContract(init: StoreContractOptions): void {
       ]);
     });
 
+    test("counts settling writes made at once exactly, a losing one not at all", async () => {
+      if (!store.outcomeStats) return;
+      const t0 = 1_900_000_000_000;
+      const rs = Array.from({ length: 12 }, () => makeRequest({ createdAt: t0, updatedAt: t0 }));
+      for (const r of rs) await store.insertRequest(r, [created(r)]);
+      const moved = rs[11] as ApprovalRequest;
+      expect((await store.transition({ ...moved, version: 2 }, 1, [])).ok).toBe(true);
+      // Sent together, so a store that commits writes in batches counts them in one: 8 bumps of
+      // one counter, 3 of another, and a write that loses its compare-and-set.
+      const results = await Promise.all(
+        rs.map((r, i) => {
+          const outcome = i < 8 ? "approved" : "rejected";
+          const at = t0 + 1500;
+          const next: ApprovalRequest = {
+            ...r,
+            status: outcome,
+            version: 2,
+            updatedAt: at,
+            decision: {
+              outcome,
+              method: "approve_all",
+              reviewer: "alice",
+              channel: "web",
+              decidedAt: at,
+            },
+          };
+          const event: AuditDraft = {
+            type: "decided",
+            requestId: r.id,
+            actor: "alice",
+            at,
+            data: {},
+          };
+          return store.transition(next, 1, [event]);
+        }),
+      );
+      expect(results.map((x) => x.ok)).toEqual(rs.map((_, i) => i !== 11));
+      const counts = (await store.outcomeStats(t0)).map((x) => [x.status, Number(x.n)]);
+      expect(counts.sort()).toEqual([
+        ["approved", 8],
+        ["rejected", 3],
+      ]);
+    });
+
     test("reads a request back by its requester and key", async () => {
       const a = makeRequest({ key: "by-key", requester: "agent-a" });
       const b = makeRequest({ key: "by-key", requester: "agent-b" });
