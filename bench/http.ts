@@ -8,6 +8,8 @@
 //                             clients run in a child process, as real clients do, so the server
 //                             has this process to itself; *_same_thread is the same loop with
 //                             clients and server sharing one event loop (the figure of earlier runs)
+//   http.bare_ops_per_s_64_clients  the same load on a bare server (http-bare.ts: no engine, store
+//                             or auth), the machine's HTTP limit; http.ops_to_bare_ratio_64_clients
 //   http.rss_mb_100k_pending  the server's resident memory with 100,000 pending requests in the store,
 //                             measured in a child process, beside the same figure on an empty store
 // Every loop is bounded in count and time. Run alone: `node --import tsx bench/index.ts http`.
@@ -22,6 +24,7 @@ import { createToken, hashToken, memoryTokenStore } from "../src/server/tokens.j
 import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
 import { bounded, type Figure, percentile } from "./figures.js";
+import { bareGateServer } from "./http-bare.js";
 import { json, type LoadResult, underLoad } from "./http-client.js";
 
 const CLIENTS = 32;
@@ -82,6 +85,7 @@ async function benchLive(file: string): Promise<Figure[]> {
     const rate = (requests / (performance.now() - start)) * 1000;
 
     const load = await inChildProcess(url, agent, reviewer);
+    const bare = await bareLoad();
     const shared = await underLoad(url, agent, reviewer);
 
     const latencies: number[] = [];
@@ -99,6 +103,18 @@ async function benchLive(file: string): Promise<Figure[]> {
         name: "http.resume_p99_ms_64_clients",
         value: percentile(load.latencies, 0.99),
         unit: "ms",
+      },
+      // The same load on a bare server (http-bare.ts): what this machine's HTTP allows at all.
+      { name: "http.bare_ops_per_s_64_clients", value: bare.opsPerS, unit: "1/s" },
+      {
+        name: "http.bare_resume_p99_ms_64_clients",
+        value: percentile(bare.latencies, 0.99),
+        unit: "ms",
+      },
+      {
+        name: "http.ops_to_bare_ratio_64_clients",
+        value: load.opsPerS / bare.opsPerS,
+        unit: "ratio",
       },
       { name: "http.ops_per_s_64_clients_same_thread", value: shared.opsPerS, unit: "1/s" },
       {
@@ -121,6 +137,16 @@ async function cycle(api: Api, agent: string, reviewer: string): Promise<number>
   await api(agent, "GET", `/v1/requests/${r.id}`);
   await api(reviewer, "POST", `/v1/requests/${r.id}/decisions`, { outcome: "approved" });
   return 3;
+}
+
+/** The 64-client load on a bare server, its clients in a child process as for Airlock's. */
+async function bareLoad(): Promise<LoadResult> {
+  const bare = await bareGateServer();
+  try {
+    return await inChildProcess(bare.url, "bare-agent", "bare-reviewer");
+  } finally {
+    await bare.close();
+  }
 }
 
 /** The 64-client load loop in a child process (bench/http-load-clients.ts) against this process's
