@@ -234,6 +234,16 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   },
   // A reviewer's requests, indexed by approver (src/store/approver-index.ts).
   { version: 9, sql: postgresApproverIndexSql },
+  {
+    version: 10,
+    sql: (s) => `
+      -- Per-agent quotas can read their count and bytes from the index alone (an index-only scan,
+      -- where the table's pages are all visible), instead of each pending row's size from the table.
+      DROP INDEX ${s}.requests_pending_requester;
+      CREATE INDEX requests_pending_requester ON ${s}.requests (requester) INCLUDE (doc_bytes)
+        WHERE status = 'pending';
+    `,
+  },
 ];
 
 /** Counts the requests already settled into outcome_stats (migration 7; bulk loads call it too). */

@@ -115,6 +115,11 @@ export interface SqliteStoreOptions extends AuditKeyOptions {
   approverIndex?: ApproverIndexUse;
 }
 
+/** An agent's pending requests and their bytes, for its quotas: read from the index alone, whose
+ * entries hold each pending request's size (migration 10). */
+export const SQLITE_PENDING_USAGE_SQL = `SELECT COUNT(*) AS n, SUM(doc_bytes) AS bytes
+  FROM requests INDEXED BY requests_pending_requester WHERE requester = ? AND status = 'pending'`;
+
 /** WAL pages after which SQLite checkpoints (its default: about 4 MB). */
 const WAL_AUTOCHECKPOINT_PAGES = 1000;
 /** Commits after which the checkpoint thread starts: a store that writes little never needs one. */
@@ -232,8 +237,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       "SELECT COUNT(*) AS n FROM requests WHERE status = 'pending'",
     ),
     pendingUsage: db.prepare<[string], { n: number; bytes: number | null }>(
-      `SELECT COUNT(*) AS n, SUM(doc_bytes) AS bytes FROM requests INDEXED BY requests_pending_requester
-       WHERE requester = ? AND status = 'pending'`,
+      SQLITE_PENDING_USAGE_SQL,
     ),
     statuses: db.prepare<
       [string, number],
