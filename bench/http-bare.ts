@@ -31,11 +31,16 @@ export async function bareGateServer(): Promise<BareServer> {
         });
         res.end(text);
       };
-      const body: unknown = chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : {};
+      let body: unknown = {};
+      try {
+        if (chunks.length) body = JSON.parse(Buffer.concat(chunks).toString());
+      } catch {
+        return answer(400, { detail: "the body is not JSON" });
+      }
       const [, v1, requests, id, verb] = (req.url ?? "").split("?")[0]?.split("/") ?? [];
       if (v1 !== "v1" || requests !== "requests") return answer(404, { detail: "no such route" });
       if (req.method === "POST" && id === undefined) {
-        const gate = { id: `bare_${next++}`, ...(body as object) };
+        const gate = { ...(body as object), id: `bare_${next++}` };
         gates.set(gate.id, { status: "pending", waiters: [] });
         return answer(201, { ...gate, status: "pending" });
       }

@@ -3,13 +3,13 @@
 // be durable before it answers, so the bare cycle is three single-statement transactions on a
 // one-table schema (an insert, then two updates guarded by the version), with nothing else: no
 // indexes but the key, no audit, no JavaScript of ours. One at a time on one connection, and with
-// 64 cycles in flight on a pool as large as the store's.
+// 64 cycles in flight on a pool as large as the store's (10 connections: the transactions of the
+// loops waiting for one queue, and commits arriving together share the server's WAL flush).
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { DEFAULT_POOL_MAX } from "../src/store/postgres.js";
 import { bounded } from "./figures.js";
-
-/** Connections of the store's own pool (postgresStore's default `max`). */
-const POOL = 10;
+import { loopsInFlight } from "./round-trip.js";
 
 export interface BarePostgres {
   sequentialPerS: number;
@@ -23,8 +23,8 @@ export async function barePostgres(
   inFlight: number,
   maxMs: number,
 ): Promise<BarePostgres> {
-  const pool = new pg.Pool({ connectionString: url, max: POOL });
-  pool.on("error", () => {});
+  const pool = new pg.Pool({ connectionString: url, max: DEFAULT_POOL_MAX });
+  pool.on("error", (err) => process.stderr.write(`bench postgres bare: ${err.message}\n`));
   const table = `"${schema}".bare_cycle`;
   try {
     await pool.query(
@@ -60,16 +60,10 @@ export async function barePostgres(
     } finally {
       client.release();
     }
-    const start = performance.now();
-    const loops = await Promise.all(
-      Array.from({ length: inFlight }, () =>
-        bounded(Math.max(1, Math.floor(rounds.concurrent / inFlight)), maxMs, () => cycle(pool)),
-      ),
-    );
-    const n = loops.reduce((s, l) => s + l.n, 0);
+    const many = await loopsInFlight(inFlight, rounds.concurrent, maxMs, () => cycle(pool));
     return {
       sequentialPerS: (seq.n / seq.ms) * 1000,
-      concurrentPerS: (n / (performance.now() - start)) * 1000,
+      concurrentPerS: (many.n / many.ms) * 1000,
     };
   } finally {
     await pool.end();

@@ -48,21 +48,32 @@ export async function concurrentRoundTrips(
 }
 
 /** How many round trips `agents` loops in flight made (`rounds` in all at most), and in how long. */
-export async function roundTripsInFlight(
+export function roundTripsInFlight(
   engine: Airlock,
   agents: number,
   rounds: number,
   maxMs: number,
 ): Promise<{ n: number; ms: number }> {
+  return loopsInFlight(agents, rounds, maxMs, () => gateRoundTrip(engine));
+}
+
+/** `step` run by `loops` loops at once, `rounds` times in all at most, each loop bounded by `maxMs`:
+ * how many steps were made, and in how long. */
+export async function loopsInFlight(
+  loops: number,
+  rounds: number,
+  maxMs: number,
+  step: () => Promise<unknown>,
+): Promise<{ n: number; ms: number }> {
   const start = performance.now();
-  const loops = await Promise.all(
-    Array.from({ length: agents }, () =>
-      bounded(Math.max(1, Math.floor(rounds / agents)), maxMs, async () => {
-        await gateRoundTrip(engine);
+  const done = await Promise.all(
+    Array.from({ length: loops }, () =>
+      bounded(Math.max(1, Math.floor(rounds / loops)), maxMs, async () => {
+        await step();
       }),
     ),
   );
-  return { n: loops.reduce((s, l) => s + l.n, 0), ms: performance.now() - start };
+  return { n: done.reduce((s, l) => s + l.n, 0), ms: performance.now() - start };
 }
 
 /** Warms up, then measures; every loop is bounded by `rounds` and `maxMs`. */

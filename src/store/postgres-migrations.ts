@@ -234,16 +234,10 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   },
   // A reviewer's requests, indexed by approver (src/store/approver-index.ts).
   { version: 9, sql: postgresApproverIndexSql },
-  {
-    version: 10,
-    sql: (s) => `
-      -- Per-agent quotas can read their count and bytes from the index alone (an index-only scan,
-      -- where the table's pages are all visible), instead of each pending row's size from the table.
-      DROP INDEX ${s}.requests_pending_requester;
-      CREATE INDEX requests_pending_requester ON ${s}.requests (requester) INCLUDE (doc_bytes)
-        WHERE status = 'pending';
-    `,
-  },
+  // Not here: the request sizes in requests_pending_requester (SQLite's migration 10, so quotas
+  // count from the index alone). An update that changes a column any index holds cannot be a HOT
+  // update, and every document change changes doc_bytes: claims would write every index of the
+  // table. Of 1,000 updates in 500 gate round trips, 496 were HOT without it and none with it.
 ];
 
 /** Counts the requests already settled into outcome_stats (migration 7; bulk loads call it too). */

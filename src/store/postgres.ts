@@ -121,9 +121,12 @@ type Extra = "onError" | "auditKey" | "checkpointFile" | "checkpointIntervalMs";
 type ResolvedOptions = Required<Omit<PostgresStoreOptions, Extra>> &
   Pick<PostgresStoreOptions, Extra>;
 
+/** Connections of the store's own pool unless `max` says otherwise. */
+export const DEFAULT_POOL_MAX = 10;
+
 const DEFAULTS = {
   schema: "public",
-  max: 10,
+  max: DEFAULT_POOL_MAX,
   connectionTimeoutMs: 5000,
   applicationName: "airlock",
   claimTtlMs: 10_000,

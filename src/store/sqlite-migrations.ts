@@ -218,8 +218,8 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
     sql: `
       -- Per-agent quotas read their count and bytes from the index alone: reading each pending
       -- row's size from the table made a create cost ~5 ms with 10,000 pending for its agent (0.3
-      -- ms now). No more index writes on a gate's way: a transition that leaves it pending and
-      -- changes its document (a vote, an escalation) moves its entry, which is one page.
+      -- ms now). Creates and decisions write the same entries as before; a transition that leaves
+      -- a request pending and changes its document (a vote, an escalation) now moves its entry.
       DROP INDEX requests_pending_requester;
       CREATE INDEX requests_pending_requester ON requests (requester, doc_bytes)
         WHERE status = 'pending';

@@ -197,8 +197,10 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
        WHERE id = @id AND version = @expected`,
     ),
     // A transition that keeps the indexed columns as they are (status, deadline, title): an UPDATE
-    // that does not name them leaves their index entries (and their pages) alone. The full update
-    // above follows when this one finds the row changed in one of them, or not at this version.
+    // that does not name them leaves their index entries (and their pages) alone, but for the
+    // pending-requester index, whose entries hold doc_bytes: a pending request's entry moves when
+    // its document's size changes. The full update above follows when this one finds the row
+    // changed in one of them, or not at this version.
     updateUnindexed: db.prepare(
       `UPDATE requests SET action = @action, title = @title, risk = @risk, confidence = @confidence,
          level = @level, approvers = @approvers, quorum = @quorum, updated_at = @updated_at,

@@ -746,6 +746,10 @@ export function runStoreContract(init: StoreContractOptions): void {
       const done = { ...big, status: "cancelled" as const, version: 2 };
       await store.transition(done, 1, []);
       expect(await store.pendingUsage("bot")).toEqual({ count: 1, bytes: bytes(small) });
+      // A change that leaves a request pending and grows its document counts at its new size.
+      const grown = { ...small, version: 2, metadata: { note: "x".repeat(3000) } };
+      await store.transition(grown, 1, []);
+      expect(await store.pendingUsage("bot")).toEqual({ count: 1, bytes: bytes(grown) });
     });
 
     test("statuses list every request by id, with the stored document's status", async () => {

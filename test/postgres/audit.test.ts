@@ -13,7 +13,7 @@ import { statusEvidenceSql } from "../../src/store/postgres-prune.js";
 import { createAndDecide } from "../audit/fixtures.js";
 import { tempDir } from "../helpers.js";
 import { startChild } from "./child.js";
-import { adminQuery, describePg, dropSchema, freshSchema, planNodes } from "./pg-env.js";
+import { adminQuery, describePg, dropSchema, freshSchema } from "./pg-env.js";
 
 const KEY = "k".repeat(32);
 
@@ -161,3 +161,18 @@ await describePg("audit verify on postgres", ({ url }) => {
     expect(await verifyAuditLog(store)).toMatchObject({ ok: true, requests: 3 });
   });
 });
+
+/** Every node of an EXPLAIN (FORMAT JSON) plan. */
+function planNodes(plan: unknown): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const visit = (v: unknown) => {
+    if (Array.isArray(v)) for (const x of v) visit(x);
+    else if (v !== null && typeof v === "object") {
+      const node = v as Record<string, unknown>;
+      if ("Node Type" in node) out.push(node);
+      for (const x of Object.values(node)) visit(x);
+    }
+  };
+  visit(plan);
+  return out;
+}

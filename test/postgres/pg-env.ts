@@ -86,18 +86,3 @@ export async function describePg(name: string, body: (env: PgEnv) => void): Prom
     it("needs PostgreSQL", () => {});
   });
 }
-
-/** Every node of an EXPLAIN (FORMAT JSON) plan. */
-export function planNodes(plan: unknown): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  const visit = (v: unknown) => {
-    if (Array.isArray(v)) for (const x of v) visit(x);
-    else if (v !== null && typeof v === "object") {
-      const node = v as Record<string, unknown>;
-      if ("Node Type" in node) out.push(node);
-      for (const x of Object.values(node)) visit(x);
-    }
-  };
-  visit(plan);
-  return out;
-}

@@ -18,6 +18,7 @@ it("counts an agent's pending requests from the index alone, after upgrading an 
   cleanups.push(t.cleanup);
   const path = join(t.dir, "quota.db");
   const first = sqliteStore(path);
+  cleanups.push(() => first.close());
   const mine = ["req_q1", "req_q2", "req_q3"].map((id) => request(id, { requester: "bot" }));
   for (const r of [...mine, request("req_other", { requester: "other" })]) {
     await first.insertRequest(r, [
