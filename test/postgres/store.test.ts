@@ -93,6 +93,32 @@ await describePg("postgres store", ({ url }) => {
     }
   });
 
+  it("lets a claim be a HOT update: no index of requests holds a column a claim changes", async () => {
+    const store = open(schema);
+    await store.migrate();
+    // PostgreSQL writes no index entry for an update that changes no column any index holds (key,
+    // INCLUDE, expression or predicate) when the new row fits its page. A claim changes only these
+    // (it also writes claimed_until NULL, which it already is once the gate is decided).
+    const claimed = ["doc", "doc_bytes", "version", "updated_at"];
+    const indexes = await adminQuery<{ name: string; columns: string[]; exprs: string | null }>(
+      url,
+      `SELECT c.relname AS name,
+         ARRAY(SELECT a.attname::text FROM pg_attribute a
+           WHERE a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)) AS columns,
+         concat_ws(' ', pg_get_expr(i.indexprs, i.indrelid), pg_get_expr(i.indpred, i.indrelid)) AS exprs
+       FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+       WHERE i.indrelid = '"${schema}".requests'::regclass`,
+    );
+    expect(indexes.length).toBeGreaterThan(3);
+    for (const ix of indexes) {
+      const words = new Set([...ix.columns, ...(ix.exprs ?? "").split(/[^a-z_]+/)]);
+      expect(
+        claimed.filter((c) => words.has(c)),
+        ix.name,
+      ).toEqual([]);
+    }
+  });
+
   it("keeps schemas apart, data and change signals alike", async () => {
     const a = open(schema);
     const b = open(schema);
