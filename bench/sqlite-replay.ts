@@ -7,7 +7,7 @@
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { createAirlock } from "../src/engine/engine.js";
+import { type Airlock, createAirlock } from "../src/engine/engine.js";
 import { sqliteStore } from "../src/store/sqlite.js";
 import { bounded } from "./figures.js";
 import { gateRoundTrip, roundTripsInFlight } from "./round-trip.js";
@@ -135,22 +135,12 @@ async function record(
   rounds: number,
   inFlight: number,
 ): Promise<{ calls: Call[]; recorded: number }> {
-  let db: Database.Database | undefined;
-  const engine = await createAirlock({
-    // No checkpoint thread: every statement of the store runs on this thread, where it is seen.
-    store: sqliteStore(path, {
-      checkpointThread: false,
-      configure: (d) => {
-        db = d;
-      },
-    }),
-    sweeper: false,
-  });
+  // No checkpoint thread: every statement of the store runs on this thread, where it is seen.
+  const { engine, db } = await engineOnDatabase(path);
   const calls: Call[] = [];
   let done = 0;
   try {
     await bounded(300, 10_000, () => gateRoundTrip(engine).then(() => undefined));
-    if (!db) throw new Error("bench: the store did not hand over its database");
     db.prepare("VACUUM INTO ?").run(copy);
     const stop = recordStatements(db, calls);
     try {
@@ -188,4 +178,28 @@ function recordStatements(db: Database.Database, calls: Call[]): () => void {
   return () => {
     for (const [method, original] of originals) proto[method] = original;
   };
+}
+
+/** An engine on a SQLite store at `path` without the checkpoint thread (no sweeper either), and the
+ * store's database, set up by `configure` before the migrations. */
+export async function engineOnDatabase(
+  path: string,
+  configure?: (db: Database.Database) => void,
+): Promise<{ engine: Airlock; db: Database.Database }> {
+  let db: Database.Database | undefined;
+  const engine = await createAirlock({
+    store: sqliteStore(path, {
+      checkpointThread: false,
+      configure: (d) => {
+        db = d;
+        configure?.(d);
+      },
+    }),
+    sweeper: false,
+  });
+  if (!db) {
+    await engine.close();
+    throw new Error("bench: the store did not hand over its database");
+  }
+  return { engine, db };
 }

@@ -10,7 +10,7 @@ import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
 import { bounded, type Figure, percentile } from "./figures.js";
 import { concurrentRoundTrips, gateRoundTrip, measureRoundTrips } from "./round-trip.js";
-import { sqlReplay } from "./sqlite-replay.js";
+import { engineOnDatabase, sqlReplay } from "./sqlite-replay.js";
 
 const ROUNDS = 20_000;
 const MAX_MS = 8_000;
@@ -137,23 +137,16 @@ const frameBytes = (db: Database.Database) =>
 /** WAL pages written per gate round trip: the WAL's growth over PAGE_ROUNDS round trips, with
  * automatic checkpoints off so the file only grows. */
 async function engineWalPages(path: string): Promise<number> {
-  let db: Database.Database | undefined;
-  const engine = await createAirlock({
-    store: sqliteStore(path, {
-      // The WAL only grows: no checkpoint at all, on this thread or another.
-      checkpointThread: false,
-      configure: (d) => {
-        db = d;
-        d.pragma("wal_autocheckpoint = 0");
-      },
-    }),
+  // The WAL only grows: no checkpoint at all, on this thread or another.
+  const { engine, db } = await engineOnDatabase(path, (d) => {
+    d.pragma("wal_autocheckpoint = 0");
   });
   try {
     for (let i = 0; i < 50; i++) await gateRoundTrip(engine);
     const before = statSync(`${path}-wal`).size;
     for (let i = 0; i < PAGE_ROUNDS; i++) await gateRoundTrip(engine);
     const grown = statSync(`${path}-wal`).size - before;
-    return db ? grown / frameBytes(db) / PAGE_ROUNDS : Number.NaN;
+    return grown / frameBytes(db) / PAGE_ROUNDS;
   } finally {
     await engine.close();
   }
