@@ -40,12 +40,12 @@ export async function benchSqlite(): Promise<Figure[]> {
       ...checkpoints,
       { name: "sqlite.bare_roundtrips_per_s", value: bare, unit: "1/s" },
       { name: "sqlite.engine_to_bare_ratio", value: rate / bare, unit: "ratio" },
-      // The round trip's own SQL replayed without the engine: the most the ratio above can reach
+      // The round trip's own SQL replayed without the engine: about the most the ratio above can reach
       // with this schema and these statements, and what the engine's JavaScript leaves of it.
       { name: "sqlite.sql_replay_roundtrips_per_s", value: replay.perS, unit: "1/s" },
       { name: "sqlite.sql_replay_to_bare_ratio", value: replay.perS / bare, unit: "ratio" },
       { name: "sqlite.engine_to_sql_replay_ratio", value: rate / replay.perS, unit: "ratio" },
-      // Without the indexes and triggers the reads rely on: the most a leaner schema could give.
+      // Without the indexes and triggers the reads rely on: about the most a leaner schema could give.
       {
         name: "sqlite.sql_replay_stripped_to_bare_ratio",
         value: (replay.strippedPerS ?? Number.NaN) / bare,

@@ -971,7 +971,7 @@ export function runStoreContract(init: StoreContractOptions): void {
             updatedAt: at,
             decision: {
               outcome,
-              method: "approve_all",
+              method: outcome === "approved" ? "approve_all" : "reject",
               reviewer: "alice",
               channel: "web",
               decidedAt: at,
