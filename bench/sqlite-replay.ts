@@ -54,6 +54,7 @@ export async function sqlReplay(
     rounds,
     inFlight,
   );
+  if (recorded === 0) throw new Error("bench: no round trip was recorded to replay");
   let strippedPerS: number | undefined;
   if (options.stripped) {
     const bare = join(dir, `replay-${inFlight}-stripped.db`);
