@@ -141,20 +141,6 @@ export function auditOf(r: AuditRow): AuditEvent {
   return eventOfRow(r, { data: parseStoredObject(r.data) });
 }
 
-/** An audit row as `Store.readAuditPage` gives it: its data left as the stored text (a BLOB edited
- * in by hand read as its UTF-8 text, as JSON.parse would read it). */
-export function storedEventOf(r: AuditRow): AuditPageEvent {
-  const data: unknown = r.data;
-  return eventOfRow(r, {
-    dataJson:
-      typeof data === "string"
-        ? data
-        : Buffer.isBuffer(data)
-          ? data.toString("utf8")
-          : String(data),
-  });
-}
-
 /** An audit row read as an array (seq, request_id, type, actor, at, data, prev_hash, hash): cheaper
  * to read than an object when the whole log is read for verification. */
 export type AuditPageRow = [
@@ -168,18 +154,30 @@ export type AuditPageRow = [
   string,
 ];
 
-/** `storedEventOf` for a row read as an array. */
+/** An audit row as `Store.readAuditPage` gives it: its data left as the stored text (a BLOB edited
+ * in by hand read as its UTF-8 text, as JSON.parse would read it). */
 export function pageEventOf(r: AuditPageRow): AuditPageEvent {
-  return storedEventOf({
-    seq: r[0],
-    request_id: r[1],
-    type: r[2],
-    actor: r[3],
-    at: r[4],
-    data: r[5],
-    prev_hash: r[6],
-    hash: r[7],
-  });
+  const data: unknown = r[5];
+  return eventOfRow(
+    {
+      seq: r[0],
+      request_id: r[1],
+      type: r[2],
+      actor: r[3],
+      at: r[4],
+      data: r[5],
+      prev_hash: r[6],
+      hash: r[7],
+    },
+    {
+      dataJson:
+        typeof data === "string"
+          ? data
+          : Buffer.isBuffer(data)
+            ? data.toString("utf8")
+            : String(data),
+    },
+  );
 }
 
 function eventOfRow<D extends object>(r: AuditRow, data: D): Omit<AuditEvent, "data"> & D {
