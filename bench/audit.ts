@@ -14,22 +14,15 @@ import { KEY, moreEvents } from "./audit-generate.js";
 import { verifyOnPostgres } from "./audit-postgres.js";
 import type { Figure } from "./figures.js";
 
-/** `airlock audit verify` as shipped: the built package, whose verification hashes on worker threads
- * (`npm run bench` builds first; from the sources it would hash on one thread only). */
-async function builtVerify(): Promise<typeof import("../src/audit/verify.js")["verifyAuditLog"]> {
-  const url = new URL("../dist/src/audit/verify.js", import.meta.url);
-  return ((await import(url.href)) as typeof import("../src/audit/verify.js")).verifyAuditLog;
-}
-
-async function builtPostgresStore(): Promise<
-  typeof import("../src/store/postgres.js")["postgresStore"]
-> {
-  const url = new URL("../dist/src/store/postgres.js", import.meta.url);
-  return ((await import(url.href)) as typeof import("../src/store/postgres.js")).postgresStore;
+/** A module of the built package (`npm run bench` builds first): `airlock audit verify` as shipped
+ * hashes on worker threads, which it finds beside it in dist/ (from the sources, on one thread). */
+async function built<M>(module: string): Promise<M> {
+  return (await import(new URL(`../dist/src/${module}`, import.meta.url).href)) as M;
 }
 
 export async function benchAudit(): Promise<Figure[]> {
-  const verifyAuditLog = await builtVerify();
+  const { verifyAuditLog } =
+    await built<typeof import("../src/audit/verify.js")>("audit/verify.js");
   const t = tempDir("airlock-bench-audit-");
   try {
     const path = join(t.dir, "audit.db");
@@ -83,7 +76,12 @@ export async function benchAudit(): Promise<Figure[]> {
         path,
         KEY,
         gen.pruneBefore,
-        { verifyAuditLog, postgresStore: await builtPostgresStore() },
+        {
+          verifyAuditLog,
+          postgresStore: (
+            await built<typeof import("../src/store/postgres.js")>("store/postgres.js")
+          ).postgresStore,
+        },
         sampleRss,
       ).catch((err: unknown) => {
         process.stderr.write(
