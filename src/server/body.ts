@@ -6,6 +6,7 @@ import type { z } from "zod";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../core/limits.js";
 import type { ServerEnv } from "./env.js";
 import { HttpProblem } from "./problem.js";
+import { screenJson } from "./screen.js";
 
 /** The client went away (or broke the encoding) before its body was complete: its doing, not the
  * server's, so a 400 (it is probably not there to read it), logged at debug level. */
@@ -94,6 +95,8 @@ export async function readJson<S extends z.ZodType>(
       `the body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep inside its fields; flatten it`,
     );
   }
+  // Every key and string, not only the fields the schema checks: a store must be able to keep it.
+  screenJson(raw);
   return { data: parse(schema, raw), raw: raw as Record<string, unknown> };
 }
 

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { approvalRequestSchema, auditEventSchema, onTimeoutSchema } from "../core/schemas.js";
 import { problemSchema } from "./problem.js";
-import { COMMON_PROBLEMS, defineRoute, type RouteSpec } from "./route.js";
+import { COMMON_PROBLEMS, defineRoute, type RouteSpec, URL_PROBLEMS } from "./route.js";
 import { AUDIT_ROUTES } from "./routes/audit.js";
 import { DECISION_ROUTES, decisionResults } from "./routes/decisions.js";
 import { EMBED_ROUTES, embedToken } from "./routes/embed.js";
@@ -95,7 +95,7 @@ const OUTPUTS: Record<string, z.ZodType> = {
 };
 
 const PROBLEM_TEXT: Record<number, string> = {
-  400: "malformed input, or JSON nested more than 64 levels deep in a field; `field` names it",
+  400: "malformed input, JSON nested more than 64 levels deep in a field, or text no store can keep (a NUL, a lone surrogate, percent-escapes that are not UTF-8) in the path, the query or the body; `field` names the field when there is one",
   401: "no token, or an unknown or revoked one (also a long-poll whose token was revoked while it waited)",
   403: "the token's role or principal does not allow this",
   404: "no such request, or one the caller may not see",
@@ -109,7 +109,9 @@ const PROBLEM_TEXT: Record<number, string> = {
 
 /** The problem statuses `spec` may answer, the common ones included. */
 export function problemStatuses(spec: RouteSpec): number[] {
-  const all = spec.public ? [...spec.problems] : [...spec.problems, ...COMMON_PROBLEMS];
+  const all = spec.public
+    ? [...spec.problems, ...URL_PROBLEMS]
+    : [...spec.problems, ...COMMON_PROBLEMS];
   return [...new Set(all)].sort((a, b) => a - b);
 }
 

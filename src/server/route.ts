@@ -52,8 +52,12 @@ export interface RouteInput<Q, B> {
 
 type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
 
-/** Statuses every authenticated route may answer: no token, rate limit, storage fault. */
-export const COMMON_PROBLEMS = [401, 429, 503] as const;
+/** The status every route, public ones included, may answer: a path or query string holding text no
+ * store can keep (screen.ts). */
+export const URL_PROBLEMS = [400] as const;
+
+/** Statuses every authenticated route may answer: such a URL, no token, rate limit, storage fault. */
+export const COMMON_PROBLEMS = [...URL_PROBLEMS, 401, 429, 503] as const;
 
 export function defineRoute<Q extends z.ZodObject | undefined, B extends z.ZodType | undefined>(
   spec: RouteSpec<Q, B>,

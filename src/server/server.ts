@@ -36,6 +36,7 @@ import { outboxRoutes } from "./routes/outbox.js";
 import { requestRoutes } from "./routes/requests.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { trustRoutes } from "./routes/trust.js";
+import { screenUrl } from "./screen.js";
 import { createStorageHealth } from "./storage-health.js";
 import type { TokenStore } from "./tokens.js";
 import type { PostgresTokenStore } from "./tokens-postgres.js";
@@ -279,6 +280,9 @@ export function createServer(options: ServerOptions): AirlockServer {
     await next();
   });
   app.use("*", metrics.observe);
+  // Text no store can keep (NUL, lone surrogates, escapes that are not UTF-8) in a path or query
+  // string is a 400 before any route, the inbox's included, passes it on (screen.ts).
+  app.use("*", screenUrl());
 
   // Answers from memory, never from the store (a locked or full database must not stall it).
   // `degraded` is a 200: the server still answers reads and tells writers when to retry; taking

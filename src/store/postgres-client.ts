@@ -5,7 +5,13 @@
 // - after COMMIT was sent the outcome is unknown: we say so instead of guessing;
 // - a connection that failed mid-transaction is rolled back or destroyed, never returned dirty.
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from "pg";
-import { isConnectionError, storageFault, storeUnavailable } from "./postgres-errors.js";
+import { InvalidInputError } from "../core/errors.js";
+import {
+  errorMessage,
+  isConnectionError,
+  storageFault,
+  storeUnavailable,
+} from "./postgres-errors.js";
 import type { Query } from "./postgres-sql.js";
 
 export interface Step {
@@ -54,6 +60,8 @@ export function createRunner(pool: Pool, target: string, isClosed: () => boolean
           // release(error) destroys the connection instead of returning it to the pool.
           client.release(destroy ? (lost ?? toError(err)) : undefined);
           if (!connectionFailed) {
+            const refused = unstorableText(err);
+            if (refused) throw refused;
             const fault = storageFault(err);
             throw fault ? storeUnavailable(target, `${what}: ${fault}`, err) : err;
           }
@@ -70,6 +78,18 @@ export function createRunner(pool: Pool, target: string, isClosed: () => boolean
       }
     },
   };
+}
+
+/** PostgreSQL refused a parameter's text: a NUL (SQLSTATE 22021), which no text column holds, or a
+ * character the database's encoding lacks (22P05). The stores refuse such text before they write
+ * (storable.ts); this turns what still reaches a statement (a lookup by an id holding a NUL, from a
+ * library caller) into the same invalid_input instead of a driver error. */
+function unstorableText(err: unknown): InvalidInputError | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code !== "22021" && code !== "22P05") return undefined;
+  return new InvalidInputError(
+    `a value holds text PostgreSQL cannot store (${errorMessage(err)}): a NUL character (U+0000) or a character outside the database's encoding`,
+  );
 }
 
 /** Sends statements in order, in one round trip when the connection pipelines (`pipeline: true`,

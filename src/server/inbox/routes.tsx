@@ -32,6 +32,7 @@ import { canSee, decidingGroups, eventVisibility, scopeList } from "../access.js
 import { hasRole, type Principal } from "../env.js";
 import { createRateLimiter, type RateLimitOptions } from "../rate-limit.js";
 import { type DecisionResult, decideEach, MAX_DECISIONS } from "../routes/decisions.js";
+import { screenForm } from "../screen.js";
 import { hashToken, type TokenStore } from "../tokens.js";
 import { CSP, FAVICON_SVG, htmxScript, INBOX_CSS, INBOX_JS } from "./assets.js";
 import { Layout } from "./layout.js";
@@ -186,6 +187,12 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     if (!passed) return csrfRefused(c);
     await next();
   };
+  // Text no store can keep in a form field is refused like in a JSON body (screen.ts); the handlers
+  // then read the form hono has kept.
+  const formScreen: MiddlewareHandler = async (c, next) => {
+    screenForm(await c.req.parseBody({ all: true }));
+    await next();
+  };
   for (const path of [
     "/login",
     "/logout",
@@ -193,7 +200,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     "/inbox/decisions",
     ...TRUST_FORM_PATHS,
   ]) {
-    app.post(path, formLimit, originCheck);
+    app.post(path, formLimit, originCheck, formScreen);
   }
 
   type PageExtra = Omit<Parameters<typeof Layout>[0], "title" | "children">;
