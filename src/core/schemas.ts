@@ -2,6 +2,7 @@
 // Every input is parsed with these schemas; the TypeScript types are inferred from them so the two
 // can never drift.
 import { z } from "zod";
+import { identityProblem } from "./identity.js";
 import { MAX_ESCALATION_DEPTH } from "./limits.js";
 import { jsonProblem, textProblem } from "./text.js";
 
@@ -69,7 +70,20 @@ function storable<S extends z.ZodString>(schema: S): S {
   });
 }
 
-const name = storable(z.string().trim().min(1).max(200));
+/** A person, agent or group: refused when it mixes scripts or is only invisible characters
+ * (identityProblem), so a look-alike never enters as a second identity. */
+const name = storable(z.string().trim().min(1).max(200)).superRefine(refuseBadIdentity);
+
+/** The refinement of every name: the issue is marked `unprocessable` (well-formed input that a rule
+ * refuses), which the HTTP server answers with 422 like the engine's invalid_input, not 400. */
+export function refuseBadIdentity(s: string, ctx: z.RefinementCtx): void {
+  const why = identityProblem(s);
+  if (why) ctx.addIssue({ code: "custom", message: `\`${s}\` ${why}`, params: UNPROCESSABLE });
+}
+
+/** The params of a zod issue for input that is well-formed but refused by a rule (HTTP 422). */
+export const UNPROCESSABLE = { unprocessable: true } as const;
+
 const jsonRecord = z.record(z.string(), z.unknown());
 
 /** A JSON object from a caller (args, metadata, editedArgs): checked for depth (MAX_JSON_DEPTH) and

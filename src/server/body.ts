@@ -112,8 +112,11 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown, what = "bo
     path = path ? `${path}.${key}` : key;
     message = `\`${key}\` is not a field this route accepts`;
   }
+  // Well-formed input a rule refuses (a name mixing scripts: UNPROCESSABLE in core/schemas.ts) is a
+  // 422, as when the engine refuses it; malformed input a 400.
+  const unprocessable = issue?.code === "custom" && issue.params?.unprocessable === true;
   throw new HttpProblem(
-    400,
+    unprocessable ? 422 : 400,
     "invalid_input",
     path ? `invalid ${what}: \`${path}\`: ${message}` : `invalid ${what}: ${message}`,
     path ? { field: path } : {},

@@ -7,11 +7,13 @@ import { z } from "zod";
 import { InvalidInputError, NotFoundError } from "../core/errors.js";
 import { normalizeIdentity } from "../core/identity.js";
 import { newRequestId } from "../core/ids.js";
+import { refuseBadIdentity } from "../core/schemas.js";
 
 export const ROLES = ["agent", "reviewer", "admin"] as const;
 export type Role = (typeof ROLES)[number];
 
-const principalName = z.string().trim().min(1).max(200);
+/** Refused like every name that enters (refuseBadIdentity): mixed scripts, invisible characters only. */
+const principalName = z.string().trim().min(1).max(200).superRefine(refuseBadIdentity);
 
 /** What creating a token takes: the principal it authenticates, its roles and its groups. */
 export const tokenInputSchema = z
@@ -89,7 +91,8 @@ export async function createToken(
   const token = newTokenSecret();
   const record: TokenRecord = {
     id: newTokenId(now),
-    // One normal form (case, Unicode NFC, spaces), so `Alice` and `alice` are one identity.
+    // One normal form (case, Unicode NFKC, invisible characters, spaces): `Alice` and `ＡＬＩＣＥ` are
+    // one identity.
     name: normalizeIdentity(parsed.data.name),
     roles: [...new Set(parsed.data.roles)],
     groups: [...new Set(parsed.data.groups.map(normalizeIdentity))],

@@ -262,9 +262,6 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     // guesses over fresh "addresses", or lock everybody out by failing under the shared default.
     const env = c.env as { incoming?: IncomingMessage } | undefined;
     const address = env?.incoming?.socket?.remoteAddress ?? "local";
-    if (!(await loginFailures.peek(address)).ok) {
-      return loginPage(c, { error: "Too many failed attempts; wait a minute." }, 429);
-    }
     const form = await c.req.parseBody();
     if (!sameSecret(getCookie(c, LOGIN_CSRF_COOKIE), form._csrf)) {
       return loginPage(
@@ -278,6 +275,11 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     const hash = token ? hashToken(token) : "";
     const record = token ? await deps.tokens.findByHash(hash) : undefined;
     if (!record || !(record.roles.includes("reviewer") || record.roles.includes("admin"))) {
+      // Only failures are slowed, and only after the token was looked up: a valid token always signs
+      // in, even from an address (a proxy's, shared by everyone behind it) that has failed many times.
+      if (!(await loginFailures.peek(address)).ok) {
+        return loginPage(c, { error: "Too many failed attempts; wait a minute.", next }, 429);
+      }
       await loginFailures.take(address);
       const why = record
         ? "This token cannot sign in to the inbox: it needs the reviewer or admin role."

@@ -24,7 +24,7 @@ export const createTokenRoute = defineRoute({
   roles: ["admin"],
   body: { schema: tokenCreateBody, component: "TokenInput", required: true },
   responses: { 201: { description: "the token with its secret", schema: "TokenCreated" } },
-  problems: [400, 403, 413, 415],
+  problems: [400, 403, 413, 415, 422],
 });
 
 export const revokeTokenRoute = defineRoute({
