@@ -7,6 +7,7 @@ import { canonicalJson, sha256 } from "../core/hash.js";
 import { newRequest } from "../core/new-request.js";
 import type { OutboxDraft } from "../core/outbox.js";
 import type { Policy, PolicyVerdict } from "../core/policy.js";
+import { checkRevisionOf } from "../core/revision.js";
 import {
   type ApprovalRequest,
   type AuditDraft,
@@ -18,7 +19,7 @@ import type { Store } from "../core/store.js";
 import { parseOrThrow } from "../core/validate.js";
 
 export interface CreateDeps {
-  store: Pick<Store, "insertRequest">;
+  store: Pick<Store, "insertRequest" | "getRequest" | "getRequestByKey">;
   policy: Policy | undefined;
   schemaFor(action: string): ZodType | undefined;
   now(): number;
@@ -38,6 +39,8 @@ export async function createRequest(deps: CreateDeps, raw: unknown): Promise<App
   checkSchema(deps.schemaFor(input.action), input.action, input.args, "args");
   const verdict = await decidePolicy(deps.policy, input);
   const inputHash = sha256(canonicalJson(input));
+  const replay = await checkRevisionOf(deps.store, input, inputHash);
+  if (replay) return replay;
   const { stored, events } = newRequest(input, verdict, inputHash, deps.now());
   const drafts = events.map(deps.redactDraft);
   const outbox = deps.outboxFor(stored, drafts);
