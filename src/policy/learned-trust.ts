@@ -1,12 +1,15 @@
 // Learned trust: when people have approved the same action with the same args shape many times in a
 // row (trust-suggestions.ts), an admin may accept a rule that approves such calls without asking.
 // Accepted rules live in the store (Store.insertTrustRule...), audited; the policy here reads them
-// and names the rule in every approval it gives.
+// and names the rule in every approval it gives. A rule approves only calls within its scope
+// (trust-scope.ts): the requesters, risk, quorum, approvers and values its approvals earned, widened
+// only where the admin said so at acceptance.
 //
 // The policy keeps the active rules in memory for `ttlMs` (1 s by default): an accept or a revoke
 // through the same `LearnedTrust` takes effect at once (it drops the cache); one made by another
 // server process on the same database, within `ttlMs`. Should the rules not be readable, the policy
 // has no opinion, so the call waits for a person: failing closed, never approving on stale rules.
+import { isSensitiveKey, REDACTED, redact } from "../audit/redact.js";
 import { ConflictError, InvalidInputError, NotFoundError } from "../core/errors.js";
 import { normalizeIdentity } from "../core/identity.js";
 import type { Policy, PolicyVerdict } from "../core/policy.js";
@@ -14,10 +17,13 @@ import type { Store } from "../core/store.js";
 import {
   newTrustRuleId,
   type TrustRule,
+  type TrustScope,
+  type TrustWidening,
   trustRuleAccepted,
   trustRuleRevoked,
 } from "../core/trust-rule.js";
 import { argsShapeHash } from "./args-shape.js";
+import { scopeRefusal, widenScope } from "./trust-scope.js";
 import {
   DEFAULT_TRUST_THRESHOLD,
   keyOf,
@@ -41,8 +47,9 @@ export interface LearnedTrustPolicyOptions {
 /** A policy, plus `invalidate()`: the next call reads the rules again. */
 export type LearnedTrustPolicy = Policy & { invalidate(): void };
 
-/** Approves a call whose action and args shape match an active rule, naming the rule; no opinion
- * otherwise (compose it with `firstVerdict` after your explicit rules). */
+/** Approves a call whose action and args shape match an active rule and that lies within the rule's
+ * scope, naming the rule; no opinion otherwise (compose it with `firstVerdict` after your explicit
+ * rules). */
 export function learnedTrustPolicy(
   source: TrustRuleSource,
   options: LearnedTrustPolicyOptions = {},
@@ -83,8 +90,14 @@ export function learnedTrustPolicy(
       return undefined; // unreadable rules: a person decides
     }
     if (!rules?.actions.has(input.action)) return undefined;
-    const rule = rules.byKey.get(keyOf(input.action, argsShapeHash(input.args)));
-    if (!rule) return undefined;
+    let rule: TrustRule | undefined;
+    try {
+      rule = rules.byKey.get(keyOf(input.action, argsShapeHash(input.args)));
+      // A rule without a scope was accepted before scopes existed: it approves nothing.
+      if (!rule?.scope || scopeRefusal(rule.scope, input) !== undefined) return undefined;
+    } catch {
+      return undefined; // args the rule cannot read (the engine refuses them next): a person decides
+    }
     return {
       level: "auto",
       reason: `learned trust rule ${rule.id} (${rule.action}, ${rule.approvals} approvals)`,
@@ -107,6 +120,9 @@ export interface LearnedTrustOptions {
   threshold?: number;
   /** Decided requests read per suggestion scan, newest first. @default 1000 */
   scanLimit?: number;
+  /** Distinct values of a field a rule learns as an enumeration; a field that took more is not
+   * approved unless an admin widens it. @default 5 */
+  maxValues?: number;
   /** See `learnedTrustPolicy`. @default 1000 */
   ttlMs?: number;
   /** @default Date.now */
@@ -122,8 +138,12 @@ export interface LearnedTrust {
    * returned again (for pages that only hint at them). */
   suggestions(options?: { maxAgeMs?: number }): Promise<TrustSuggestion[]>;
   rules(options?: { includeRevoked?: boolean }): Promise<TrustRule[]>;
-  /** Stores the rule of a current suggestion (refusing anything else), audited under `by`. */
-  accept(input: { action: string; shapeHash: string }, by: string): Promise<TrustRule>;
+  /** Stores the rule of a current suggestion (refusing anything else), with the scope its approvals
+   * earned, widened only as `widen` says; audited under `by`, with the widening. */
+  accept(
+    input: { action: string; shapeHash: string; widen?: TrustWidening },
+    by: string,
+  ): Promise<TrustRule>;
   /** Revokes an active rule, audited under `by`. */
   revoke(id: string, by: string): Promise<TrustRule>;
 }
@@ -163,6 +183,7 @@ export function createLearnedTrust(options: LearnedTrustOptions): LearnedTrust {
       threshold,
       rules,
       ...(options.scanLimit === undefined ? {} : { scanLimit: options.scanLimit }),
+      ...(options.maxValues === undefined ? {} : { maxValues: options.maxValues }),
     });
     last = { at, items };
     return items;
@@ -182,7 +203,9 @@ export function createLearnedTrust(options: LearnedTrustOptions): LearnedTrust {
       );
       if (existing) {
         throw new ConflictError(
-          `\`${input.action}\` with this args shape is already approved by rule ${existing.id}`,
+          existing.scope
+            ? `\`${input.action}\` with this args shape is already approved by rule ${existing.id}`
+            : `rule ${existing.id} for \`${input.action}\` with this args shape was accepted before rules kept their scope and approves nothing: revoke it, then accept this suggestion`,
         );
       }
       const suggestion = (await suggestions()).find(
@@ -195,6 +218,8 @@ export function createLearnedTrust(options: LearnedTrustOptions): LearnedTrust {
             : `\`${input.action}\` with this args shape is not a current suggestion: it needs ${threshold} approvals by people in a row with no rejection`,
         );
       }
+      const widened = widening(input.widen);
+      const scope = widenScope(suggestion.scope, widened);
       const at = now();
       const rule: TrustRule = {
         id: newTrustRuleId(at),
@@ -202,10 +227,16 @@ export function createLearnedTrust(options: LearnedTrustOptions): LearnedTrust {
         shapeHash: suggestion.shapeHash,
         shape: suggestion.shape,
         approvals: suggestion.streak,
+        scope,
         createdBy: normalizeIdentity(by),
         createdAt: at,
       };
-      const res = await m.insert(rule, [trustRuleAccepted(rule)]);
+      // The audit keeps the scope with sensitive values redacted, and what the admin widened.
+      const event = trustRuleAccepted(rule, {
+        scope: redactScope(scope),
+        ...(widened ? { widened } : {}),
+      });
+      const res = await m.insert(rule, [event]);
       policy.invalidate();
       last = undefined;
       if (!res.created) {
@@ -230,4 +261,29 @@ export function createLearnedTrust(options: LearnedTrustOptions): LearnedTrust {
       return res.rule;
     },
   };
+}
+
+/** The widening asked for, or undefined when it widens nothing. */
+function widening(w: TrustWidening | undefined): TrustWidening | undefined {
+  const anyValue = [...new Set(w?.anyValue ?? [])];
+  if (!w?.anyRequester && anyValue.length === 0) return undefined;
+  return {
+    ...(w?.anyRequester ? { anyRequester: true } : {}),
+    ...(anyValue.length > 0 ? { anyValue } : {}),
+  };
+}
+
+/** The scope as the audit keeps it: the values of a field under a sensitive key (`/args/password`)
+ * replaced, and credentials inside any other value masked as everywhere in the log. */
+function redactScope(scope: TrustScope): TrustScope {
+  const values = scope.values.map((c) => {
+    const keys = c.path
+      .split("/")
+      .slice(1)
+      .map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~"));
+    if (!keys.some((k) => isSensitiveKey(k))) return c;
+    const { oneOf, range, ...rest } = c;
+    return oneOf || range ? { ...rest, oneOf: [REDACTED] } : rest;
+  });
+  return redact({ ...scope, values });
 }

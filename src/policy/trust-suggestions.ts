@@ -3,7 +3,10 @@
 // interrupts. A run of at least `threshold` becomes a suggested trust rule.
 //
 // What counts, and why:
-// - an approval of the whole call as proposed (`approve_all`) by a person extends the run;
+// - an approval of the whole call as proposed (`approve_all`) by people extends the run, and teaches
+//   the run's scope (trust-scope.ts: requesters, reviewers, risk, quorum, approvers, values), when
+//   every approval came from a person the requester cannot be (trust-scope.ts, earningReviewers);
+//   one that did not says nothing (neither extends nor breaks the run);
 // - a person saying anything else breaks it: a rejection or revise, and also an approval that edited
 //   the args or selected only some items, because the rule would approve the unedited, whole call,
 //   which that person did not;
@@ -16,8 +19,9 @@
 import type { ApprovalRequest, Status } from "../core/schemas.js";
 import { AUTOMATIC_METHODS } from "../core/state.js";
 import type { ListFilter, Page } from "../core/store.js";
-import type { TrustRule } from "../core/trust-rule.js";
+import type { TrustRule, TrustScope } from "../core/trust-rule.js";
 import { argsShape, argsShapeHash } from "./args-shape.js";
+import { DEFAULT_MAX_VALUES, earningReviewers, ScopeLearner } from "./trust-scope.js";
 
 export interface TrustSuggestion {
   action: string;
@@ -26,6 +30,9 @@ export interface TrustSuggestion {
   shapeHash: string;
   /** Approvals by people in a row, newest first, with no person's rejection among them. */
   streak: number;
+  /** What those approvals earned: the rule accepted from this suggestion approves no more (its
+   * `reviewers` are the distinct people behind the run). */
+  scope: TrustScope;
   /** Newest first, at most `maxExamples`: the requests the rule would have approved. */
   examples: TrustExample[];
 }
@@ -51,6 +58,8 @@ export interface SuggestOptions {
   maxExamples?: number;
   /** Active rules: what they already cover is not suggested again. */
   rules?: readonly TrustRule[];
+  /** Distinct values of a field learned as an enumeration (see trust-scope.ts). @default 5 */
+  maxValues?: number;
 }
 
 export const DEFAULT_TRUST_THRESHOLD = 20;
@@ -70,6 +79,7 @@ interface Run {
   streak: number;
   broken: boolean;
   examples: TrustExample[];
+  learner: ScopeLearner;
 }
 
 /** The calls approved by people at least `threshold` times in a row, longest run first. */
@@ -83,9 +93,18 @@ export async function suggestTrustRules(
   }
   if (threshold === 0) return [];
   const maxExamples = options.maxExamples ?? 10;
-  const covered = new Set((options.rules ?? []).map((r) => keyOf(r.action, r.shapeHash)));
+  const maxValues = options.maxValues ?? DEFAULT_MAX_VALUES;
+  if (!Number.isSafeInteger(maxValues) || maxValues < 1) {
+    throw new TypeError(`maxValues must be a positive integer, got ${maxValues}`);
+  }
+  // A rule accepted before scopes existed approves nothing: its call is suggested again, so an admin
+  // can revoke it and accept the scoped rule.
+  const covered = new Set(
+    (options.rules ?? []).filter((r) => r.scope).map((r) => keyOf(r.action, r.shapeHash)),
+  );
   const runs = new Map<string, Run>();
-  const cut = await scan(airlock, {}, options.scanLimit ?? 1000, runs, maxExamples);
+  const opts = { maxExamples, maxValues };
+  const cut = await scan(airlock, {}, options.scanLimit ?? 1000, runs, opts);
 
   // The newest requests of all actions together may end in the middle of a quieter action's run:
   // such actions (a few, bounded) are read again on their own, further back.
@@ -96,7 +115,7 @@ export async function suggestTrustRules(
     }
     for (const action of [...actions].slice(0, options.rescanActions ?? 10)) {
       for (const [key, run] of runs) if (run.action === action) runs.delete(key);
-      await scan(airlock, { action }, options.actionScanLimit ?? 500, runs, maxExamples);
+      await scan(airlock, { action }, options.actionScanLimit ?? 500, runs, opts);
     }
   }
 
@@ -107,6 +126,7 @@ export async function suggestTrustRules(
       shape: run.shape,
       shapeHash: run.shapeHash,
       streak: run.streak,
+      scope: run.learner.scope(),
       examples: run.examples,
     }))
     .sort((a, b) => b.streak - a.streak || a.action.localeCompare(b.action));
@@ -119,7 +139,7 @@ async function scan(
   filter: Pick<ListFilter, "action">,
   limit: number,
   runs: Map<string, Run>,
-  maxExamples: number,
+  opts: { maxExamples: number; maxValues: number },
 ): Promise<boolean> {
   let scanned = 0;
   let cursor: string | undefined;
@@ -137,10 +157,18 @@ async function scan(
       let run = runs.get(key);
       if (!run) {
         const shape = argsShape(request.args);
-        run = { action: request.action, shape, shapeHash, streak: 0, broken: false, examples: [] };
+        run = {
+          action: request.action,
+          shape,
+          shapeHash,
+          streak: 0,
+          broken: false,
+          examples: [],
+          learner: new ScopeLearner(opts.maxValues),
+        };
         runs.set(key, run);
       }
-      count(run, request, maxExamples);
+      count(run, request, opts.maxExamples);
     }
     scanned += page.items.length;
     cursor = page.nextCursor;
@@ -153,7 +181,10 @@ function count(run: Run, request: ApprovalRequest, maxExamples: number): void {
   const d = request.decision;
   if (run.broken || !d || AUTOMATIC_METHODS.has(d.method)) return;
   if (d.outcome === "approved" && d.method === "approve_all") {
+    const people = earningReviewers(request);
+    if (!people) return; // approved through something the requester can reach: says nothing
     run.streak++;
+    run.learner.add(request, people);
     if (run.examples.length < maxExamples) {
       run.examples.push({
         id: request.id,

@@ -9,7 +9,13 @@ import type { Store } from "../core/store.js";
 import type { TrustRuleInsert, TrustRuleRevoke } from "../core/trust-rule.js";
 import type { Step } from "./postgres-client.js";
 import { checkDrafts } from "./storable.js";
-import { checkTrustRule, type TrustRuleRow, trustRuleIdTaken, trustRuleOf } from "./trust-rows.js";
+import {
+  checkTrustRule,
+  scopeText,
+  type TrustRuleRow,
+  trustRuleIdTaken,
+  trustRuleOf,
+} from "./trust-rows.js";
 
 /** The migration that creates the table, for the quoted schema `s`. */
 export function postgresTrustRulesSql(s: string): string {
@@ -28,6 +34,12 @@ export function postgresTrustRulesSql(s: string): string {
     CREATE UNIQUE INDEX trust_rules_active ON ${s}.trust_rules (action, shape_hash)
       WHERE revoked_at IS NULL;
   `;
+}
+
+/** Migration 12: each rule's scope (core/trust-rule.ts), as JSON text; rules accepted before it
+ * have none and approve nothing. */
+export function postgresTrustScopeSql(s: string): string {
+  return `ALTER TABLE ${s}.trust_rules ADD COLUMN scope text;`;
 }
 
 /** PostgreSQL's unique_violation: here only the primary key can raise it. */
@@ -55,8 +67,8 @@ export function postgresTrustRules(deps: PostgresTrustDeps): TrustMethods {
         let inserted: TrustRuleRow | undefined;
         try {
           const res = await c.query<TrustRuleRow>(
-            `INSERT INTO ${t} (id, action, shape_hash, shape, approvals, created_by, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)
+            `INSERT INTO ${t} (id, action, shape_hash, shape, approvals, created_by, created_at, scope)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
              ON CONFLICT (action, shape_hash) WHERE revoked_at IS NULL DO NOTHING
              RETURNING *`,
             [
@@ -67,6 +79,7 @@ export function postgresTrustRules(deps: PostgresTrustDeps): TrustMethods {
               rule.approvals,
               rule.createdBy,
               rule.createdAt,
+              scopeText(rule),
             ],
           );
           inserted = res.rows[0];

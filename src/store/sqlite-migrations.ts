@@ -7,7 +7,7 @@ import { NO_DEADLINE } from "./paging.js";
 import { approverIndexSql } from "./sqlite-approver-index.js";
 import type { Migration } from "./sqlite-migrate.js";
 import { SQLITE_TITLE_INDEX_SQL } from "./sqlite-title-index.js";
-import { SQLITE_TRUST_RULES_SQL } from "./sqlite-trust.js";
+import { SQLITE_TRUST_RULES_SQL, SQLITE_TRUST_SCOPE_SQL } from "./sqlite-trust.js";
 
 /** Counts the requests already settled into outcome_stats (migration 7, which empties it first so a
  * second run counts nothing twice; bulk loads call it too). */
@@ -225,6 +225,9 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
         WHERE status = 'pending';
     `,
   },
+  // 11 is left to the quotas' change being written beside this one.
+  // Each learned trust rule's scope (src/store/sqlite-trust.ts).
+  { version: 12, sql: SQLITE_TRUST_SCOPE_SQL },
 ];
 
 /** Lower-cases the titles of the rows written before migration 5 (the trigger indexes each). */

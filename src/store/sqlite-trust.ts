@@ -7,7 +7,13 @@ import type { AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { Store } from "../core/store.js";
 import type { TrustRule, TrustRuleInsert, TrustRuleRevoke } from "../core/trust-rule.js";
 import { checkDrafts } from "./storable.js";
-import { checkTrustRule, type TrustRuleRow, trustRuleIdTaken, trustRuleOf } from "./trust-rows.js";
+import {
+  checkTrustRule,
+  scopeText,
+  type TrustRuleRow,
+  trustRuleIdTaken,
+  trustRuleOf,
+} from "./trust-rows.js";
 
 /** The migration that creates the table: at most one active rule per action and shape. */
 export const SQLITE_TRUST_RULES_SQL = `
@@ -24,6 +30,10 @@ export const SQLITE_TRUST_RULES_SQL = `
   );
   CREATE UNIQUE INDEX trust_rules_active ON trust_rules (action, shape_hash) WHERE revoked_at IS NULL;
 `;
+
+/** Migration 12: each rule's scope (core/trust-rule.ts), as JSON; rules accepted before it have
+ * none and approve nothing. */
+export const SQLITE_TRUST_SCOPE_SQL = "ALTER TABLE trust_rules ADD COLUMN scope TEXT;";
 
 type TrustMethods = Required<Pick<Store, "insertTrustRule" | "listTrustRules" | "revokeTrustRule">>;
 
@@ -44,8 +54,8 @@ export function sqliteTrustRules(deps: SqliteTrustDeps): TrustMethods {
       "SELECT * FROM trust_rules WHERE action = ? AND shape_hash = ? AND revoked_at IS NULL",
     ),
     insert: db.prepare(
-      `INSERT INTO trust_rules (id, action, shape_hash, shape, approvals, created_by, created_at)
-       VALUES (@id, @action, @shape_hash, @shape, @approvals, @created_by, @created_at)`,
+      `INSERT INTO trust_rules (id, action, shape_hash, shape, approvals, created_by, created_at, scope)
+       VALUES (@id, @action, @shape_hash, @shape, @approvals, @created_by, @created_at, @scope)`,
     ),
     byId: db.prepare<[string], TrustRuleRow>("SELECT * FROM trust_rules WHERE id = ?"),
     revoke: db.prepare(
@@ -69,6 +79,7 @@ export function sqliteTrustRules(deps: SqliteTrustDeps): TrustMethods {
         approvals: rule.approvals,
         created_by: rule.createdBy,
         created_at: rule.createdAt,
+        scope: scopeText(rule),
       });
     } catch (err) {
       if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {

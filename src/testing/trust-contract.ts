@@ -8,6 +8,7 @@ import {
   TRUST_RULE_ACCEPTED,
   TRUST_RULE_REVOKED,
   type TrustRule,
+  type TrustScope,
   trustRuleAccepted,
   trustRuleRevoked,
 } from "../core/trust-rule.js";
@@ -99,6 +100,36 @@ export function trustRuleContract(
       next.id,
     ]);
     expect(await get().listAudit({})).toHaveLength(2);
+  });
+
+  test("trust rules: the scope is kept as given and read back; a malformed one is refused", async () => {
+    const t = methods(get());
+    const scope: TrustScope = {
+      requesters: ["agent-a"],
+      anyRequester: true,
+      reviewers: ["alice", "bob"],
+      maxRisk: "medium",
+      maxQuorum: 2,
+      approverSets: [[], ["ops", "sre"]],
+      values: [
+        { path: "/args/cmd", oneOf: ["ls -la", "ls \u0000 \u00e9", true, null], any: true },
+        { path: "/args/n", range: { min: -1.5, max: 1e12 } },
+        { path: "/args/content", varies: "more than 5 distinct values" },
+        { path: "/items", length: { min: 0, max: 3 } },
+      ],
+    };
+    const rule = makeRule({ scope });
+    expect((await t.insertTrustRule(rule, [trustRuleAccepted(rule)])).rule).toEqual(rule);
+    expect(await t.listTrustRules()).toEqual([rule]);
+    const bad = makeRule({
+      shapeHash: "c".repeat(64),
+      scope: { ...scope, maxQuorum: 0 },
+    });
+    await expect(t.insertTrustRule(bad, [])).rejects.toMatchObject({
+      code: "invalid_input",
+      field: "scope",
+    });
+    expect(await t.listTrustRules()).toEqual([rule]);
   });
 
   test("trust rules: revoking an unknown or revoked rule writes nothing", async () => {

@@ -113,6 +113,14 @@ describe.skipIf(!haveBrowser)("learned trust in the inbox (chromium)", () => {
     const text = await suggestion.textContent();
     expect(text).toContain('{"replicas":number,"service":string}');
     expect(text).toMatch(/3\s+times in a row/);
+    // The distinct people behind the run, and what the rule would approve.
+    await expect(suggestion.locator(".trust-reviewers").textContent()).resolves.toMatch(
+      /1\s+person: alice/,
+    );
+    await expect(suggestion.locator(".trust-requesters").textContent()).resolves.toContain("bot");
+    await expect(
+      suggestion.locator('.trust-value[data-path="/args/service"]').textContent(),
+    ).resolves.toContain('one of "api", "web", "worker"');
     // What it would have covered: the three approved calls.
     await suggestion.locator("details summary").click();
     const covered = await suggestion
@@ -131,7 +139,8 @@ describe.skipIf(!haveBrowser)("learned trust in the inbox (chromium)", () => {
     expect(ruleId).toMatch(/^trust_/);
 
     // After: the next identical call is approved at once, naming the rule.
-    const after = await ask(deploy("billing"));
+    // A service people approved: within the values the rule learned.
+    const after = await ask(deploy("web"));
     expect(after.status).toBe("approved");
     expect(after.decision?.comment).toBe(`learned trust rule ${ruleId} (deploy, 3 approvals)`);
     // The call left waiting before is still waiting: a rule applies to new calls only.
@@ -163,7 +172,7 @@ describe.skipIf(!haveBrowser)("learned trust in the inbox (chromium)", () => {
     await ruleItem.locator("button", { hasText: "Revoke" }).click();
     await admin.waitForURL(/\/inbox\/trust\?revoked=trust_/);
     await expect(admin.locator("#active-rules li.trust-rule").count()).resolves.toBe(0);
-    expect((await ask(deploy("mail"))).status).toBe("pending");
+    expect((await ask(deploy("web"))).status).toBe("pending");
 
     const kinds = (await airlock.audit({}))
       .filter((e) => e.requestId === undefined)

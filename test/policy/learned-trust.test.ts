@@ -23,7 +23,6 @@ const write = (path: string, over: Partial<RequestInput> = {}): RequestInput => 
 let store: Store;
 let trust: LearnedTrust;
 let airlock: Airlock;
-let n = 0;
 
 beforeEach(async () => {
   store = sqliteStore(":memory:");
@@ -37,7 +36,7 @@ afterEach(async () => {
 /** A request decided by a person (`outcome` approve/reject/revise), or left as the policy set it. */
 async function decided(
   kind: "approve" | "reject" | "revise" | "edit" | "none",
-  input = write(`/tmp/f${++n}`),
+  input = write("/tmp/f"),
 ) {
   const r = await airlock.request(input);
   if (kind === "approve") await airlock.decide(r.id, { outcome: "approved", reviewer: "ann" });
@@ -224,7 +223,7 @@ describe("accepting, applying and revoking a rule", () => {
     const policy = learnedTrustPolicy(store, { ttlMs: 500, now: () => clock });
     const other = createLearnedTrust({ store, threshold: 3 });
     for (let i = 0; i < 3; i++) await decided("approve");
-    const input = requestInputSchema.parse(write("/tmp/z"));
+    const input = requestInputSchema.parse(write("/tmp/f"));
     const ask = () => policy({ input });
     expect(await ask()).toBeUndefined();
     const hash = argsShapeHash({ path: "", content: "" });

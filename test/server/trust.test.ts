@@ -133,7 +133,8 @@ describe("/v1/trust", () => {
     const again = await as(tok.admin, "POST", "/v1/trust/rules", { action: "deploy", shapeHash });
     expect(again.status).toBe(409);
 
-    const auto = await as(tok.agent, "POST", "/v1/requests", deploy("e"));
+    // A service people approved: within the rule's learned values.
+    const auto = await as(tok.agent, "POST", "/v1/requests", deploy("d"));
     expect(auto.body.status).toBe("approved");
     expect(auto.body.decision).toMatchObject({ method: "auto", reviewer: "policy" });
     expect(auto.body.decision.comment).toBe(`learned trust rule ${rule.id} (deploy, 4 approvals)`);
@@ -149,7 +150,7 @@ describe("/v1/trust", () => {
     expect((await as(tok.alice, "GET", "/v1/trust/rules")).body.items).toEqual([]);
     const all = await as(tok.alice, "GET", "/v1/trust/rules?includeRevoked=true");
     expect(all.body.items).toEqual([revoked.body]);
-    const after = await as(tok.agent, "POST", "/v1/requests", deploy("g"));
+    const after = await as(tok.agent, "POST", "/v1/requests", deploy("d"));
     expect(after.body.status).toBe("pending");
 
     const audit = await as(tok.admin, "GET", "/v1/audit");

@@ -63,7 +63,8 @@ export function mountTrustPages(app: Hono, d: TrustPagesDeps): void {
   /** Runs an admin's form: CSRF first, then the role, then `act`; a refusal shows the page. */
   function adminForm(act: (form: Record<string, unknown>, u: SessionUser) => Promise<string>) {
     return d.signedIn(async (c, u) => {
-      const form = await c.req.parseBody();
+      // `all`: the widening boxes share one name (anyValue), one entry per ticked box.
+      const form = await c.req.parseBody({ all: true });
       if (!csrfMatches(u.session, form._csrf)) return d.csrfRefused(c);
       if (!hasRole(u.principal, "admin")) {
         return show(c, u, { error: "Only admins accept or revoke learned trust rules." }, 403);
@@ -83,12 +84,17 @@ export function mountTrustPages(app: Hono, d: TrustPagesDeps): void {
     "/inbox/trust/accept",
     adminForm(async (form, u) => {
       if (!d.trust) throw notEnabled();
+      const anyValue = [form.anyValue ?? []].flat().filter((v) => typeof v === "string");
+      const widen = {
+        ...(text(form.anyRequester) === "true" ? { anyRequester: true } : {}),
+        ...(anyValue.length > 0 ? { anyValue } : {}),
+      };
       const rule = await d.trust.accept(
-        { action: text(form.action), shapeHash: text(form.shapeHash) },
+        { action: text(form.action), shapeHash: text(form.shapeHash), widen },
         u.principal.name,
       );
       d.logger.info(
-        { rule_id: rule.id, action: rule.action, by: u.principal.name },
+        { rule_id: rule.id, action: rule.action, by: u.principal.name, widened: widen },
         "learned trust rule accepted in the inbox",
       );
       return `/inbox/trust?accepted=${encodeURIComponent(rule.id)}`;

@@ -1,10 +1,12 @@
 // /v1/trust: learned trust (src/policy/learned-trust.ts). Admins see the calls people keep approving
 // (suggestions, with the requests each would have covered), accept one as a rule, and revoke rules;
 // reviewers and admins list the rules. Accepting takes only a current suggestion: a rule cannot be
-// made up for a call people have not approved many times in a row.
+// made up for a call people have not approved many times in a row, and it approves no more than
+// those approvals earned (its scope) unless the admin widens it explicitly in the same request.
 import { Hono } from "hono";
 import { z } from "zod";
 import { ConflictError, NotFoundError } from "../../core/errors.js";
+import { trustScopeSchema } from "../../core/trust-rule.js";
 import type { LearnedTrust } from "../../policy/learned-trust.js";
 import type { RouteDeps, ServerEnv } from "../env.js";
 import { defineRoute, mount } from "../route.js";
@@ -17,6 +19,9 @@ const trustRule = z.object({
   shapeHash: z.string(),
   shape: z.string(),
   approvals: z.number().int(),
+  /** What it approves: the requesters, reviewers, risk, quorum, approvers and values that earned
+   * it (absent on a rule accepted before scopes existed, which approves nothing). */
+  scope: trustScopeSchema.optional(),
   createdBy: z.string(),
   createdAt: z.number(),
   revokedBy: z.string().optional(),
@@ -35,6 +40,8 @@ export const trustSuggestionList = z.object({
       shape: z.string(),
       shapeHash: z.string(),
       streak: z.number().int(),
+      /** What the approvals earned; `reviewers` are the distinct people behind the run. */
+      scope: trustScopeSchema,
       examples: z.array(
         z.object({
           id: z.string(),
@@ -51,6 +58,16 @@ export const trustAcceptBody = z
   .object({
     action: z.string().min(1).max(200),
     shapeHash: z.string().regex(/^[0-9a-f]{64}$/, "a SHA-256 in lower-case hex (64 characters)"),
+    /** Beyond what the approvals earned, audited with the acceptance: every requester's calls
+     * (`anyRequester`), and fields approved whatever their value (`anyValue`: paths of the
+     * suggestion's `scope.values`). */
+    widen: z
+      .object({
+        anyRequester: z.boolean().optional(),
+        anyValue: z.array(z.string().min(1).max(2000)).max(1000).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -83,7 +100,7 @@ export const acceptTrustRuleRoute = defineRoute({
   method: "post",
   path: `${PREFIX}/rules`,
   summary:
-    "Accept a current suggestion as a rule (admin): calls of that action with that args shape are approved without asking, each naming the rule; 409 when it is not a current suggestion",
+    "Accept a current suggestion as a rule (admin): calls of that action with that args shape, within the scope its approvals earned (requesters, risk, quorum, approvers, values) or as `widen` widens it, are approved without asking, each naming the rule; 409 when it is not a current suggestion, 422 when a field varies too much and is not widened",
   roles: ["admin"],
   body: { schema: trustAcceptBody, component: "TrustRuleInput", required: true },
   responses: { 201: { description: "the rule", schema: "TrustRule" } },
@@ -128,7 +145,13 @@ export function trustRoutes(deps: RouteDeps, trust: LearnedTrust | undefined): H
     const by = c.var.principal.name;
     const rule = await trust.accept(body, by);
     deps.logger.info(
-      { rule_id: rule.id, action: rule.action, approvals: rule.approvals, by },
+      {
+        rule_id: rule.id,
+        action: rule.action,
+        approvals: rule.approvals,
+        by,
+        ...(body.widen ? { widened: body.widen } : {}),
+      },
       "learned trust rule accepted",
     );
     return c.json(rule, 201);

@@ -1,8 +1,10 @@
 // Learned trust in the inbox: the calls people keep approving, each a rule an admin may accept with
-// one click (with the requests it would have covered), and the rules in force, which admins revoke.
-// Reviewers who are not admins see the rules only.
+// one click (with the requests it would have covered, the distinct people who approved them, and
+// what the rule would approve: requesters, risk, quorum, approvers, values), and the rules in
+// force, which admins revoke. Widening a rule past what earned it (every requester, a field to any
+// value) takes a box ticked on purpose. Reviewers who are not admins see the rules only.
 import type { FC } from "hono/jsx";
-import type { TrustRule } from "../../../core/trust-rule.js";
+import type { TrustRule, TrustScope, ValueConstraint } from "../../../core/trust-rule.js";
 import type { TrustSuggestion } from "../../../policy/trust-suggestions.js";
 
 export interface TrustPageProps {
@@ -18,13 +20,67 @@ export interface TrustPageProps {
 
 const when = (ms: number) => new Date(ms).toISOString().replace("T", " ").slice(0, 16);
 
+/** A learned value, shown short. */
+const shown = (v: string | boolean | null) => {
+  const text = JSON.stringify(v);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+};
+
+/** What a field's values may be, in words. */
+function allowedValues(c: ValueConstraint): string {
+  if (c.any) return "any value (widened by an admin)";
+  if (c.varies !== undefined) return `${c.varies}: not approved unless widened`;
+  const parts: string[] = [];
+  if (c.oneOf) parts.push(`one of ${c.oneOf.map(shown).join(", ")}`);
+  if (c.range) parts.push(`a number from ${c.range.min} to ${c.range.max}`);
+  if (c.length) parts.push(`${c.length.min} to ${c.length.max} elements`);
+  return parts.join("; ") || "nothing";
+}
+
+const list = (names: string[]) => (names.length > 0 ? names.join(", ") : "none");
+
+/** The scope of a suggestion or rule: who earned it, and what it approves. */
+const ScopeView: FC<{ scope: TrustScope }> = ({ scope }) => (
+  <div class="trust-scope">
+    <p class="trust-reviewers">
+      Earned by the approvals of <strong>{String(scope.reviewers.length)}</strong>{" "}
+      {scope.reviewers.length === 1 ? "person" : "distinct people"}: {list(scope.reviewers)}.
+    </p>
+    <ul>
+      <li class="trust-requesters">
+        Requesters:{" "}
+        {scope.anyRequester
+          ? `any (widened by an admin; earned by ${list(scope.requesters)})`
+          : list(scope.requesters)}
+      </li>
+      <li>Risk at most: {scope.maxRisk ?? "none stated"}</li>
+      <li>Quorum at most: {String(scope.maxQuorum)}</li>
+      <li>
+        Approvers named:{" "}
+        {scope.approverSets
+          .map((s) => (s.length === 0 ? "anyone (none named)" : s.join(" + ")))
+          .join("; ")}
+      </li>
+      {scope.values.map((c) => (
+        <li key={c.path} class="trust-value" data-path={c.path}>
+          <code>{c.path}</code>: {allowedValues(c)}
+        </li>
+      ))}
+    </ul>
+  </div>
+);
+
 const Suggestion: FC<{ s: TrustSuggestion; csrf: string }> = ({ s, csrf }) => (
   <li class="trust-suggestion" data-action={s.action} data-shape-hash={s.shapeHash}>
     <p>
       <strong>{s.action}</strong> with args shaped <code>{s.shape}</code>: approved by people{" "}
       <strong>{String(s.streak)}</strong> times in a row, never rejected since.
     </p>
-    <p>Accepting approves such calls without asking anyone; each approval names the rule.</p>
+    <p>
+      Accepting approves such calls without asking anyone, within what these approvals earned; each
+      approval names the rule.
+    </p>
+    <ScopeView scope={s.scope} />
     <details>
       <summary>What it would have covered ({String(s.examples.length)} most recent)</summary>
       <ul>
@@ -40,6 +96,19 @@ const Suggestion: FC<{ s: TrustSuggestion; csrf: string }> = ({ s, csrf }) => (
       <input type="hidden" name="_csrf" value={csrf} />
       <input type="hidden" name="action" value={s.action} />
       <input type="hidden" name="shapeHash" value={s.shapeHash} />
+      <fieldset class="trust-widen">
+        <legend>Widen past what was earned (recorded in the audit log)</legend>
+        <label>
+          <input type="checkbox" name="anyRequester" value="true" /> every requester, not only{" "}
+          {list(s.scope.requesters)}
+        </label>
+        {s.scope.values.map((c) => (
+          <label key={c.path}>
+            <input type="checkbox" name="anyValue" value={c.path} /> any value of{" "}
+            <code>{c.path}</code>
+          </label>
+        ))}
+      </fieldset>
       <button type="submit" class="approve">
         Accept rule
       </button>
@@ -53,6 +122,14 @@ const Rule: FC<{ r: TrustRule; csrf: string; isAdmin: boolean }> = ({ r, csrf, i
       <strong>{r.action}</strong> with args shaped <code>{r.shape}</code> — rule <code>{r.id}</code>
       , accepted by {r.createdBy} on {when(r.createdAt)} after {String(r.approvals)} approvals.
     </p>
+    {r.scope ? (
+      <ScopeView scope={r.scope} />
+    ) : (
+      <p class="error">
+        Accepted before rules kept what earned them: it approves nothing. Revoke it and accept the
+        suggestion again.
+      </p>
+    )}
     {isAdmin ? (
       <form method="post" action="/inbox/trust/revoke">
         <input type="hidden" name="_csrf" value={csrf} />
