@@ -3,6 +3,8 @@
 //   estimated time and cost, the reply options of the grammar in parse.ts, the timeout in minutes;
 // - `markdown`: the same with markdown emphasis, for chat apps and the web;
 // - `cli`: the operator's plan-review box of pattern 2.
+import { buttonLabel } from "../core/labels.js";
+import { presentationOf } from "../core/presentation.js";
 import type { ApprovalRequest } from "../core/schemas.js";
 import { invalidOption } from "../core/validate.js";
 import { countOf, type MessageDetails, messageDetails } from "./details.js";
@@ -165,9 +167,18 @@ function formatCli(request: ApprovalRequest, options: FormatOptions): string {
   }
   out.push("", RULE, "Options:");
   const allowed = new Set(request.allowed);
-  if (allowed.has("approve")) out.push("  [a] Approve - Execute this plan");
+  // An agent's label follows the verb unless it inverts it (core/labels.ts); without one, pattern
+  // 2's own words.
+  const { labels } = presentationOf(request);
+  const approve = buttonLabel("approve", labels.approve);
+  const decline = buttonLabel("reject", labels.reject, "Decline");
+  if (allowed.has("approve")) {
+    out.push(`  [a] ${approve === "Approve" ? "Approve - Execute this plan" : approve}`);
+  }
   if (allowed.has("revise")) out.push("  [r] Revise - Request changes (provide comments)");
-  if (allowed.has("reject")) out.push("  [d] Decline - Cancel this task");
+  if (allowed.has("reject")) {
+    out.push(`  [d] ${decline === "Decline" ? "Decline - Cancel this task" : decline}`);
+  }
   const left = timeLeftMs(request, options);
   out.push(RULE, left === undefined ? "Timeout: none" : `Timeout: ${seconds(left)}`, RULE, "");
   return out.join("\n");

@@ -1,10 +1,10 @@
 // What Airlock posts to Slack, as Block Kit: the request message (title, summary, facts, the items as
 // checkboxes, the decision buttons), the line that replaces its buttons once the request is over, the
 // thread replies (escalation, reminder) and the revision modal. Pure functions: no API calls here.
+import { doorLabels } from "../../core/labels.js";
 import type { ApprovalRequest, Decision } from "../../core/schemas.js";
 import { clip } from "../../core/text.js";
 import { countOf, messageDetails } from "../../reply/details.js";
-import { customLabel } from "../../server/inbox/pages/request.js";
 
 /** Block Kit is plain JSON; only the fields used here are typed. */
 export type Block = Record<string, unknown>;
@@ -137,13 +137,14 @@ function itemCheckboxes(request: ApprovalRequest): Block[] {
 
 function buttons(request: ApprovalRequest, inboxUrl: string): Block[] {
   const out: Block[] = [];
-  const approve = customLabel(request, "approve");
-  const reject = customLabel(request, "reject");
+  // The verb first, the agent's label after it unless it inverts it (core/labels.ts); the approve
+  // verb always on the primary (green) button.
+  const labels = doorLabels(request);
   if (request.allowed.includes("approve") || request.allowed.includes("select")) {
     out.push({
       type: "button",
       action_id: ACTION.approve,
-      text: plain(approve ? `Approve — ${approve}` : "Approve", 75),
+      text: plain(labels.approve, 75),
       style: "primary",
       value: request.id,
     });
@@ -151,7 +152,7 @@ function buttons(request: ApprovalRequest, inboxUrl: string): Block[] {
   out.push({
     type: "button",
     action_id: ACTION.reject,
-    text: plain(reject ? `Reject — ${reject}` : "Reject", 75),
+    text: plain(labels.reject, 75),
     style: "danger",
     value: request.id,
   });
@@ -159,7 +160,7 @@ function buttons(request: ApprovalRequest, inboxUrl: string): Block[] {
     out.push({
       type: "button",
       action_id: ACTION.revise,
-      text: plain("Revise", 75),
+      text: plain(labels.revise, 75),
       value: request.id,
     });
   }

@@ -4,6 +4,7 @@
 // history and the audit trail.
 import { raw } from "hono/html";
 import type { FC } from "hono/jsx";
+import { buttonLabel } from "../../../core/labels.js";
 import { presentationOf } from "../../../core/presentation.js";
 import type { ApprovalRequest, AuditEvent } from "../../../core/schemas.js";
 import { isPending } from "../../../core/state.js";
@@ -47,28 +48,6 @@ export interface PanelProps {
   successor?: ApprovalRequest | undefined;
   /** The version this one revises (`revisionOf`), to show what changed. */
   previous?: ApprovalRequest | undefined;
-}
-
-// --- what a button says ---------------------------------------------------------------------------
-
-const APPROVING = /\b(approve|approved|accept|allow|confirm|yes|ok|okay|proceed|go ahead)\b/i;
-const REFUSING =
-  /\b(reject|rejected|decline|deny|denied|refuse|cancel|abort|stop|block|no|don'?t|do not|never)\b/i;
-
-/** A label an agent asked for (`labels.approve`/`reject`, or on requests stored before those, the
- * metadata keys; see presentationOf). It may rename a button but not invert it: one that names the
- * opposite verb is ignored. */
-export function customLabel(r: ApprovalRequest, key: "approve" | "reject"): string | undefined {
-  const own = presentationOf(r).labels[key]?.trim().slice(0, 60);
-  if (!own) return undefined;
-  const opposite = key === "approve" ? REFUSING : APPROVING;
-  return opposite.test(own) ? undefined : own;
-}
-
-/** The button's text: the verb always comes first, the agent's label after it. */
-function buttonText(verb: string, label: string | undefined): string {
-  if (!label || label.toLowerCase() === verb.toLowerCase()) return verb;
-  return `${verb} — ${label}`;
 }
 
 const DESTRUCTIVE =
@@ -470,8 +449,8 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
   const ticks = selectable(r);
   const checked = confirm?.selected ?? (error?.form === "decide" ? (error.selected ?? []) : []);
   const comment = confirm?.comment ?? (error?.form === "decide" ? (error.comment ?? "") : "");
-  const approveLabel = customLabel(r, "approve");
-  const rejectLabel = customLabel(r, "reject");
+  // What the agent asked the buttons to say, after the verb, unless it inverts it (core/labels.ts).
+  const { labels } = presentationOf(r);
   const canRevise = allows("revise");
   const commentRequired = revisionCommentRequired(r);
   const argsText = allows("edit") ? JSON.stringify(r.args, null, 2) : "";
@@ -521,7 +500,7 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
           <div class="actions decide-bar">
             {allows("approve") ? (
               <button class="approve" id="btn-approve" type="submit" name="action" value="approve">
-                {buttonText(ticks ? "Approve all" : "Approve", approveLabel)}
+                {buttonLabel("approve", labels.approve, ticks ? "Approve all" : "Approve")}
               </button>
             ) : null}
             {ticks ? (
@@ -536,7 +515,7 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
               </button>
             ) : null}
             <button class="reject" id="btn-reject" type="submit" name="action" value="reject">
-              {buttonText("Reject", rejectLabel)}
+              {buttonLabel("reject", labels.reject)}
             </button>
             <span class="muted keys">
               Keys: <kbd>a</kbd> approve
