@@ -4,10 +4,13 @@
 // same thread. Links and the reply address are bound to the recipient, so every recipient gets a
 // mail of their own.
 import { createHash } from "node:crypto";
+import { buttonLabel } from "../../core/labels.js";
 import type { OutboxTopic } from "../../core/outbox.js";
+import { presentationOf } from "../../core/presentation.js";
 import type { ApprovalRequest, Decision } from "../../core/schemas.js";
 import { clip } from "../../core/text.js";
 import { formatRequest } from "../../reply/format.js";
+import { outsideView } from "../outside.js";
 import { escapeHtml, link, paragraph, preformatted } from "./html.js";
 import type { ResolvedEmailOptions } from "./options.js";
 import { type LinkMethod, type LinkOutcome, newNonce, replyToken, signLink } from "./tokens.js";
@@ -85,30 +88,38 @@ export function inboxUrl(publicUrl: string, requestId: string): string {
 function oneClicks(request: ApprovalRequest): OneClick[] {
   const out: OneClick[] = [];
   const n = request.items.length;
+  // The verb first, the agent's label after it unless it inverts it (core/labels.ts).
+  const { labels } = presentationOf(request);
   if (request.allowed.includes("approve")) {
     out.push({
       outcome: "approved",
       method: "approve_all",
-      label: n > 0 ? `Approve all ${n}` : "Approve",
+      label: buttonLabel("approve", labels.approve, n > 0 ? `Approve all ${n}` : "Approve"),
     });
   }
   // Always offered: `allowed` never takes away the reviewer's "no" (the state machine accepts a
   // rejection whatever it lists, and the inbox and Slack offer it).
   out.push(
     n > 0
-      ? { outcome: "rejected", method: "skip", label: "Skip (approve none)" }
-      : { outcome: "rejected", method: "reject", label: "Reject" },
+      ? {
+          outcome: "rejected",
+          method: "skip",
+          label: buttonLabel("reject", labels.reject, "Skip (approve none)"),
+        }
+      : { outcome: "rejected", method: "reject", label: buttonLabel("reject", labels.reject) },
   );
   return out;
 }
 
 export function composeRequestMail(
   topic: OutboxTopic,
-  request: ApprovalRequest,
+  given: ApprovalRequest,
   recipient: string,
   role: RecipientRole,
   ctx: ComposeContext,
 ): ComposedMail {
+  // The mail provider is a third party: subject and body show the request as redacted.
+  const request = outsideView(given);
   const { options } = ctx;
   const to = recipient.toLowerCase();
   const decider = role === "decider";
@@ -237,10 +248,11 @@ export function noticeLines(request: ApprovalRequest): string[] {
 
 export function composeNoticeMail(
   topic: OutboxTopic,
-  request: ApprovalRequest,
+  given: ApprovalRequest,
   recipient: string,
   ctx: ComposeContext,
 ): ComposedMail {
+  const request = outsideView(given);
   const to = recipient.toLowerCase();
   const lines = [`${oneLine(request.title, 200)}`, "", ...noticeLines(request)];
   const inbox = inboxUrl(ctx.publicUrl, request.id);

@@ -4,6 +4,7 @@
 import type { WebClient } from "@slack/web-api";
 import type { ApprovalRequest } from "../../core/schemas.js";
 import { canDecide } from "../../core/state.js";
+import { outsideView } from "../outside.js";
 import {
   ACTION,
   ITEMS_BLOCK,
@@ -146,7 +147,7 @@ async function openReviseModal(
   if (where.messageTs) origin.messageTs = where.messageTs;
   try {
     // Block Kit JSON built by hand; the SDK's View type is a union too wide to build against.
-    const view = reviseModal(request, origin) as unknown as Parameters<
+    const view = reviseModal(outsideView(request), origin) as unknown as Parameters<
       WebClient["views"]["open"]
     >[0]["view"];
     await ctx.client.views.open({ trigger_id: triggerId, view });
