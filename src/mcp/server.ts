@@ -5,15 +5,19 @@
 // again re-attaches to the same gate (the idempotency key is derived from the arguments).
 import { McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
+import { NotFoundError } from "../core/errors.js";
 import { canonicalJson, sha256 } from "../core/hash.js";
+import { sameIdentity } from "../core/identity.js";
 import type { ApprovalRequest, RequestInput } from "../core/schemas.js";
 import { isTerminal } from "../core/state.js";
 import type { AirlockApi } from "../engine/api.js";
 import { inboxLink, maxWaitMs, pendingAnswer, waitBounded } from "./shared.js";
 
 export interface CreateMcpServerOptions {
-  /** Who asks, on a local engine. Over HTTP (`createClient`) leave it unset: the token names the
-   * requester. */
+  /** Who asks, on a local engine: the agent this server acts for. It creates requests under this
+   * name and lists, reads and waits for this requester's requests only (another's is answered like a
+   * missing one). Over HTTP (`createClient`) leave it unset: the token names the requester, and the
+   * server shows the token only what it may see. */
   requester?: string;
   /** The longest a tool call waits, in ms (at most BOUNDED_WAIT_MS). @default AIRLOCK_MCP_MAX_WAIT_MS or 45000 */
   maxWaitMs?: number;
@@ -139,6 +143,17 @@ export function createMcpServer(
   const bound = options.maxWaitMs ?? maxWaitMs();
   const linkFor = options.inboxUrl ?? ((id: string) => inboxLink(id));
 
+  /** The request, if this server's requester made it (or no requester is set: a server's token
+   * decides what it sees). Another requester's request is not found, so its id tells nothing. */
+  async function own(id: string): Promise<ApprovalRequest> {
+    const r = await airlock.get(id);
+    const mine = options.requester;
+    if (mine !== undefined && !sameIdentity(r.requester, mine)) {
+      throw new NotFoundError("request", id);
+    }
+    return r;
+  }
+
   function toView(r: ApprovalRequest): View {
     const d = r.decision;
     const link = linkFor(r.id);
@@ -244,7 +259,11 @@ export function createMcpServer(
       inputSchema: idInput,
       outputSchema: view,
     },
-    ({ id }, ctx) => guarded(() => waitAndAnswer(id, ctx)),
+    ({ id }, ctx) =>
+      guarded(async () => {
+        await own(id);
+        return waitAndAnswer(id, ctx);
+      }),
   );
 
   server.registerTool(
@@ -257,14 +276,15 @@ export function createMcpServer(
       outputSchema: view,
       annotations: { readOnlyHint: true },
     },
-    ({ id }) => guarded(async () => answer(await airlock.get(id))),
+    ({ id }) => guarded(async () => answer(await own(id))),
   );
 
   server.registerTool(
     "list_pending",
     {
       title: "List pending requests",
-      description: "The requests still waiting for a decision, newest first.",
+      description:
+        "The requests still waiting for a decision, newest first: only the requests this server's agent made.",
       inputSchema: z
         .object({
           limit: z.number().int().min(1).max(100).optional(),
@@ -278,6 +298,7 @@ export function createMcpServer(
       guarded(async () => {
         const page = await airlock.list({
           status: "pending",
+          ...(options.requester !== undefined ? { requester: options.requester } : {}),
           limit: limit ?? 50,
           ...(cursor !== undefined ? { cursor } : {}),
         });

@@ -72,15 +72,25 @@ function untilStopped(extra?: (stop: () => void) => void): Promise<void> {
 export function registerMcp(program: Command, globals: () => GlobalOptions): void {
   program
     .command("mcp")
-    .description(
+    .summary(
       "serve Airlock to MCP clients (tools request_approval, wait_for_decision, get_request, list_pending): stdio, or Streamable HTTP on 127.0.0.1 with --http",
+    )
+    .description(
+      [
+        "Serve Airlock to MCP clients (tools request_approval, wait_for_decision, get_request, list_pending): stdio, or Streamable HTTP on 127.0.0.1 with --http.",
+        "",
+        "Local mode (on a database file, without AIRLOCK_URL) is single-user: the server acts as one agent, --requester, creates requests under that name and lists and reads only that agent's requests. It is not a boundary between people: whoever can run it can read the database file itself. For several agents or users, run `airlock serve` and give each agent its own token (AIRLOCK_URL, AIRLOCK_TOKEN).",
+      ].join("\n"),
     )
     .option(
       "--http <port>",
       "serve Streamable HTTP on 127.0.0.1:<port> (/mcp) instead of stdio, behind a bearer token (AIRLOCK_MCP_TOKEN, else one printed on stderr at start)",
       positiveInt("--http"),
     )
-    .option("--requester <name>", "who asks, on the local database (default mcp)")
+    .option(
+      "--requester <name>",
+      "local mode: the agent this server acts as (default mcp), whose requests alone it lists and reads; against a server the token names the agent",
+    )
     .action(async (opts: McpOptions) => {
       await withGate(globals(), async ({ api, remote }) => {
         const requester = opts.requester ?? (remote ? undefined : "mcp");
