@@ -183,4 +183,72 @@ describe("/v1/trust scopes over HTTP", () => {
       },
     });
   });
+  it("in the inbox, the page names the people behind a run, and ticked boxes widen the accepted rule", async () => {
+    const mail = (i: number) => ({
+      title: `mail ${i}`,
+      action: "mail.send",
+      args: { to: `user${i}@example.com`, subject: `report ${i}`, urgent: false },
+    });
+    for (let i = 0; i < 6; i++) await approvedBy(i % 2 ? tok.bob : tok.alice, mail(i));
+
+    // Signed in as the admin, as a browser would: the sign-in form's CSRF, then the session's.
+    const loginPage = await fetch(`${url}/login`);
+    const loginCookie = (loginPage.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    const loginCsrf = /name="_csrf" value="([^"]+)"/.exec(await loginPage.text())?.[1] ?? "";
+    const signedIn = await fetch(`${url}/login`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: loginCookie },
+      body: new URLSearchParams({ token: tok.admin, next: "/", _csrf: loginCsrf }).toString(),
+      redirect: "manual",
+    });
+    expect(signedIn.status).toBe(303);
+    const cookie = (signedIn.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    const page = await fetch(`${url}/inbox/trust`, { headers: { cookie } });
+    const html = await page.text();
+    // The mail.send suggestion, up to the end of its form.
+    const from = html.indexOf('data-action="mail.send"');
+    expect(from).toBeGreaterThan(-1);
+    const item = html.slice(from, html.indexOf("</form>", from));
+    expect(item).toMatch(/<strong>2<\/strong>\s*distinct people: alice, bob/);
+    expect(item).toContain('name="anyValue" value="/args/to"');
+    expect(item).toContain('name="anyRequester"');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";
+
+    const post = (fields: [string, string][]) =>
+      fetch(`${url}/inbox/trust/accept`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+        body: new URLSearchParams([
+          ["_csrf", csrf],
+          ["action", "mail.send"],
+          ["shapeHash", argsShapeHash(mail(0).args)],
+          ...fields,
+        ]).toString(),
+        redirect: "manual",
+      });
+    // One varying field left narrow: refused, saying which.
+    const half = await post([["anyValue", "/args/to"]]);
+    expect(half.status).toBe(422);
+    expect(await half.text()).toContain("/args/subject");
+    const both = await post([
+      ["anyValue", "/args/to"],
+      ["anyValue", "/args/subject"],
+    ]);
+    expect(both.status).toBe(303);
+    const rules = (await as(tok.admin, "GET", "/v1/trust/rules")).body.items;
+    const rule = rules.find((r: { action: string }) => r.action === "mail.send");
+    expect(rule.scope.anyRequester).toBeUndefined();
+    expect(rule.scope.values).toEqual([
+      { path: "/args/subject", varies: "more than 5 distinct values", any: true },
+      { path: "/args/to", varies: "more than 5 distinct values", any: true },
+      { path: "/args/urgent", oneOf: [false] },
+      { path: "/items", length: { min: 0, max: 0 } },
+    ]);
+    const next = { ...mail(9), args: { ...mail(9).args, to: "someone@example.com" } };
+    expect((await create(tok.bot, next)).status).toBe("approved");
+    expect((await create(tok.bot, { ...next, args: { ...next.args, urgent: true } })).status).toBe(
+      "pending",
+    );
+    expect((await create(tok.bot2, next)).status).toBe("pending");
+  });
 });
