@@ -91,7 +91,14 @@ export type {
   RequestSummary,
   Store,
 } from "./core/store.js";
-export type { TrustRule, TrustRuleInsert, TrustRuleRevoke } from "./core/trust-rule.js";
+export type {
+  TrustRule,
+  TrustRuleInsert,
+  TrustRuleRevoke,
+  TrustScope,
+  TrustWidening,
+  ValueConstraint,
+} from "./core/trust-rule.js";
 export type { AirlockApi } from "./engine/api.js";
 export {
   type Airlock,
