@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { InvalidInputError } from "../core/errors.js";
+import { identityProblem } from "../core/identity.js";
 import { identityClashes, identitySchema } from "./identities.js";
 import { routeSchema } from "./routing.js";
 
@@ -45,6 +46,17 @@ export const channelsConfigSchema = z
   })
   .strict()
   .superRefine((config, ctx) => {
+    // A person's name is refused like every name that enters (identityProblem: mixed scripts).
+    for (const person of Object.keys(config.identities)) {
+      const why = identityProblem(person);
+      if (why) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["identities", person],
+          message: `\`${person}\` ${why}`,
+        });
+      }
+    }
     for (const clash of identityClashes(config.identities)) {
       ctx.addIssue({
         code: "custom",

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { InvalidInputError } from "../core/errors.js";
 import { normalizeIdentity } from "../core/identity.js";
-import type { ApprovalRequest } from "../core/schemas.js";
+import { type ApprovalRequest, refuseBadIdentity } from "../core/schemas.js";
 import { mayDecide } from "../core/state.js";
 import type { IdentityDirectory, Reviewer } from "./types.js";
 
@@ -12,7 +12,7 @@ export const identitySchema = z
   .object({
     email: z.email().optional(),
     slack: z.string().min(1).optional(),
-    groups: z.array(z.string().min(1)).default([]),
+    groups: z.array(z.string().min(1).superRefine(refuseBadIdentity)).default([]),
   })
   .strict();
 export type IdentityConfig = z.output<typeof identitySchema>;

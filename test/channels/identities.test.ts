@@ -34,4 +34,16 @@ describe("identities", () => {
     expect(dir.byEmail("B@X.com")?.name).toBe("bob");
     expect(parseChannelsConfig({ identities: people }).identities).toMatchObject(people);
   });
+
+  it("refuses a person or group whose name mixes scripts, and a fullwidth twin of a name", () => {
+    expect(() => parseChannelsConfig({ identities: { "\u0430lice": {} } })).toThrow(
+      /identities\.\u0430lice: `\u0430lice` mixes scripts \(`\u0430` is Cyrillic, `l` is Latin\)/,
+    );
+    expect(() => parseChannelsConfig({ identities: { bob: { groups: ["\u043eps"] } } })).toThrow(
+      /identities\.bob\.groups\.0: `\u043eps` mixes scripts/,
+    );
+    expect(() => parseChannelsConfig({ identities: { alice: {}, ＡＬＩＣＥ: {} } })).toThrow(
+      /`ＡＬＩＣＥ` has the name of `alice`/,
+    );
+  });
 });
