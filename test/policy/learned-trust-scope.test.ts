@@ -225,6 +225,31 @@ function scopeSuite(name: string, open: () => Promise<Store>): void {
       expect(await airlock.verifyAudit()).toMatchObject({ ok: true });
     });
 
+    it("arrays: each element among the values seen, the length within those seen; odd keys keep apart", async () => {
+      const tag = (tags: unknown[], odd = "x") => ({
+        title: "tag",
+        action: "repo.tag",
+        args: { tags, "a/b": odd, "*": odd },
+        requester: "agent-a",
+      });
+      for (const tags of [["v1", "v2"], ["v2", "v1"], ["v1"], ["v2", "v2"], ["v1", "v2"]]) {
+        await approved(tag(tags), ["erin"]);
+      }
+      const [s] = await trust.suggestions();
+      expect(s?.scope.values).toEqual([
+        { path: "/args/a~1b", oneOf: ["x"] },
+        { path: "/args/tags", length: { min: 1, max: 2 } },
+        { path: "/args/tags/*", oneOf: ["v1", "v2"] },
+        { path: "/args/~2", oneOf: ["x"] },
+        { path: "/items", length: { min: 0, max: 0 } },
+      ]);
+      await trust.accept({ action: "repo.tag", shapeHash: s?.shapeHash ?? "" }, "root");
+      expect(await status(tag(["v2"]))).toBe("approved");
+      expect(await status(tag(["v1", "v3"]))).toBe("pending");
+      expect(await status(tag(["v1", "v1", "v2"]))).toBe("pending");
+      expect(await status(tag(["v1"], "y"))).toBe("pending");
+    });
+
     it("a rule stored before scopes existed approves nothing; its call is suggested again", async () => {
       for (let i = 0; i < THRESHOLD; i++) await approved(shell("ls -la"), ["alice"]);
       const legacy: TrustRule = {
