@@ -13,6 +13,17 @@
 //
 // Kept as a string (ES2017, no template literals inside) so it is served as written, whatever
 // compiles the package.
+import { type DoorLabels, doorLabels } from "../../core/labels.js";
+import type { ApprovalRequest } from "../../core/schemas.js";
+
+/** What the card fetches: the request, and its buttons' words as every door shows them
+ * (core/labels.ts), so the rule is not restated in browser code. */
+export type CardRequest = ApprovalRequest & { buttons: DoorLabels };
+
+export function cardRequest(request: ApprovalRequest): CardRequest {
+  return { ...request, buttons: doorLabels(request) };
+}
+
 export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable approval card */
 (function () {
   "use strict";
@@ -52,11 +63,6 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
     var s = Math.max(0, Math.floor(ms / 1000));
     var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
     return (h ? h + "h " : "") + (h || m ? m + "m " : "") + r + "s";
-  }
-
-  /** A label may rename a button, never invert it (as in every other channel). */
-  function label(given, fallback, forbidden) {
-    return typeof given === "string" && given.trim() && !forbidden.test(given) ? given : fallback;
   }
 
   function sleep(ms, signal) {
@@ -252,14 +258,16 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
         area.value = comment;
         card.append(area);
         var buttons = node("div", "buttons");
-        var labels = r.labels || {};
+        // The server words the buttons (one rule for every door: the verb first, an agent's label
+        // after it unless it inverts it); without its words, the bare verbs. r.labels is never read.
+        var words = r.buttons || {};
         if (allowed.indexOf("approve") >= 0 || allowed.indexOf("select") >= 0) {
-          buttons.append(this._button("approve", label(labels.approve, "Approve", /reject|decline|deny/i), function () { return self._approve(); }));
+          buttons.append(this._button("approve", words.approve || "Approve", function () { return self._approve(); }));
         }
         // Rejecting is always offered: whoever may decide may reject, whatever "allowed" says.
-        buttons.append(this._button("reject", label(labels.reject, "Reject", /approve|accept|allow/i), function () { return self._decide({ outcome: "rejected" }); }));
+        buttons.append(this._button("reject", words.reject || "Reject", function () { return self._decide({ outcome: "rejected" }); }));
         if (allowed.indexOf("revise") >= 0) {
-          buttons.append(this._button("revise", "Revise", function () { return self._decide({ outcome: "revise" }); }));
+          buttons.append(this._button("revise", words.revise || "Revise", function () { return self._decide({ outcome: "revise" }); }));
         }
         card.append(buttons);
       } else {

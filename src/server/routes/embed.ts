@@ -18,7 +18,7 @@ import { isAirlockError } from "../../core/errors.js";
 import { decisionInputSchema } from "../../core/schemas.js";
 import { invalidOption } from "../../core/validate.js";
 import { loadVisible } from "../access.js";
-import { APPROVAL_CARD_JS } from "../embed/card.js";
+import { APPROVAL_CARD_JS, cardRequest } from "../embed/card.js";
 import { checkMint } from "../embed/mint.js";
 import type { EmbedClaims, EmbedTokens } from "../embed/token.js";
 import type { RouteDeps, ServerEnv } from "../env.js";
@@ -169,7 +169,7 @@ export function embedRoutes(
 
   mount(app, "", embedGetRoute, async (c) => {
     const claims = claimsFor(c);
-    return c.json(await airlock.get(claims.requestId));
+    return c.json(cardRequest(await airlock.get(claims.requestId)));
   });
 
   mount(app, "", embedWaitRoute, async (c, { query: q }) => {
@@ -182,17 +182,19 @@ export function embedRoutes(
     );
     const first = await airlock.get(claims.requestId);
     if (first.status !== "pending" || timeoutMs === 0 || deps.shutdown.aborted) {
-      return c.json(first);
+      return c.json(cardRequest(first));
     }
     const stop = new AbortController();
     const abort = () => stop.abort();
     c.req.raw.signal.addEventListener("abort", abort, { once: true });
     deps.shutdown.addEventListener("abort", abort, { once: true });
     try {
-      return c.json(await airlock.waitFor(first.id, { timeoutMs, signal: stop.signal }));
+      return c.json(
+        cardRequest(await airlock.waitFor(first.id, { timeoutMs, signal: stop.signal })),
+      );
     } catch (err) {
       if (isAirlockError(err, "timeout") || isAirlockError(err, "aborted")) {
-        return c.json(await airlock.get(first.id));
+        return c.json(cardRequest(await airlock.get(first.id)));
       }
       throw err;
     } finally {
@@ -211,7 +213,7 @@ export function embedRoutes(
       groups: claims.groups,
       channel: "chat",
     });
-    return c.json(decided);
+    return c.json(cardRequest(decided));
   });
 
   return app;
