@@ -64,7 +64,7 @@ class Script:
 
 
 def client(script: Script, **options: Any) -> Airlock:
-    return Airlock("http://airlock.test", "tok", transport=httpx.MockTransport(script), **options)
+    return Airlock("https://airlock.test", "tok", transport=httpx.MockTransport(script), **options)
 
 
 def test_safe_calls_retry_503_and_429_honouring_retry_after() -> None:
@@ -138,7 +138,7 @@ def test_async_client_retries_alike() -> None:
 
     async def run() -> None:
         async with AsyncAirlock(
-            "http://airlock.test", "tok", transport=httpx.MockTransport(script)
+            "https://airlock.test", "tok", transport=httpx.MockTransport(script)
         ) as al:
             assert (await al.get("req_1")).id == "req_1"
 

@@ -27,7 +27,6 @@ from .hitl import (
     hitl_tool,
     is_hitl_pending,
     is_hitl_tool,
-    redact,
 )
 from .models import (
     ApprovalDecision,
@@ -39,9 +38,19 @@ from .models import (
     RequestInput,
     RequestPage,
 )
+from .redaction import (
+    REDACTED,
+    REDACTED_INLINE,
+    is_sensitive_key,
+    redact,
+    redact_string,
+    set_redaction_keys,
+)
 
 __all__ = [
     "HITL_PENDING_KEY",
+    "REDACTED",
+    "REDACTED_INLINE",
     "AirlockError",
     "Airlock",
     "AlreadyExecutedError",
@@ -73,6 +82,9 @@ __all__ = [
     "hitl_tool",
     "is_hitl_pending",
     "is_hitl_tool",
+    "is_sensitive_key",
     "redact",
+    "redact_string",
     "require_approval",
+    "set_redaction_keys",
 ]

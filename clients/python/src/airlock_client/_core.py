@@ -3,12 +3,14 @@ failures mapped to models and exceptions, and the retry policy. The two clients 
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 from pydantic.alias_generators import to_camel
@@ -24,14 +26,57 @@ POLL_MARGIN_S = 10.0
 ItemInput = str | dict[str, Any]
 
 
+class Secret:
+    """A credential that does not show itself: ``repr``, ``str`` and formatting give ``'***'``, and
+    it has no ``__dict__`` for ``vars`` to list; ``reveal()`` returns the value."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "'***'"
+
+    def __str__(self) -> str:
+        return "***"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Secret):
+            return NotImplemented
+        return hmac.compare_digest(self._value.encode(), other._value.encode())
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __reduce__(self) -> Any:
+        # Pickling would carry the token in the clear to wherever the pickle goes.
+        raise TypeError("a Secret cannot be pickled")
+
+
 @dataclass(frozen=True)
 class Options:
     url: str
-    token: str
+    #: The API token, masked: ``options.token.reveal()`` gives it.
+    token: Secret
     timeout_s: float = 30.0
     poll_s: float = 55.0
     retries: int = 3
     max_retry_delay_s: float = 10.0
+    allow_insecure_http: bool = False
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address (127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def resolve_options(
@@ -41,13 +86,23 @@ def resolve_options(
     poll_s: float,
     retries: int,
     max_retry_delay_s: float,
+    allow_insecure_http: bool = False,
 ) -> Options:
     url = url or os.environ.get("AIRLOCK_URL")
     token = token or os.environ.get("AIRLOCK_TOKEN")
-    if not url or not url.startswith(("http://", "https://")):
+    host = urlsplit(url).hostname if url else None
+    if not url or not url.startswith(("http://", "https://")) or not host:
         raise ValueError(
             f"Expected `url` to be the server's address, like http://127.0.0.1:7420 "
             f"(or AIRLOCK_URL), got {url!r}"
+        )
+    if url.startswith("http://") and not is_loopback(host) and not allow_insecure_http:
+        # The token goes in every request's Authorization header: over plain HTTP anyone on the
+        # way can read it and act as this caller.
+        raise ValueError(
+            f"Refusing to send the API token over plain HTTP to {host}, which is not this "
+            f"machine: use https:// (or pass allow_insecure_http=True if the network in between "
+            f"is trusted), got {url!r}"
         )
     if not token:
         raise ValueError("Expected `token` to be an API token (or AIRLOCK_TOKEN), got nothing")
@@ -60,7 +115,15 @@ def resolve_options(
         raise ValueError(
             f"Expected `max_retry_delay_s` to be a number from 0 and up, got {max_retry_delay_s!r}"
         )
-    return Options(url.rstrip("/"), token, timeout_s, poll_s, retries, max_retry_delay_s)
+    return Options(
+        url.rstrip("/"),
+        Secret(token),
+        timeout_s,
+        poll_s,
+        retries,
+        max_retry_delay_s,
+        allow_insecure_http,
+    )
 
 
 @dataclass(frozen=True)
@@ -183,9 +246,9 @@ def wait_call(request_id: str, seconds: float) -> Call:
     )
 
 
-def headers_for(token: str) -> dict[str, str]:
+def headers_for(token: Secret) -> dict[str, str]:
     return {
-        "authorization": f"Bearer {token}",
+        "authorization": f"Bearer {token.reveal()}",
         "accept": "application/json, application/problem+json",
         "user-agent": "airlock-client-python",
     }

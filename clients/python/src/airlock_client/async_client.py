@@ -22,6 +22,11 @@ class AsyncAirlock:
     ``get_by_key``, ``list`` and ``request`` with a ``key``) are tried again, ``retries`` times with
     backoff, when the server is unreachable or answers 503 or 429 ``rate_limited`` (honouring
     Retry-After up to ``max_retry_delay_s``); ``wait`` keeps trying until its own timeout.
+
+    The token never shows in ``repr(client.options)`` nor ``vars(client)`` (it is held as a
+    ``Secret``). Plain ``http://`` is refused unless the host is this machine (localhost,
+    127.0.0.0/8, ::1) or ``allow_insecure_http=True`` is given: anyone on the way could read the
+    token.
     """
 
     def __init__(
@@ -34,9 +39,10 @@ class AsyncAirlock:
         retries: int = 3,
         max_retry_delay_s: float = 10.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        allow_insecure_http: bool = False,
     ) -> None:
         self.options = _core.resolve_options(
-            url, token, timeout_s, poll_s, retries, max_retry_delay_s
+            url, token, timeout_s, poll_s, retries, max_retry_delay_s, allow_insecure_http
         )
         self._http = httpx.AsyncClient(
             base_url=self.options.url,

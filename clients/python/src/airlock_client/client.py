@@ -23,6 +23,11 @@ class Airlock:
     ``get_by_key``, ``list`` and ``request`` with a ``key``) are tried again, ``retries`` times with
     backoff, when the server is unreachable or answers 503 or 429 ``rate_limited`` (honouring
     Retry-After up to ``max_retry_delay_s``); ``wait`` keeps trying until its own timeout.
+
+    The token never shows in ``repr(client.options)`` nor ``vars(client)`` (it is held as a
+    ``Secret``). Plain ``http://`` is refused unless the host is this machine (localhost,
+    127.0.0.0/8, ::1) or ``allow_insecure_http=True`` is given: anyone on the way could read the
+    token.
     """
 
     def __init__(
@@ -35,9 +40,10 @@ class Airlock:
         retries: int = 3,
         max_retry_delay_s: float = 10.0,
         transport: httpx.BaseTransport | None = None,
+        allow_insecure_http: bool = False,
     ) -> None:
         self.options = _core.resolve_options(
-            url, token, timeout_s, poll_s, retries, max_retry_delay_s
+            url, token, timeout_s, poll_s, retries, max_retry_delay_s, allow_insecure_http
         )
         self._http = httpx.Client(
             base_url=self.options.url,

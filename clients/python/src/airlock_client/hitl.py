@@ -21,6 +21,7 @@ from .binding import approved_args, hash_args
 from .client import Airlock
 from .errors import ConflictError, NotApprovedError
 from .models import ApprovalRequest
+from .redaction import redact
 
 HITL_PENDING_KEY = "__hitl_pending__"
 _CONFIG_ATTR = "_hitl_config"
@@ -98,33 +99,6 @@ def determine_approval_level(confidence: float, config: HITLConfig | None = None
     if confidence >= config.quick_threshold:
         return ApprovalLevel.QUICK
     return ApprovalLevel.FULL
-
-
-_SECRET_ANYWHERE = (
-    "password",
-    "passwd",
-    "secret",
-    "credential",
-    "apikey",
-    "accesskey",
-    "privatekey",
-)
-_SECRET_WORDS = {"token", "auth", "authorization", "pin", "pwd", "jwt", "cookie", "bearer"}
-
-
-def _sensitive(key: str) -> bool:
-    words = [w.lower() for w in re.split(r"[_\-. ]+|(?<=[a-z0-9])(?=[A-Z])", key) if w]
-    squeezed = "".join(words)
-    return any(s in squeezed for s in _SECRET_ANYWHERE) or any(w in _SECRET_WORDS for w in words)
-
-
-def redact(value: Any) -> Any:
-    """Hides the values of sensitive keys (password, secret, token, api_key, credential, auth)."""
-    if isinstance(value, dict):
-        return {k: "[REDACTED]" if _sensitive(str(k)) else redact(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v) for v in value]
-    return value
 
 
 def is_hitl_pending(result: Any) -> bool:
