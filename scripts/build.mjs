@@ -1,6 +1,7 @@
 // `npm run build`: compiles src/ and examples/ into dist/ (tsc), then copies what tsc does not carry
-// (the examples' data files, e.g. research-two-phase's corpus/) and marks the `airlock` bin
-// executable, since a fresh dist/ loses the mode `npx airlock` needs.
+// (the data files of src/ and of the examples, e.g. src/audit/redaction-rules.json and
+// research-two-phase's corpus/) and marks the `airlock` bin executable, since a fresh dist/ loses the
+// mode `npx airlock` needs.
 // Usage: node scripts/build.mjs [--out DIR]   (default: dist, next to package.json)
 import { execFileSync } from "node:child_process";
 import { chmodSync, cpSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -22,11 +23,13 @@ execFileSync(process.execPath, [tsc, "-p", join(root, "tsconfig.build.json"), "-
   stdio: "inherit",
 });
 
-// Data files of the examples (anything that is not TypeScript), at the same place under dist/.
-const examples = join(root, "examples");
-for (const file of walk(examples)) {
-  if (/\.(ts|tsx)$/.test(file)) continue;
-  cpSync(file, join(out, "examples", relative(examples, file)));
+// Data files of src/ (e.g. src/audit/redaction-rules.json, read at run time) and of the examples
+// (anything that is not TypeScript), at the same place under dist/.
+for (const dir of ["src", "examples"]) {
+  for (const file of walk(join(root, dir))) {
+    if (/\.(ts|tsx)$/.test(file)) continue;
+    cpSync(file, join(out, dir, relative(join(root, dir), file)));
+  }
 }
 
 // Every bin of package.json is executable.

@@ -1,14 +1,18 @@
-// Redaction of secrets before anything reaches the audit log, an event stream or a log line. The audit
-// is append-only: what leaks there cannot be removed later, so this errs on the side of hiding.
+// Redaction of secrets before anything reaches the audit log, an event stream, a webhook or a log
+// line. The audit is append-only: what leaks there cannot be removed later, so this errs on the side
+// of hiding.
+//
+// The rules are data, in redaction-rules.json next to this file, read alike by the Python client
+// (which ships a byte-identical copy; test/audit/redaction-rules-copy.test.ts fails when they differ):
 //
 // Keys: a key name is normalised (camelCase split, case folded, `_ - . space` as one separator) and
-// compared with a built-in list plus configured names:
-// - words that name a secret wherever they appear in the key: password, passwd, passphrase, secret,
-//   token, credential, api key, access key, private key, ssh key, client secret, connection string,
-//   credit card, card number (so `dbPassword`, `X-Auth-Token`, `client_secret`, `awsAccessKeyId`);
-// - short or common words only as a whole word of the key: pass, pwd, pin, cvv, cvc, dsn, jwt,
-//   bearer, cookie, cookies, signature, otp, and auth/authorization/authentication/oauth (so `pin`,
-//   `card_pin` and `pinCode` but not `spinner` or `pinned`; `auth` but not `author`);
+// compared with the built-in list plus configured names:
+// - `anywhere`: words that name a secret wherever they appear in the key: password, passcode, secret,
+//   credential, api key, access key, private key, client secret, connection string, credit card…
+//   (so `dbPassword`, `client_secret`, `awsAccessKeyId`, `verificationCode`);
+// - `words`: short or common words only as a whole word of the key: pass, pwd, pin, otp, mfa, cvv,
+//   jwt, bearer, cookie, signature, sig, csrf, auth/authorization/oauth… (so `pin`, `mfa_code` and
+//   `pinCode` but not `spinner` or `pinned`; `auth` but not `author`);
 // - `session` as the key's last word or before id/key/token/cookie/secret (`session`, `sessionId`,
 //   `user_session`) but not `session_count` or `sessions`;
 // - `token` except the plural `tokens`, `tokenizer`, and counts of a language model's tokens
@@ -16,10 +20,14 @@
 // Configured names (`extraKeys`, or `setRedactionKeys`) are normalised alike and match wherever
 // they appear in the key.
 //
-// Values: in every string, at any depth, credentials in URLs (`scheme://user:PW@host` becomes
-// `scheme://user:***@host`), sensitive query parameters (`?token=***`), `Authorization:` headers
-// (`Authorization: Bearer ***`, `Basic ***`), a bare `Bearer <credential>`, and `name=value` /
-// `name: value` pairs whose name is sensitive (`DB_PASSWORD=***`) are replaced.
+// Values: in every string, at any depth, each pattern of `values` in turn replaces what it finds with
+// `***`: PEM private-key blocks, cloud and vendor tokens (AWS `AKIA…`, GitHub `ghp_…`, `sk-live-…`,
+// Slack `xoxb-…`, JWTs…), credentials in URLs (`scheme://user:***@host`), `Authorization:` headers,
+// a bare `Bearer …` or `Basic …` credential, `--password X` and similar command-line options,
+// `token X`, sensitive query parameters (`?token=***`) and `name=value` / `name: value` pairs whose
+// name is a sensitive key (`DB_PASSWORD=***`). A value pattern is a regular expression both
+// JavaScript and Python read alike; its `secret` groups say what is replaced.
+import { createRequire } from "node:module";
 
 export const REDACTED = "[REDACTED]";
 /** What replaces a credential found inside a string. */
@@ -30,64 +38,76 @@ export interface RedactOptions {
   extraKeys?: readonly string[];
 }
 
+/** One value pattern of redaction-rules.json. */
+export interface ValueRule {
+  id: string;
+  /** A regular expression in the subset JavaScript and Python's `re` read alike. */
+  pattern: string;
+  /** `""` or `"i"` (case-insensitive). */
+  flags: string;
+  /** Groups holding the secret: the first that took part in a match is replaced by `***`. */
+  secret: number[];
+  /** A group holding a name: the match is redacted only when it is a sensitive key. */
+  name?: number;
+}
+
+/** The shared redaction rules (redaction-rules.json), as read at start. */
+export interface RedactionRules {
+  version: number;
+  replacement: { key: string; inline: string };
+  keys: {
+    anywhere: string[];
+    words: string[];
+    afterSession: string[];
+    tokenCountBefore: string[];
+    tokenCountAfter: string[];
+  };
+  values: ValueRule[];
+}
+
+export const REDACTION_RULES: RedactionRules = loadRules();
+
+function loadRules(): RedactionRules {
+  const file = "./redaction-rules.json";
+  let raw: unknown;
+  try {
+    raw = createRequire(import.meta.url)(file);
+  } catch (err) {
+    // The build copies it next to redact.js (scripts/build.mjs); without it nothing may be logged.
+    throw new Error(`cannot read the redaction rules ${file} next to ${import.meta.url}: ${err}`);
+  }
+  const rules = raw as RedactionRules;
+  const lists = rules?.keys ? Object.values(rules.keys) : [];
+  if (
+    rules?.replacement?.key !== REDACTED ||
+    rules.replacement.inline !== REDACTED_INLINE ||
+    lists.length !== 5 ||
+    !lists.every((l) => Array.isArray(l) && l.every((w) => typeof w === "string")) ||
+    !Array.isArray(rules.values)
+  ) {
+    throw new Error(`the redaction rules ${file} are not in the expected shape`);
+  }
+  return rules;
+}
+
+interface CompiledRule {
+  rule: ValueRule;
+  // `d`: match indices, to replace exactly the secret group.
+  regex: RegExp;
+}
+
+const VALUE_RULES: CompiledRule[] = REDACTION_RULES.values.map((rule) => ({
+  rule,
+  regex: new RegExp(rule.pattern, `gd${rule.flags}`),
+}));
+
 // Compared with the key squeezed to letters and digits (`db_password` → `dbpassword`).
-const ANYWHERE = [
-  "password",
-  "passwd",
-  "passphrase",
-  "secret",
-  "credential",
-  "apikey",
-  "accesskey",
-  "privatekey",
-  "sshkey",
-  "connectionstring",
-  "connstr",
-  "creditcard",
-  "cardnumber",
-];
+const ANYWHERE = REDACTION_RULES.keys.anywhere;
 // Compared with each word of the key.
-const WHOLE_WORDS = new Set([
-  "pass",
-  "pwd",
-  "pin",
-  "cvv",
-  "cvc",
-  "dsn",
-  "jwt",
-  "bearer",
-  "cookie",
-  "cookies",
-  "signature",
-  "otp",
-  "auth",
-  "authn",
-  "authz",
-  "authorization",
-  "authentication",
-  "oauth",
-  "oauth2",
-]);
-const AFTER_SESSION = new Set(["id", "key", "token", "cookie", "secret"]);
-const TOKEN_COUNT_BEFORE = new Set([
-  "max",
-  "min",
-  "num",
-  "total",
-  "prompt",
-  "completion",
-  "input",
-  "output",
-]);
-const TOKEN_COUNT_AFTER = new Set([
-  "count",
-  "counts",
-  "limit",
-  "limits",
-  "usage",
-  "used",
-  "budget",
-]);
+const WHOLE_WORDS = new Set(REDACTION_RULES.keys.words);
+const AFTER_SESSION = new Set(REDACTION_RULES.keys.afterSession);
+const TOKEN_COUNT_BEFORE = new Set(REDACTION_RULES.keys.tokenCountBefore);
+const TOKEN_COUNT_AFTER = new Set(REDACTION_RULES.keys.tokenCountAfter);
 
 let configured: string[] = [];
 
@@ -96,11 +116,14 @@ let configured: string[] = [];
 export function setRedactionKeys(names: readonly string[]): void {
   configured = names.map(squeeze).filter((n) => n.length > 0);
   verdicts.clear();
+  keyNames.clear();
 }
 
 // Key names repeat (`path`, `content`, `title`…): their verdicts are kept, up to a bound, for calls
 // without per-call `extraKeys`.
 const verdicts = new Map<string, boolean>();
+// Likewise key names as redacted (a key may hold a secret itself).
+const keyNames = new Map<string, string>();
 const MAX_VERDICTS = 4096;
 
 /** The words of a key: camelCase split, case folded, `_ - . space` (and anything not a letter or a
@@ -154,56 +177,43 @@ function judgeKey(key: string, options: RedactOptions): boolean {
   return [...configured, ...extra].some((n) => n.length > 0 && squeezed.includes(n));
 }
 
-// Every repetition that starts a match is bounded, so that a long string without a match costs
-// linear time, not quadratic.
-// `scheme://user:password@` (the user part may be empty).
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)([^\s:@/?#]{0,256}):([^\s@/?#]{1,1024})@/gi;
-// `?name=value` and `&name=value` inside URLs.
-const QUERY_PARAM = /([?&;])([^=&#\s?;]{1,64})=([^&#\s]*)/g;
-// `Authorization: <scheme> <credential>` (also Proxy-Authorization, and `=` for env-style text).
-const AUTH_HEADER =
-  /\b((?:proxy-)?authorization)(["']?\s*[:=]\s*["']?)(?:(bearer|basic|digest|token|negotiate)\s+)?([^\s"',;]+)/gi;
-// A bare `Bearer <credential>`: the credential must look like one (a digit, or 20+ characters), so
-// that "the bearer of good news" is left alone.
-const BARE_BEARER = /\b(bearer)\s+([A-Za-z0-9\-._~+/]+=*)/gi;
-// `name=value` or `name: value`, the name optionally quoted (JSON inside a string).
-const NAME_VALUE =
-  /(["']?)([A-Za-z_][A-Za-z0-9_.-]{0,63})\1([ \t]{0,8}[=:][ \t]{0,8})("[^"\n]{0,4096}"|'[^'\n]{0,4096}'|[^\s"',;&}]+)/g;
-
-const MAY_HOLD_CREDENTIAL = /[:=]|bearer/i;
-
-function looksLikeCredential(s: string): boolean {
-  return s.length >= 20 || (s.length >= 8 && /[0-9]/.test(s));
+/** A string with the credentials found in it replaced by `***`. Every pattern's repetitions are
+ * bounded, so that a long string without a match costs linear time, not quadratic. */
+export function redactString(text: string, options: RedactOptions = {}): string {
+  let out = text;
+  for (const compiled of VALUE_RULES) out = applyRule(compiled, out, options);
+  return out;
 }
 
-/** A string with the credentials found in it replaced by `***`. */
-export function redactString(text: string, options: RedactOptions = {}): string {
-  // Every pattern below needs a `:` or a `=`, except a bare "Bearer …": most strings have neither.
-  if (!MAY_HOLD_CREDENTIAL.test(text)) return text;
-  let out = text.replace(URL_CREDENTIALS, `$1$2:${REDACTED_INLINE}@`);
-  out = out.replace(AUTH_HEADER, (_m, name: string, sep: string, scheme?: string) => {
-    return `${name}${sep}${scheme ? `${scheme} ` : ""}${REDACTED_INLINE}`;
-  });
-  out = out.replace(BARE_BEARER, (m, word: string, cred: string) =>
-    cred === REDACTED_INLINE || !looksLikeCredential(cred) ? m : `${word} ${REDACTED_INLINE}`,
-  );
-  out = out.replace(QUERY_PARAM, (m, lead: string, name: string, value: string) =>
-    value.length > 0 && value !== REDACTED_INLINE && isSensitiveKey(safeDecode(name), options)
-      ? `${lead}${name}=${REDACTED_INLINE}`
-      : m,
-  );
-  out = out.replace(NAME_VALUE, (m, quote: string, name: string, sep: string, value: string) => {
-    if (!isSensitiveKey(name, options)) return m;
-    const bare = value.replace(/^["']|["']$/g, "");
-    if (bare.length === 0 || bare === REDACTED_INLINE || /^(bearer|basic|digest)$/i.test(bare)) {
-      return m;
+function applyRule({ rule, regex }: CompiledRule, text: string, options: RedactOptions): string {
+  regex.lastIndex = 0;
+  let out = "";
+  let copied = 0;
+  let changed = false;
+  for (let m = regex.exec(text); m !== null; m = regex.exec(text)) {
+    const indices = m.indices;
+    if (m[0].length === 0 || indices === undefined) {
+      regex.lastIndex += 1;
+      continue;
     }
-    // A URL whose credentials were already replaced is left as it is.
-    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(bare)) return m;
-    const q = value.startsWith('"') ? '"' : value.startsWith("'") ? "'" : "";
-    return `${quote}${name}${quote}${sep}${q}${REDACTED_INLINE}${q}`;
-  });
-  return out;
+    const group = rule.secret.find((g) => m?.[g] !== undefined);
+    if (group === undefined) continue;
+    if (rule.name !== undefined) {
+      const name = m[rule.name] ?? "";
+      if (!isSensitiveKey(safeDecode(name), options)) {
+        // Not a secret's name: look again right after it, so that `note: token=X` still finds
+        // `token=X` inside what this match took as the value.
+        regex.lastIndex = indices[rule.name]?.[1] ?? regex.lastIndex;
+        continue;
+      }
+    }
+    const span = indices[group];
+    if (span === undefined) continue;
+    out += text.slice(copied, span[0]) + REDACTED_INLINE;
+    copied = span[1];
+    changed = true;
+  }
+  return changed ? out + text.slice(copied) : text;
 }
 
 function safeDecode(s: string): string {
@@ -228,7 +238,21 @@ function redactValue(value: unknown, seen: WeakSet<object>, options: RedactOptio
   if (Array.isArray(value)) return value.map((v) => redactValue(v, seen, options));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    out[k] = isSensitiveKey(k, options) ? REDACTED : redactValue(v, seen, options);
+    // A secret may be a key itself (`{ "ghp_…": "deploy bot" }`): key names are redacted too.
+    out[redactKeyName(k, options)] = isSensitiveKey(k, options)
+      ? REDACTED
+      : redactValue(v, seen, options);
   }
   return out;
+}
+
+function redactKeyName(key: string, options: RedactOptions): string {
+  if (options.extraKeys) return redactString(key, options);
+  let name = keyNames.get(key);
+  if (name === undefined) {
+    name = redactString(key, options);
+    if (keyNames.size >= MAX_VERDICTS) keyNames.clear();
+    keyNames.set(key, name);
+  }
+  return name;
 }

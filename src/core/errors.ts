@@ -12,6 +12,7 @@ export const ERROR_CODES = [
   "aborted",
   "closed",
   "store_unavailable",
+  "quota_exceeded",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
@@ -58,6 +59,43 @@ export class InvalidInputError extends AirlockError {
     super("invalid_input", message);
     this.name = "InvalidInputError";
     this.field = field;
+  }
+}
+
+/** A create refused because its requester's pending requests would pass a quota (`PendingQuota`:
+ * how many, or how many bytes). Carries the requester's usage without the refused request. */
+export class QuotaExceededError extends AirlockError {
+  readonly requester: string;
+  /** Which bound the request would pass. */
+  readonly limit: "count" | "bytes";
+  /** The requester's pending requests and their stored bytes, as the refusing transaction saw them. */
+  readonly pending: number;
+  readonly pendingBytes: number;
+  /** The refused request's stored size in bytes. */
+  readonly requestBytes: number;
+  /** The bound passed (`count` or `bytes` of the quota). */
+  readonly max: number;
+  constructor(o: {
+    requester: string;
+    limit: "count" | "bytes";
+    pending: number;
+    pendingBytes: number;
+    requestBytes: number;
+    max: number;
+  }) {
+    super(
+      "quota_exceeded",
+      o.limit === "count"
+        ? `${o.requester} has ${o.pending} pending requests, the most allowed per requester (${o.max}); wait until some are decided, or cancel those no longer needed`
+        : `${o.requester} has ${o.pending} pending requests taking ${o.pendingBytes} bytes; this one (${o.requestBytes} bytes) would pass the ${o.max} bytes allowed per requester; wait until some are decided, or cancel those no longer needed`,
+    );
+    this.name = "QuotaExceededError";
+    this.requester = o.requester;
+    this.limit = o.limit;
+    this.pending = o.pending;
+    this.pendingBytes = o.pendingBytes;
+    this.requestBytes = o.requestBytes;
+    this.max = o.max;
   }
 }
 

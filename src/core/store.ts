@@ -188,6 +188,24 @@ export interface PruneResult {
   anchor?: AuditMark;
 }
 
+/** A bound on one requester's pending requests, new one included, that `insertRequest` checks in the
+ * insert's own transaction: atomic against every other create with a quota, in this process or in
+ * another on the same database. */
+export interface PendingQuota {
+  /** Pending requests the requester may have. */
+  count: number;
+  /** Bytes (UTF-8) the stored documents of its pending requests may take. */
+  bytes: number;
+}
+
+export interface InsertOptions {
+  /** Refuse the create (`QuotaExceededError`, code `quota_exceeded`, nothing written) when the new
+   * request is pending and its requester's pending requests with it would pass this quota. A replay
+   * (the key exists) returns the first request unchecked, and a request created settled (auto) is
+   * not counted. */
+  quota?: PendingQuota;
+}
+
 export interface CountOptions {
   /** Stop counting at this many (a positive integer). */
   upTo?: number;
@@ -200,11 +218,13 @@ export interface Store {
   /** Inserts a request and its audit events in one transaction; when the requester already has a
    * request with `request.key` (keys are scoped per requester), writes nothing and returns that
    * request with `created: false`. `outbox` messages are written in the same transaction (only when the
-   * request is created). */
+   * request is created). With `options.quota`, the requester's pending quota is checked in the same
+   * transaction (see `InsertOptions`). */
   insertRequest(
     request: ApprovalRequest,
     events: AuditDraft[],
     outbox?: OutboxDraft[],
+    options?: InsertOptions,
   ): Promise<InsertResult>;
   getRequest(id: string): Promise<ApprovalRequest | undefined>;
   /** The request `requester` created with idempotency key `key` (keys are scoped per requester). */

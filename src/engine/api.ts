@@ -1,3 +1,4 @@
+import type { ApprovalRequest, RequestInput } from "../core/schemas.js";
 import type { Airlock } from "./engine.js";
 
 /** What both the in-process engine and the HTTP client (`createClient`) offer, so code written
@@ -6,13 +7,9 @@ import type { Airlock } from "./engine.js";
  * record what ran without a human. */
 export type AirlockApi = Pick<
   Airlock,
-  | "request"
-  | "get"
-  | "getByKey"
-  | "list"
-  | "waitFor"
-  | "decide"
-  | "cancel"
-  | "claimExecution"
-  | "record"
->;
+  "get" | "getByKey" | "list" | "waitFor" | "decide" | "cancel" | "claimExecution" | "record"
+> & {
+  /** Opens a gate. (The engine's `RequestOptions`, a pending quota, are the caller's in process;
+   * a server applies its own limits.) */
+  request(input: RequestInput): Promise<ApprovalRequest>;
+};

@@ -15,7 +15,7 @@ import {
   type ParsedRequestInput,
   requestInputSchema,
 } from "../core/schemas.js";
-import type { Store } from "../core/store.js";
+import type { InsertOptions, Store } from "../core/store.js";
 import { parseOrThrow } from "../core/validate.js";
 
 export interface CreateDeps {
@@ -34,7 +34,12 @@ export interface CreateDeps {
   onCreated(stored: ApprovalRequest, docJson?: string): void;
 }
 
-export async function createRequest(deps: CreateDeps, raw: unknown): Promise<ApprovalRequest> {
+/** `options` go to the store's insert: a pending quota is checked in the insert's transaction. */
+export async function createRequest(
+  deps: CreateDeps,
+  raw: unknown,
+  options: InsertOptions = {},
+): Promise<ApprovalRequest> {
   const input = parseOrThrow(requestInputSchema, raw, "request");
   checkSchema(deps.schemaFor(input.action), input.action, input.args, "args");
   const verdict = await decidePolicy(deps.policy, input);
@@ -44,7 +49,7 @@ export async function createRequest(deps: CreateDeps, raw: unknown): Promise<App
   const { stored, events } = newRequest(input, verdict, inputHash, deps.now());
   const drafts = events.map(deps.redactDraft);
   const outbox = deps.outboxFor(stored, drafts);
-  const result = await deps.store.insertRequest(stored, drafts, outbox);
+  const result = await deps.store.insertRequest(stored, drafts, outbox, options);
   if (!result.created) {
     if (result.request.inputHash !== inputHash) {
       throw new ConflictError(

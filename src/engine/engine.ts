@@ -14,6 +14,7 @@ import { AirlockError, NotFoundError } from "../core/errors.js";
 import { normalizeIdentity, sameIdentity } from "../core/identity.js";
 import { computeMetrics } from "../core/metrics.js";
 import { metricsFromStats } from "../core/outcome-stats.js";
+import { checkPendingQuota } from "../core/quota.js";
 import {
   type ApprovalRequest,
   type AuditDraft,
@@ -157,9 +158,10 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
   return {
     logger,
 
-    async request(raw) {
+    async request(raw, options = {}) {
       guard();
-      return createRequest(creating, raw);
+      if (options.quota) checkPendingQuota(options.quota);
+      return createRequest(creating, raw, options.quota ? { quota: options.quota } : {});
     },
 
     async get(id) {

@@ -15,7 +15,14 @@ import type {
   RecordInput,
   RequestInput,
 } from "../core/schemas.js";
-import type { CountOptions, ListFilter, Page, RequestSummary, Store } from "../core/store.js";
+import type {
+  CountOptions,
+  ListFilter,
+  Page,
+  PendingQuota,
+  RequestSummary,
+  Store,
+} from "../core/store.js";
 import type { EventsOptions } from "./event-stream.js";
 import type { OutboxRouter } from "./outbox-drafts.js";
 import type { WaitOptions } from "./waiters.js";
@@ -58,8 +65,16 @@ export interface CancelOptions {
   asReviewer?: { groups?: string[] };
 }
 
+export interface RequestOptions {
+  /** Refuse the create (code `quota_exceeded`, nothing written) when the request would be pending
+   * and its requester's pending requests, with it, would pass this quota; checked by the store in
+   * the insert's own transaction, so it holds under any concurrency, across processes. A replay of
+   * an existing key returns that request unchecked. The server passes its `limits` here. */
+  quota?: PendingQuota;
+}
+
 export interface Airlock {
-  request(input: RequestInput): Promise<ApprovalRequest>;
+  request(input: RequestInput, options?: RequestOptions): Promise<ApprovalRequest>;
   get(id: string): Promise<ApprovalRequest>;
   /** The request created with idempotency key `key` by `options.requester` (keys are scoped per
    * requester; @default "anonymous", the requester of a request that names none), or undefined. */

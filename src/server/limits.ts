@@ -1,6 +1,8 @@
 // Bounds on what one agent can make the server hold: the size of each document of a request (args,
 // preview, summary; edited args of a decision), and a quota of pending requests and pending bytes
 // per requester, so no token can fill the inbox or the disk.
+import type { QuotaExceededError } from "../core/errors.js";
+import type { PendingQuota } from "../core/store.js";
 import { expectPositiveInt } from "../core/validate.js";
 import { HttpProblem } from "./problem.js";
 
@@ -79,35 +81,19 @@ export function checkEditedArgsSize(editedArgs: unknown, limits: ServerLimits): 
   if (bytes > limits.argsBytes) throw tooLarge("editedArgs", bytes, limits.argsBytes, "argsBytes");
 }
 
-export interface PendingUsage {
-  count: number;
-  bytes: number;
+/** The quota the server's limits set on each requester's pending requests, which the store checks
+ * in the insert's own transaction (so it holds under parallel creates, across servers). */
+export function pendingQuotaOf(limits: ServerLimits): PendingQuota {
+  return { count: limits.pendingPerRequester, bytes: limits.pendingBytesPerRequester };
 }
 
-/** Refuses a new request that would take `requester` past its quota of pending requests or bytes,
- * as the store counts them (`pendingUsage`). A soft limit: requests created at the same moment may
- * pass it by a few. */
-export async function checkQuota(
-  usage: { pendingUsage(requester: string): Promise<PendingUsage> },
-  requester: string,
-  bytes: number,
-  limits: ServerLimits,
-): Promise<void> {
-  const now: PendingUsage = await usage.pendingUsage(requester);
-  if (now.count + 1 > limits.pendingPerRequester) {
-    throw new HttpProblem(
-      429,
-      "quota_exceeded",
-      `${requester} has ${now.count} pending requests, the most this server allows per requester (limits.pendingPerRequester = ${limits.pendingPerRequester}); wait until some are decided, or cancel those no longer needed`,
-      { extra: { pending: now.count, pendingBytes: now.bytes } },
-    );
-  }
-  if (now.bytes + bytes > limits.pendingBytesPerRequester) {
-    throw new HttpProblem(
-      429,
-      "quota_exceeded",
-      `${requester} has ${now.count} pending requests taking ${now.bytes} bytes; this one (${bytes} bytes) would pass the ${limits.pendingBytesPerRequester} bytes allowed per requester (limits.pendingBytesPerRequester); wait until some are decided, or cancel those no longer needed`,
-      { extra: { pending: now.count, pendingBytes: now.bytes } },
-    );
-  }
+/** The store's refusal as the server answers it: 429 `quota_exceeded`, naming the limit passed. */
+export function quotaProblem(err: QuotaExceededError, limits: ServerLimits): HttpProblem {
+  const detail =
+    err.limit === "count"
+      ? `${err.requester} has ${err.pending} pending requests, the most this server allows per requester (limits.pendingPerRequester = ${limits.pendingPerRequester}); wait until some are decided, or cancel those no longer needed`
+      : `${err.requester} has ${err.pending} pending requests taking ${err.pendingBytes} bytes; this one (${err.requestBytes} bytes) would pass the ${limits.pendingBytesPerRequester} bytes allowed per requester (limits.pendingBytesPerRequester); wait until some are decided, or cancel those no longer needed`;
+  return new HttpProblem(429, "quota_exceeded", detail, {
+    extra: { pending: err.pending, pendingBytes: err.pendingBytes },
+  });
 }

@@ -67,6 +67,8 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   aborted: 503,
   closed: 503,
   store_unavailable: 503,
+  // A requester's pending quota (the server's limits): the HTTP route words it with the limit's name.
+  quota_exceeded: 429,
 };
 
 /** A failure decided by the HTTP layer, with its status and code. */

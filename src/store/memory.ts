@@ -2,6 +2,7 @@
 // of code built on Airlock. Nothing survives the process; there is no other process to notify.
 import { chainEvent } from "../audit/chain.js";
 import { AirlockError } from "../core/errors.js";
+import { checkPendingQuota, quotaRefusal } from "../core/quota.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
 import type { ListFilter, OutcomeRow, Page, Store } from "../core/store.js";
 import { memoryOutbox } from "./memory-outbox.js";
@@ -101,20 +102,42 @@ export function memoryStore(): Store {
       : { items: p.items.map(map) };
   }
 
+  function usageOf(requester: string): { count: number; bytes: number } {
+    let count = 0;
+    let bytes = 0;
+    for (const r of byId.values()) {
+      if (r.status !== "pending" || r.requester !== requester) continue;
+      count++;
+      bytes += docBytes(JSON.stringify(r));
+    }
+    return { count, bytes };
+  }
+
   return {
     kind: "memory",
     async migrate() {},
-    async insertRequest(request, events, messages = []) {
+    async insertRequest(request, events, messages = [], options = {}) {
       guard();
       checkColumns(request);
       checkDrafts(events);
       checkOutboxDrafts(messages);
+      if (options.quota) checkPendingQuota(options.quota);
       const existingId =
         request.key === undefined ? undefined : byKey.get(keyOf(request.requester, request.key));
       const existing = existingId === undefined ? undefined : byId.get(existingId);
       if (existing) return { request: copy(existing), created: false, events: [] };
       if (byId.has(request.id)) {
         throw idTaken(request.id);
+      }
+      // No await from the usage read to the write below: nothing else runs in between.
+      if (options.quota && request.status === "pending") {
+        const refused = quotaRefusal(
+          request.requester,
+          usageOf(request.requester),
+          docBytes(JSON.stringify(request)),
+          options.quota,
+        );
+        if (refused) throw refused;
       }
       byId.set(request.id, copy(request));
       if (request.key !== undefined) byKey.set(keyOf(request.requester, request.key), request.id);
@@ -152,14 +175,7 @@ export function memoryStore(): Store {
     },
     async pendingUsage(requester) {
       guard();
-      let count = 0;
-      let bytes = 0;
-      for (const r of byId.values()) {
-        if (r.status !== "pending" || r.requester !== requester) continue;
-        count++;
-        bytes += docBytes(JSON.stringify(r));
-      }
-      return { count, bytes };
+      return usageOf(requester);
     },
     async listStatuses(after, limit) {
       guard();

@@ -168,10 +168,27 @@ const UPDATE_TYPES = [
 ];
 const APPROVERS = "ARRAY(SELECT json_array_elements_text(v.approvers::json))";
 
+/** A quota'd create's columns after the request's: the requester's quota (NULL: none). */
+const QUOTA_COLUMNS = [...INSERT_COLUMNS, "max_count", "max_bytes"];
+const QUOTA_TYPES = [...INSERT_TYPES, "bigint", "bigint"];
+
 /** Rows given as one array per column ($1..$n), numbered from 1 in `ord`. */
 function unnestOf(columns: string[], types: string[]): string {
   const arrays = types.map((t, i) => `$${i + 1}::${t}[]`).join(", ");
   return `unnest(${arrays}) WITH ORDINALITY AS v(${columns.join(", ")}, ord)`;
+}
+
+/** The parameters of `insertQuota` for the rows' values (`insertValues`) and quotas (undefined:
+ * none): `manyValues` and two arrays more (the `OrFail` form takes the row count after them). */
+export function quotaValues(
+  rows: unknown[][],
+  quotas: ({ count: number; bytes: number } | undefined)[],
+): unknown[] {
+  return [
+    ...manyValues(rows, "insert"),
+    quotas.map((q) => q?.count ?? null),
+    quotas.map((q) => q?.bytes ?? null),
+  ];
 }
 
 /** The parameters of `insertMany` / `updateMany` for the rows' values (`insertValues` /
@@ -215,6 +232,28 @@ export function statements(schema: string) {
     ON CONFLICT (requester, key) DO NOTHING`;
   const insertOne = `INSERT INTO ${requests} (${INSERT_COLUMNS.join(", ")})
     VALUES (${INSERT_COLUMNS.map((c, i) => `$${i + 1}::${INSERT_TYPES[i]}${c === "approvers" ? "[]" : ""}`).join(", ")})
+    ON CONFLICT (requester, key) DO NOTHING`;
+  // Creates as `insertMany`, where a create with a quota (max_count, max_bytes) that would be pending
+  // is written only if its requester's pending requests with it stay within the quota: those
+  // already stored, and the quota'd creates of the requester ahead of it in this statement (which
+  // the statement's snapshot cannot see). A replay (its key exists) is not counted. The caller holds
+  // the requester's advisory lock (`lockQuotas`), taken in an earlier statement, so this snapshot
+  // already sees every create of the requester that committed before.
+  const insertQuota = `INSERT INTO ${requests} (${INSERT_COLUMNS.join(", ")})
+    SELECT ${INSERT_COLUMNS.map((c) => (c === "approvers" ? APPROVERS : `v.${c}`)).join(", ")}
+    FROM (
+      SELECT g.*, COUNT(*) FILTER (WHERE g.gated) OVER w AS nth,
+        COALESCE(SUM(g.doc_bytes) FILTER (WHERE g.gated) OVER w, 0) AS cum
+      FROM (
+        SELECT v.*, (v.max_count IS NOT NULL AND v.status = 'pending' AND NOT EXISTS (
+          SELECT 1 FROM ${requests} AS r WHERE r.requester = v.requester AND r.key = v.key)) AS gated
+        FROM ${unnestOf(QUOTA_COLUMNS, QUOTA_TYPES)}) AS g
+      WINDOW w AS (PARTITION BY g.requester ORDER BY g.ord)) AS v
+    LEFT JOIN LATERAL (
+      SELECT COUNT(*) AS n, COALESCE(SUM(r.doc_bytes), 0) AS bytes FROM ${requests} AS r
+      WHERE r.requester = v.requester AND r.status = 'pending') AS u ON v.gated
+    WHERE NOT v.gated OR (u.n + v.nth <= v.max_count AND u.bytes + v.cum <= v.max_bytes)
+    ORDER BY v.ord
     ON CONFLICT (requester, key) DO NOTHING`;
   const updateOne = `UPDATE ${requests} SET ${UPDATE_COLUMNS.map((c, i) => [c, i] as const)
     .filter(([c]) => c !== "id" && c !== "expected")
@@ -263,6 +302,19 @@ export function statements(schema: string) {
     updateOneOrFail: prepared(orFail(s, updateOne, "1", UPDATE_COLUMNS.length + 1)),
     insertMany: prepared(`${insertMany} RETURNING id`),
     insertManyOrFail: prepared(orFail(s, insertMany, "id", INSERT_COLUMNS.length + 1)),
+    // Creates of a batch holding one with a quota: `insertQuota` (values of `quotaValues`).
+    insertQuota: prepared(`${insertQuota} RETURNING id`),
+    insertQuotaOrFail: prepared(orFail(s, insertQuota, "id", QUOTA_COLUMNS.length + 1)),
+    // Each requester's quota lock ($1: its keys, sorted, so batches of every process take them in
+    // one order), held to the end of the transaction. A batch takes it before any row: no
+    // transaction waits for it while holding a row another one waits for.
+    lockQuotas: prepared("SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k"),
+    // Why a quota'd create was not written: the request with its key (a replay), or none, and
+    // what its requester has pending now ($1 requester, $2 key).
+    quotaLost:
+      prepared(`SELECT (SELECT doc FROM ${requests} WHERE requester = $1 AND key = $2) AS doc,
+      COUNT(*)::integer AS n, COALESCE(SUM(doc_bytes), 0)::bigint AS bytes
+      FROM ${requests} WHERE requester = $1 AND status = 'pending'`),
     updateMany: prepared(`${updateMany} RETURNING v.ord`),
     updateManyOrFail: prepared(orFail(s, updateMany, "v.ord", UPDATE_COLUMNS.length + 1)),
     lockHead: prepared(`SELECT seq, hash, keyed_from, key_id FROM ${head} WHERE id = 1 FOR UPDATE`),

@@ -10,6 +10,9 @@
 //   won and the head, [reads of the losers, outbox rows and events of the winners, COMMIT].
 // Either way every transaction takes its request rows first, in one global order, and the head
 // last, so batches of several processes never deadlock, and the head is held only for the commit.
+// A batch holding creates with a pending quota takes their requesters' advisory locks before
+// anything else (sorted: one order everywhere), and writes its creates with `insertQuota`, which
+// leaves out those over quota (they lose, and take the locking path like any lost write).
 //
 // The known head is a hint, never trusted: the database checks it in the appending statement.
 import type { PoolClient, QueryResult, QueryResultRow } from "pg";
@@ -21,6 +24,7 @@ import {
   appendValues,
   manyValues,
   type Query,
+  quotaValues,
   type Statements,
   type WrittenRow,
 } from "./postgres-sql.js";
@@ -41,6 +45,9 @@ export interface Write {
   /** The write's outbox rows (written only with it). */
   outbox: Query[];
   events: AuditDraft[];
+  /** A create's pending quota, and its requester's advisory lock key (a signed 64-bit integer as
+   * text): the create is written only within the quota (see `insertQuota`). */
+  quota?: { lock: string; count: number; bytes: number };
 }
 
 export type WriteOutcome =
@@ -144,6 +151,45 @@ export function createWriter(o: WriterOptions): Writer {
     return orFail ? sql.updateManyOrFail : sql.updateMany;
   }
 
+  /** The batch's creates and transitions, one statement each; with `orFail`, failing unless all
+   * were written. */
+  function writesOf(writes: Write[], orFail: boolean): Query[] {
+    const out: Query[] = [];
+    for (const kind of KINDS) {
+      const of = writes.filter((w) => w.kind === kind);
+      if (of.length === 0) continue;
+      const rows = of.map((w) => w.values);
+      const count = orFail ? [rows.length] : [];
+      if (kind === "insert" && of.some((w) => w.quota)) {
+        const statement = orFail ? sql.insertQuotaOrFail : sql.insertQuota;
+        out.push({
+          ...statement,
+          values: [
+            ...quotaValues(
+              rows,
+              of.map((w) => w.quota),
+            ),
+            ...count,
+          ],
+        });
+        continue;
+      }
+      out.push({
+        ...statementFor(kind, rows, orFail),
+        values: [...valuesFor(kind, rows), ...count],
+      });
+    }
+    return out;
+  }
+
+  /** The advisory locks of the requesters of the batch's quota'd creates, in one global order. */
+  function quotaLocks(writes: Write[]): Query[] {
+    const keys = [...new Set(writes.flatMap((w) => (w.quota ? [BigInt(w.quota.lock)] : [])))];
+    if (keys.length === 0) return [];
+    keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return [{ ...sql.lockQuotas, values: [keys.map(String)] }];
+  }
+
   function keying(head: ChainHead) {
     return keyForAppend(o.own, { keyedFrom: head.keyedFrom, keyId: head.keyId });
   }
@@ -197,15 +243,7 @@ export function createWriter(o: WriterOptions): Writer {
       key,
     );
     const all = events.flat();
-    const queries: Query[] = [BEGIN];
-    for (const kind of KINDS) {
-      const rows = writes.filter((w) => w.kind === kind).map((w) => w.values);
-      if (rows.length === 0) continue;
-      queries.push({
-        ...statementFor(kind, rows, true),
-        values: [...valuesFor(kind, rows), rows.length],
-      });
-    }
+    const queries: Query[] = [BEGIN, ...quotaLocks(writes), ...writesOf(writes, true)];
     const [free, counters] = splitShared(writes.flatMap((w) => w.outbox));
     queries.push(...free, appendOf(all, startsKeying, head), ...counters, COMMIT);
     known = headAfter(head, all, startsKeying);
@@ -222,13 +260,9 @@ export function createWriter(o: WriterOptions): Writer {
 
   async function locking(writes: Write[]): Promise<WriteOutcome[]> {
     return o.run(whatOf(writes), async (c, step) => {
-      const many: Query[] = [];
-      for (const kind of KINDS) {
-        const rows = writes.filter((w) => w.kind === kind).map((w) => w.values);
-        if (rows.length === 0) continue;
-        many.push({ ...statementFor(kind, rows, false), values: valuesFor(kind, rows) });
-      }
-      const [, ...results] = await send(c, [BEGIN, ...many, sql.lockHead]);
+      const locks = quotaLocks(writes);
+      const sent = await send(c, [BEGIN, ...locks, ...writesOf(writes, false), sql.lockHead]);
+      const results = sent.slice(1 + locks.length);
       const locked = results.pop()?.rows[0] as WrittenRow | undefined;
       const won = winners(writes, results);
       const head = headOf(locked, sql.schema);

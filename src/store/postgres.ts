@@ -18,8 +18,9 @@ import { type AuditKeyOptions, checkpointWriterFor, ownAuditKey } from "../audit
 import { AirlockError, InvalidInputError, isAirlockError } from "../core/errors.js";
 import type { OutboxDraft } from "../core/outbox.js";
 import { HOUR_MS, type OutcomeStat, settledStat } from "../core/outcome-stats.js";
+import { checkPendingQuota, quotaRefusal } from "../core/quota.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
-import type { ListFilter, Store } from "../core/store.js";
+import type { ListFilter, PendingQuota, Store } from "../core/store.js";
 import {
   type ApproverIndexUse,
   approverIndexUse,
@@ -349,6 +350,36 @@ export function postgresStore(
     maxInFlight: BATCHES_IN_FLIGHT,
   });
 
+  /** One create through the batched writer: `found` is a `LostCreate` with a quota, else a DocRow. */
+  async function insertOnce(
+    request: ApprovalRequest,
+    events: AuditDraft[],
+    messages: OutboxDraft[],
+    values: unknown[],
+    quota: PendingQuota | undefined,
+  ): Promise<WriteOutcome> {
+    const byKey = [request.requester, request.key ?? null];
+    try {
+      return await writer.write({
+        what: "insertRequest",
+        // Keyed creates first, by key, so processes racing on the same keys lock them in order.
+        order:
+          request.key === undefined ? `1${request.id}` : `0${request.requester}\0${request.key}`,
+        kind: "insert",
+        values,
+        lost: quota ? { ...sql.quotaLost, values: byKey } : { ...sql.byKey, values: byKey },
+        outbox: withWrite(request, events, messages, request.updatedAt),
+        events,
+        ...(quota
+          ? { quota: { ...quota, lock: lockKey(o.schema, `quota:${request.requester}`) } }
+          : {}),
+      });
+    } catch (err) {
+      if ((err as { code?: unknown }).code === "23505") throw idTaken(request.id, err);
+      throw err;
+    }
+  }
+
   async function migrateOnce(): Promise<void> {
     await run("migrate", async (c, step) => {
       await c.query("BEGIN");
@@ -416,39 +447,41 @@ export function postgresStore(
       return migrating;
     },
 
-    async insertRequest(request, events, messages = []) {
+    async insertRequest(request, events, messages = [], options = {}) {
       guard();
       checkDrafts(events);
       checkOutboxDrafts(messages);
+      const quota = request.status === "pending" ? options.quota : undefined;
+      if (quota) checkPendingQuota(quota);
       const values = insertValues(request);
-      let out: WriteOutcome;
-      try {
-        out = await writer.write({
-          what: "insertRequest",
-          // Keyed creates first, by key, so processes racing on the same keys lock them in order.
-          order:
-            request.key === undefined ? `1${request.id}` : `0${request.requester}\0${request.key}`,
-          kind: "insert",
-          values,
-          lost: { ...sql.byKey, values: [request.requester, request.key ?? null] },
-          outbox: withWrite(request, events, messages, request.updatedAt),
-          events,
-        });
-      } catch (err) {
-        if ((err as { code?: unknown }).code === "23505") throw idTaken(request.id, err);
-        throw err;
+      // A quota'd create left out while its requester's pending requests, as read after it, left
+      // room (a decision freed some meanwhile, or creates of the same batch ahead of it took bytes
+      // they did not keep) is tried again, a bounded number of times.
+      for (let attempt = 1; ; attempt++) {
+        const out = await insertOnce(request, events, messages, values, quota);
+        if (out.written) {
+          return {
+            request,
+            created: true,
+            events: out.events,
+            docJson: docOfValues("insert", values),
+          };
+        }
+        const found = out.found as LostCreate | undefined;
+        // The key exists: ON CONFLICT waited for its writer to commit, so this read saw it.
+        if (found?.doc) return { request: parseDoc(found as DocRow), created: false, events: [] };
+        if (!quota || !found) throw idTaken(request.id);
+        const usage = { count: Number(found.n), bytes: Number(found.bytes) };
+        const bytes = Number(values[INSERT_DOC_BYTES]);
+        const refused = quotaRefusal(request.requester, usage, bytes, quota);
+        if (refused) throw refused;
+        if (attempt >= QUOTA_ATTEMPTS) {
+          throw new AirlockError(
+            "store_unavailable",
+            `insertRequest: the pending quota of ${request.requester} kept changing while request ${request.id} was created (${QUOTA_ATTEMPTS} attempts); try again (with the same idempotency key, a retried create cannot make a second request)`,
+          );
+        }
       }
-      if (out.written) {
-        return {
-          request,
-          created: true,
-          events: out.events,
-          docJson: docOfValues("insert", values),
-        };
-      }
-      // The key exists: ON CONFLICT waited for its writer to commit, so this read saw it.
-      if (!out.found) throw idTaken(request.id);
-      return { request: parseDoc(out.found), created: false, events: [] };
     },
 
     async getRequest(id) {
@@ -794,6 +827,18 @@ export function lockKey(schema: string, what = "migrate"): string {
   const digest = createHash("sha256").update(`airlock:${what}:${schema}`).digest();
   return digest.readBigInt64BE(0).toString();
 }
+
+/** What `quotaLost` reads of a quota'd create left out: the request holding its key (none: `doc`
+ * is null), and its requester's pending requests. */
+interface LostCreate {
+  doc: string | null;
+  n: number;
+  bytes: string;
+}
+/** Where `insertValues` puts the stored document's size. */
+const INSERT_DOC_BYTES = 22;
+/** Tries of a quota'd create that was left out although its quota, read after, had room. */
+const QUOTA_ATTEMPTS = 3;
 
 const IDLE_IN_TRANSACTION_MS = 15_000;
 // Writes arriving while a batch commits go together in the next one, up to this many.

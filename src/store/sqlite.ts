@@ -19,8 +19,15 @@ import {
 import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { OutboxClaim, OutboxDraft, OutboxFilter, OutboxSettlement } from "../core/outbox.js";
 import { HOUR_MS, type OutcomeStat, settledStat } from "../core/outcome-stats.js";
+import { checkPendingQuota, quotaRefusal } from "../core/quota.js";
 import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
-import type { InsertResult, ListFilter, Store, TransitionResult } from "../core/store.js";
+import type {
+  InsertResult,
+  ListFilter,
+  PendingQuota,
+  Store,
+  TransitionResult,
+} from "../core/store.js";
 import {
   type ApproverIndexUse,
   approverIndexUse,
@@ -374,6 +381,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     request: ApprovalRequest,
     drafts: AuditDraft[],
     messages: OutboxDraft[],
+    quota: PendingQuota | undefined,
   ): InsertResult {
     let info: Database.RunResult;
     const row = rowOf(request);
@@ -390,6 +398,15 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
         request.key !== undefined ? stmt.byKey.get(request.requester, request.key) : undefined;
       if (!existing) throw idTaken(request.id);
       return { request: parseDoc(existing), created: false, events: [] };
+    }
+    if (quota && request.status === "pending") {
+      // Counted with the new row, under the write lock (BEGIN IMMEDIATE) that every create of every
+      // process takes: no other create can come in between. A refusal throws, and the savepoint
+      // (or the transaction of a lone write) takes the row back.
+      const used = stmt.pendingUsage.get(request.requester);
+      const before = { count: (used?.n ?? 1) - 1, bytes: (used?.bytes ?? 0) - row.doc_bytes };
+      const refused = quotaRefusal(request.requester, before, row.doc_bytes, quota);
+      if (refused) throw refused;
     }
     writeOutbox(messages, request.updatedAt);
     countSettled(request, drafts);
@@ -551,12 +568,14 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     async migrate() {
       await attempt("migrate", () => migrateSync(db, own));
     },
-    async insertRequest(request, events, messages = []) {
+    async insertRequest(request, events, messages = [], options = {}) {
       checkColumns(request);
       checkDrafts(events);
       checkOutboxDrafts(messages);
+      const { quota } = options;
+      if (quota) checkPendingQuota(quota);
       guard();
-      return noted(await batch.run(inBatch(() => insertTx(request, events, messages))));
+      return noted(await batch.run(inBatch(() => insertTx(request, events, messages, quota))));
     },
     async getRequest(id) {
       return attempt("getRequest", () => {

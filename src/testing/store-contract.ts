@@ -752,6 +752,75 @@ export function runStoreContract(init: StoreContractOptions): void {
       expect(await store.pendingUsage("bot")).toEqual({ count: 1, bytes: bytes(grown) });
     });
 
+    test("pending quota: parallel creates leave exactly the quota pending, refusals write nothing", async () => {
+      const quota = { count: 5, bytes: 10_000_000 };
+      const rs = Array.from({ length: 20 }, (_, i) =>
+        makeRequest({ requester: "bot", key: `quota-${i}` }),
+      );
+      const settled = await Promise.allSettled(
+        rs.map((r) => store.insertRequest(r, [created(r)], [], { quota })),
+      );
+      const made = settled.filter((x) => x.status === "fulfilled");
+      const refused = settled.flatMap((x) => (x.status === "rejected" ? [x.reason] : []));
+      expect(made).toHaveLength(5);
+      expect(refused).toHaveLength(15);
+      for (const err of refused) {
+        expect(err).toMatchObject({ code: "quota_exceeded", limit: "count", max: 5 });
+      }
+      expect(await store.pendingUsage("bot")).toMatchObject({ count: 5 });
+      // Nothing of a refused create is stored: neither the request nor its event.
+      expect(await store.countRequests({})).toBe(5);
+      expect(await store.listAudit({})).toHaveLength(5);
+      // A replay of a stored key returns its request, quota full or not, and counts nothing.
+      const first = rs.find((_, i) => settled[i]?.status === "fulfilled") as ApprovalRequest;
+      const again = { ...makeRequest({ requester: "bot", key: first.key }) };
+      const replay = await store.insertRequest(again, [created(again)], [], { quota });
+      expect(replay).toMatchObject({ created: false, request: { id: first.id } });
+      expect(await store.pendingUsage("bot")).toMatchObject({ count: 5 });
+      // Another requester has its own quota; a request created settled is not counted.
+      const other = makeRequest({ requester: "bot2" });
+      expect((await store.insertRequest(other, [created(other)], [], { quota })).created).toBe(
+        true,
+      );
+      const auto = makeRequest({ requester: "bot", status: "approved", level: "auto" });
+      expect((await store.insertRequest(auto, [created(auto)], [], { quota })).created).toBe(true);
+      // Deciding one frees a place.
+      const done = { ...first, status: "cancelled" as const, version: 2 };
+      expect((await store.transition(done, 1, [])).ok).toBe(true);
+      const next = makeRequest({ requester: "bot" });
+      expect((await store.insertRequest(next, [created(next)], [], { quota })).created).toBe(true);
+      await expect(
+        store.insertRequest(makeRequest({ requester: "bot" }), [], [], { quota }),
+      ).rejects.toMatchObject({ code: "quota_exceeded", pending: 5 });
+    });
+
+    test("pending quota: parallel creates leave the byte quota's worth pending", async () => {
+      const blob = "b".repeat(200_000);
+      const rs = Array.from({ length: 4 }, () =>
+        makeRequest({ requester: "bot", args: { blob }, argsHash: hashArgs({ blob }) }),
+      );
+      const quota = { count: 1000, bytes: 300_000 };
+      const settled = await Promise.allSettled(
+        rs.map((r) => store.insertRequest(r, [created(r)], [], { quota })),
+      );
+      expect(settled.filter((x) => x.status === "fulfilled")).toHaveLength(1);
+      const refused = settled.flatMap((x) => (x.status === "rejected" ? [x.reason] : []));
+      expect(refused).toHaveLength(3);
+      for (const err of refused) {
+        expect(err).toMatchObject({ code: "quota_exceeded", limit: "bytes", pending: 1 });
+      }
+      const usage = await store.pendingUsage("bot");
+      expect(usage.count).toBe(1);
+      expect(usage.bytes).toBeGreaterThan(200_000);
+      expect(usage.bytes).toBeLessThanOrEqual(300_000);
+      // A quota that is not two positive integers is refused before anything is written.
+      const r = makeRequest({ requester: "bot3" });
+      await expect(
+        store.insertRequest(r, [created(r)], [], { quota: { count: 0, bytes: 1 } }),
+      ).rejects.toMatchObject({ code: "invalid_input" });
+      expect(await store.getRequest(r.id)).toBeUndefined();
+    });
+
     test("statuses list every request by id, with the stored document's status", async () => {
       const rs = [makeRequest(), makeRequest(), makeRequest()];
       for (const r of rs) await store.insertRequest(r, [created(r)]);
@@ -1093,6 +1162,30 @@ export function runStoreContract(init: StoreContractOptions): void {
         expect(await store.listAudit({ requestId: r.id })).toHaveLength(2);
       } finally {
         off();
+        await other.close();
+      }
+    });
+
+    test("pending quota: parallel creates through two connections leave exactly the quota pending", async () => {
+      const other = await reopened();
+      try {
+        const quota = { count: 5, bytes: 10_000_000 };
+        for (const n of [20, 100]) {
+          const requester = `bot-${n}`;
+          const rs = Array.from({ length: n }, () => makeRequest({ requester }));
+          const settled = await Promise.allSettled(
+            rs.map((r, i) =>
+              (i % 2 === 0 ? store : other).insertRequest(r, [created(r)], [], { quota }),
+            ),
+          );
+          expect(settled.filter((x) => x.status === "fulfilled")).toHaveLength(5);
+          for (const x of settled) {
+            if (x.status === "rejected") expect(x.reason).toMatchObject({ code: "quota_exceeded" });
+          }
+          expect(await store.pendingUsage(requester)).toMatchObject({ count: 5 });
+          expect(await other.pendingUsage(requester)).toMatchObject({ count: 5 });
+        }
+      } finally {
         await other.close();
       }
     });

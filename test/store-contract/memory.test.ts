@@ -10,6 +10,7 @@ runStoreContract({
       tests: [
         "change signal: commits by another connection call onExternalChange",
         "change signal: each listener is called, and unsubscribing one keeps the others",
+        "pending quota: parallel creates through two connections leave exactly the quota pending",
       ],
     },
   ],

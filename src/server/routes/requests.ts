@@ -1,12 +1,17 @@
 // /v1/requests: create (idempotent by key), list, read, long-poll wait, decide, cancel.
 import { type Context, Hono } from "hono";
-import { ConflictError, isAirlockError } from "../../core/errors.js";
+import { ConflictError, isAirlockError, type QuotaExceededError } from "../../core/errors.js";
 import { sameIdentity } from "../../core/identity.js";
 import type { ApprovalRequest, OnTimeout } from "../../core/schemas.js";
 import type { ListFilter } from "../../core/store.js";
 import { assertMayCancel, canSee, decidingGroups, loadVisible, scopeList } from "../access.js";
 import { hasRole, type Principal, type RouteDeps, type ServerEnv } from "../env.js";
-import { checkDocumentSizes, checkEditedArgsSize, checkQuota, jsonBytes } from "../limits.js";
+import {
+  checkDocumentSizes,
+  checkEditedArgsSize,
+  pendingQuotaOf,
+  quotaProblem,
+} from "../limits.js";
 import { HttpProblem } from "../problem.js";
 import { defineRoute, mount } from "../route.js";
 import { cancelBody, createRequestBody, decisionBody, listQuery, waitQuery } from "../schemas.js";
@@ -137,12 +142,16 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     }
     const key = idempotencyKey(data.key, c.req.header("idempotency-key"));
     checkDocumentSizes(data, deps.limits);
-    await checkQuota(airlock, p.name, jsonBytes(raw), deps.limits);
     const input = { ...data, requester: p.name, ...(key === undefined ? {} : { key }) };
     let created: ApprovalRequest;
     try {
-      created = await airlock.request(input);
+      // The store checks the quota in the insert's own transaction, after a replay of an existing
+      // key has been answered: one check that parallel creates and other servers cannot slip past.
+      created = await airlock.request(input, { quota: pendingQuotaOf(deps.limits) });
     } catch (err) {
+      if (isAirlockError(err, "quota_exceeded")) {
+        throw quotaProblem(err as QuotaExceededError, deps.limits);
+      }
       // A clash on a key of someone else's request must not reveal that request.
       if (isAirlockError(err, "conflict")) {
         const other = (err as ConflictError).request;
