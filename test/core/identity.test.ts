@@ -4,6 +4,8 @@
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { identityProblem, normalizeIdentity, sameIdentity } from "../../src/core/identity.js";
+import { newRequest } from "../../src/core/new-request.js";
+import { requestInputSchema } from "../../src/core/schemas.js";
 import type { Store } from "../../src/core/store.js";
 import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { createToken, memoryTokenStore } from "../../src/server/tokens.js";
@@ -107,11 +109,40 @@ describe("token creation", () => {
 
 function identityRules(open: () => { store: Store; cleanup: () => Promise<void> }) {
   let engine: Airlock;
+  let store: Store;
   let cleanup: () => Promise<void>;
   beforeAll(async () => {
     const opened = open();
     cleanup = opened.cleanup;
-    engine = await createAirlock({ store: opened.store });
+    store = opened.store;
+    engine = await createAirlock({ store });
+  });
+
+  it("rows stored before NFKC, with names in the old normal form, still match", async () => {
+    // Written as an earlier version wrote it: names in NFC, lower case.
+    const input = requestInputSchema.parse({
+      title: "Old gate",
+      requester: "Build Bot",
+      approvers: ["Alice", "José", "ﬁona"],
+      quorum: 2,
+    });
+    const { stored, events } = newRequest(input, { level: "full" }, "old-input", Date.now());
+    stored.requester = oldNormalForm(input.requester);
+    stored.approvers = input.approvers.map(oldNormalForm);
+    expect(stored.approvers).toEqual(["alice", "josé", "ﬁona"]);
+    await store.insertRequest(stored, events);
+
+    expect((await engine.list({ requester: "BUILD  BOT" })).items.map((r) => r.id)).toEqual([
+      stored.id,
+    ]);
+    const forJose = await engine.listSummaries({ approver: "JOSÉ" });
+    expect(forJose.items.map((r) => r.id)).toContain(stored.id);
+    // Decisions compare both sides in the new normal form: the fullwidth Alice is the listed alice,
+    // and fiona is the ﬁona stored with a ligature.
+    await engine.decide(stored.id, { outcome: "approved", reviewer: "ＡＬＩＣＥ" });
+    const done = await engine.decide(stored.id, { outcome: "approved", reviewer: "fiona" });
+    expect(done.status).toBe("approved");
+    expect(done.decisions.map((d) => d.reviewer)).toEqual(["alice", "fiona"]);
   });
   afterAll(async () => {
     await engine?.close();
