@@ -54,6 +54,28 @@ export const CHANNELS = [
 export const channelSchema = z.enum(CHANNELS);
 export type Channel = z.infer<typeof channelSchema>;
 
+/** How a door proved who decided (see authority.ts): recorded with the decision. */
+export const PROOFS = [
+  /** A bearer API token (HTTP API, CLI and console against a server, MCP against a server). */
+  "api_token",
+  /** The inbox's session cookie, signed in with an API token. */
+  "inbox_session",
+  /** A signed embed-card token, minted by an admin or an app backend for one reviewer. */
+  "card_token",
+  /** A Slack interaction signed with the app's signing secret, from a mapped Slack user. */
+  "slack_signature",
+  /** A signed single-use link sent to the reviewer's mail address. */
+  "mail_link",
+  /** A mail reply from the reviewer's address (envelope and header sender agree). */
+  "mail_reply",
+  /** Whoever runs the process on the machine that holds the database (local CLI and console). */
+  "local",
+  /** Code in the engine's own process, trusted as the embedding application. */
+  "in_process",
+] as const;
+export const proofSchema = z.enum(PROOFS);
+export type Proof = z.infer<typeof proofSchema>;
+
 export const LEVELS = ["auto", "quick", "full"] as const;
 export const levelSchema = z.enum(LEVELS);
 export type Level = z.infer<typeof levelSchema>;
@@ -301,6 +323,8 @@ export const decisionSchema = z.object({
   comment: z.string().optional(),
   reviewer: z.string(),
   channel: channelSchema,
+  /** How the door proved the reviewer's identity (absent on decisions made before it was kept). */
+  proof: proofSchema.optional(),
   decidedAt: z.number(),
   /** After this instant (epoch ms) the approval may no longer be executed. */
   validUntil: z.number().optional(),

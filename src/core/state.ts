@@ -14,6 +14,7 @@ import type {
   Method,
   OnTimeout,
   ParsedDecisionInput,
+  Proof,
   Status,
 } from "./schemas.js";
 
@@ -162,6 +163,8 @@ export function applyDecision(
   request: ApprovalRequest,
   input: ParsedDecisionInput,
   now: number,
+  /** How the door proved the reviewer (authority.ts), recorded with the decision. */
+  proof?: Proof,
 ): Transition {
   if (!isPending(request)) throw conflictFor(request);
   if (sameIdentity(input.reviewer, request.requester)) {
@@ -221,6 +224,7 @@ export function applyDecision(
     channel: input.channel,
     decidedAt: now,
   };
+  if (proof !== undefined) decision.proof = proof;
   if (selected !== undefined) decision.selected = selected;
   if (input.editedArgs !== undefined) decision.editedArgs = input.editedArgs;
   if (input.comment !== undefined) decision.comment = input.comment;
@@ -408,6 +412,7 @@ function decisionData(d: Decision): Record<string, unknown> {
     method: d.method,
     channel: d.channel,
   };
+  if (d.proof !== undefined) data.proof = d.proof;
   if (d.selected) data.selected = d.selected;
   if (d.comment !== undefined) data.comment = d.comment;
   if (d.argsHash) data.argsHash = d.argsHash;

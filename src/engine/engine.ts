@@ -9,6 +9,7 @@ import pino from "pino";
 import type { ZodType } from "zod";
 import { redact } from "../audit/redact.js";
 import { verifyAuditLog } from "../audit/verify.js";
+import { type Actor, decidingIdentity } from "../core/authority.js";
 import { systemClock } from "../core/clock.js";
 import { AirlockError, NotFoundError } from "../core/errors.js";
 import { normalizeIdentity, sameIdentity } from "../core/identity.js";
@@ -21,6 +22,7 @@ import {
   type AuditEvent,
   DEFAULT_REQUESTER,
   decisionInputSchema,
+  type ParsedDecisionInput,
 } from "../core/schemas.js";
 import {
   activeDeadline,
@@ -155,6 +157,31 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     },
   };
 
+  /** Decides with the state machine's checks; with an actor (a door's proven caller), authority's
+   * checks first, inside the same compare-and-set, and the identity taken from the actor alone. */
+  async function decideWith(
+    id: string,
+    parsed: ParsedDecisionInput,
+    actor: Actor | undefined,
+  ): Promise<ApprovalRequest> {
+    let replayed = false;
+    const stored = await transact(cas, id, async (current, now) => {
+      const input = actor ? { ...parsed, ...decidingIdentity(actor, current) } : parsed;
+      if (input.key !== undefined) {
+        replayed = current.decisions.some(
+          (d) => d.key === input.key && sameIdentity(d.reviewer, input.reviewer),
+        );
+        if (replayed) return { done: current };
+      }
+      if (input.editedArgs !== undefined) {
+        checkSchema(schemas.get(current.action), current.action, input.editedArgs, "editedArgs");
+      }
+      return applyDecision(current, input, now, actor?.proof);
+    });
+    if (!replayed && isTerminal(stored.status)) logDecision(logger, stored);
+    return stored;
+  }
+
   return {
     logger,
 
@@ -206,22 +233,17 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
 
     async decide(id, raw) {
       guard();
-      const input = parseOrThrow(decisionInputSchema, raw, "decision");
-      let replayed = false;
-      const stored = await transact(cas, id, async (current, now) => {
-        if (input.key !== undefined) {
-          replayed = current.decisions.some(
-            (d) => d.key === input.key && sameIdentity(d.reviewer, input.reviewer),
-          );
-          if (replayed) return { done: current };
-        }
-        if (input.editedArgs !== undefined) {
-          checkSchema(schemas.get(current.action), current.action, input.editedArgs, "editedArgs");
-        }
-        return applyDecision(current, input, now);
-      });
-      if (!replayed && isTerminal(stored.status)) logDecision(logger, stored);
-      return stored;
+      return decideWith(id, parseOrThrow(decisionInputSchema, raw, "decision"), undefined);
+    },
+
+    async decideAs(actor, id, raw) {
+      guard();
+      const input = parseOrThrow(
+        decisionInputSchema,
+        { ...raw, reviewer: actor.name, groups: [...actor.groups], channel: actor.channel },
+        "decision",
+      );
+      return decideWith(id, input, actor);
     },
 
     async cancel(id, opts = {}) {

@@ -3,6 +3,7 @@
 import type { Logger } from "pino";
 import type { ZodType } from "zod";
 import type { VerifyOptions, VerifyResult } from "../audit/verify.js";
+import type { Actor } from "../core/authority.js";
 import type { Clock } from "../core/clock.js";
 import type { Metrics } from "../core/metrics.js";
 import type { OutboxFilter, OutboxMessage } from "../core/outbox.js";
@@ -92,7 +93,16 @@ export interface Airlock {
   /** The audit chain's head (last event's seq and hash); undefined while the log is empty. */
   auditHead(): Promise<{ seq: number; hash: string } | undefined>;
   waitFor(id: string, options?: WaitOptions): Promise<ApprovalRequest>;
+  /** Decides as trusted in-process code: `decision.reviewer` is believed. Doors use `decideAs`. */
   decide(id: string, decision: DecisionInput): Promise<ApprovalRequest>;
+  /** Decides as a door's proven caller (authority.ts): the reviewer, groups and channel come from the
+   * actor; an agent's credential, the requester and anyone not among the approvers are refused
+   * (code `forbidden`) inside the decision's compare-and-set. */
+  decideAs(
+    actor: Actor,
+    id: string,
+    decision: Omit<DecisionInput, "reviewer" | "groups" | "channel">,
+  ): Promise<ApprovalRequest>;
   cancel(id: string, options?: CancelOptions): Promise<ApprovalRequest>;
   /** Claims an approved request for execution, exactly once (compare-and-set): call it right before
    * running the approved action. A second claim fails with code `conflict`, so a double resume or a

@@ -11,9 +11,10 @@
 // agent deciding, a reviewer cancelling, anybody deciding their own request) and for routes the
 // caller's role does not open.
 
+import { type Actor, actorOf } from "../core/authority.js";
 import { NotFoundError } from "../core/errors.js";
 import { normalizeIdentity, sameIdentity } from "../core/identity.js";
-import type { ApprovalRequest } from "../core/schemas.js";
+import type { ApprovalRequest, Channel, Proof } from "../core/schemas.js";
 import type { ListFilter } from "../core/store.js";
 import type { Airlock } from "../engine/engine.js";
 import { hasRole, type Principal } from "./env.js";
@@ -69,10 +70,17 @@ export function scopeList(p: Principal, filter: ListFilter): ListFilter | undefi
   throw new HttpProblem(403, "forbidden", `the token of ${p.name} has no role that lists requests`);
 }
 
-/** The groups the engine should credit the caller with when it decides. An admin may decide any
- * request it did not create itself, so it is credited with the request's approvers. */
-export function decidingGroups(p: Principal, r: ApprovalRequest): string[] {
-  return hasRole(p, "admin") ? [...new Set([...p.groups, ...r.approvers])] : [...p.groups];
+/** The actor (core/authority.ts) an authenticated caller stands for, proven by `proof`: what every
+ * route hands to the engine's `decideAs`, which alone says whether it may decide. */
+export function actorFor(p: Principal, proof: Proof, channel: Channel): Actor {
+  return actorOf({
+    name: p.name,
+    groups: p.groups,
+    roles: p.roles,
+    proof,
+    channel,
+    mintedWithRoles: p.mintedWithRoles,
+  });
 }
 
 /** Cancelling is for whoever created the request, for admins, and for a reviewer who may decide

@@ -17,6 +17,9 @@ export interface Principal {
   name: string;
   roles: readonly Role[];
   groups: readonly string[];
+  /** For a credential minted with another (an embed card token): the minter's roles, so that
+   * anything minted with an agent's credential stays an agent's (core/authority.ts). */
+  mintedWithRoles?: readonly Role[];
 }
 
 export interface ServerEnv {

@@ -9,8 +9,15 @@ import { normalizeIdentity } from "../core/identity.js";
 import { newRequestId } from "../core/ids.js";
 import { refuseBadIdentity } from "../core/schemas.js";
 
-export const ROLES = ["agent", "reviewer", "admin"] as const;
+/** `agent` creates and reads its own requests; `reviewer` decides what it is an approver of; `admin`
+ * manages tokens and may decide anything it did not create; `app` is a chat app's backend, which
+ * authenticates its own users and mints approval-card tokens for the reviewers among them. */
+export const ROLES = ["agent", "reviewer", "admin", "app"] as const;
 export type Role = (typeof ROLES)[number];
+
+/** Roles that decide, or let someone decide (`app` mints card tokens): an agent's token never
+ * carries one, since no credential an agent holds may decide (core/authority.ts). */
+const DECIDING_ROLES: readonly Role[] = ["reviewer", "admin", "app"];
 
 /** Refused like every name that enters (refuseBadIdentity): mixed scripts, invisible characters only. */
 const principalName = z.string().trim().min(1).max(200).superRefine(refuseBadIdentity);
@@ -19,10 +26,15 @@ const principalName = z.string().trim().min(1).max(200).superRefine(refuseBadIde
 export const tokenInputSchema = z
   .object({
     name: principalName,
-    roles: z.array(z.enum(ROLES)).min(1).max(3),
+    roles: z.array(z.enum(ROLES)).min(1).max(ROLES.length),
     groups: z.array(principalName).max(100).default([]),
   })
-  .strict();
+  .strict()
+  .refine((t) => !(t.roles.includes("agent") && t.roles.some((r) => DECIDING_ROLES.includes(r))), {
+    message:
+      "an agent's token cannot also be a reviewer, admin or app token: no credential an agent holds may decide; give the person or app a token of its own",
+    path: ["roles"],
+  });
 export type TokenInput = z.input<typeof tokenInputSchema>;
 
 /** A stored token, without its secret. */

@@ -28,84 +28,85 @@ describe("embed tokens over HTTP", () => {
   const mint = (token: string, id: string, body: Record<string, unknown>) =>
     s.call(token, "POST", `/v1/requests/${id}/embed-token`, body);
 
-  it("lets an admin and the requester's agent mint, for a reviewer who may decide", async () => {
+  it("lets an app backend and an admin mint, for a reviewer who may decide", async () => {
     const id = await open({ approvers: ["alice"] });
     const byAdmin = await mint(s.tokens.admin, id, { reviewer: "alice" });
     expect(byAdmin.status).toBe(201);
     expect(byAdmin.body.token).toMatch(/^ale_/);
-    const byAgent = await mint(s.tokens.agent, id, { reviewer: "Alice", ttlSeconds: 60 });
-    expect(byAgent.status).toBe(201);
-    expect(byAgent.body.expiresAt).toBeGreaterThan(Date.now());
-    expect(byAgent.body.expiresAt).toBeLessThanOrEqual(Date.now() + 60_000);
+    const byApp = await mint(s.tokens.app, id, { reviewer: "Alice", ttlSeconds: 60 });
+    expect(byApp.status).toBe(201);
+    expect(byApp.body.expiresAt).toBeGreaterThan(Date.now());
+    expect(byApp.body.expiresAt).toBeLessThanOrEqual(Date.now() + 60_000);
     // The default lifetime is 10 minutes.
-    expect(byAdmin.body.expiresAt).toBeGreaterThan(byAgent.body.expiresAt);
+    expect(byAdmin.body.expiresAt).toBeGreaterThan(byApp.body.expiresAt);
     // Each mint is audited, without the token.
     const audit = await s.call(s.tokens.admin, "GET", `/v1/audit?requestId=${id}`);
     const issued = audit.body.items.filter(
       (e: { type: string; data: { event?: string } }) =>
         e.type === "notified" && e.data.event === "embed token issued",
     );
-    expect(issued.map((e: { actor: string }) => e.actor)).toEqual(["root", "bot"]);
+    expect(issued.map((e: { actor: string }) => e.actor)).toEqual(["root", "chat-app"]);
     expect(issued[1].data).toMatchObject({ reviewer: "alice", channel: "chat" });
-    expect(audit.text).not.toContain(byAgent.body.token);
+    expect(audit.text).not.toContain(byApp.body.token);
   });
 
-  it("refuses other agents, reviewers, the requester as reviewer and non-approvers", async () => {
+  it("never mints for an agent, not even the requester's: every refusal reads the same", async () => {
     const id = await open({ approvers: ["alice", "ops"] });
-    // Another agent cannot see the request at all: the same 404 as a missing id (access.ts).
-    expect((await mint(s.tokens.agent2, id, { reviewer: "alice" })).status).toBe(404);
-    // An agent that sees it as an approver (dual, in ops) but did not create it.
-    const dual = await mint(s.tokens.dual, id, { reviewer: "alice" });
-    expect(dual.status).toBe(403);
-    expect(dual.body.detail).toContain("requester");
-    // A reviewer token has no role that mints.
-    expect((await mint(s.tokens.alice, id, { reviewer: "alice" })).status).toBe(403);
-    const self = await mint(s.tokens.agent, id, { reviewer: "bot" });
-    expect(self.status).toBe(403);
-    expect(self.body.detail).toContain("own request");
-    expect((await mint(s.tokens.admin, id, { reviewer: "bot" })).status).toBe(403);
-    const stranger = await mint(s.tokens.admin, id, { reviewer: "bob" });
-    expect(stranger.status).toBe(403);
-    expect(stranger.body.field).toBe("reviewer");
-    expect((await mint(s.tokens.agent, id, { reviewer: "bob" })).status).toBe(403);
+    const refusals = [
+      await mint(s.tokens.agent, id, { reviewer: "alice" }), // the requester's own agent
+      await mint(s.tokens.agent, id, { reviewer: "alice", groups: ["ops"] }),
+      await mint(s.tokens.dual, id, { reviewer: "alice" }), // an agent's token that also reviews
+      await mint(s.tokens.alice, id, { reviewer: "alice" }), // a reviewer's token mints nothing
+      await mint(s.tokens.app, id, { reviewer: "bot" }), // the requester as reviewer
+      await mint(s.tokens.admin, id, { reviewer: "bot" }),
+      await mint(s.tokens.app, id, { reviewer: "bob" }), // not an approver
+      await mint(s.tokens.admin, id, { reviewer: "bob" }),
+      await mint(s.tokens.app, id, { reviewer: "puppet" }), // no reviewer token
+      await mint(s.tokens.admin, id, { reviewer: "carol", groups: ["ops"] }),
+      await mint(s.tokens.app, id, { reviewer: "bob", groups: ["ops"] }), // a group bob lacks
+    ];
+    expect(refusals.map((r) => r.status)).toEqual(refusals.map(() => 403));
+    // Nothing in the answer tells which names exist or which groups they hold.
+    const minting = refusals.filter((r) => r.body.detail.startsWith("no card token minted"));
+    expect(new Set(minting.map((r) => r.body.detail)).size).toBe(1);
+    expect(minting.length).toBe(refusals.length);
+    for (const r of refusals) {
+      expect(r.body.detail).not.toMatch(/holds no reviewer token|not in the group|approvers:/);
+    }
     expect((await mint(s.tokens.admin, "req_missing", { reviewer: "alice" })).status).toBe(404);
     for (const ttlSeconds of [0, 3601, 1.5]) {
-      expect((await mint(s.tokens.agent, id, { reviewer: "alice", ttlSeconds })).status).toBe(400);
+      expect((await mint(s.tokens.app, id, { reviewer: "alice", ttlSeconds })).status).toBe(400);
     }
   });
 
-  it("never lets the requester vouch for a puppet's group membership", async () => {
+  it("never lets anyone vouch for a puppet's group membership", async () => {
     const id = await open({ approvers: ["ops"] });
-    const puppet = await mint(s.tokens.agent, id, { reviewer: "puppet", groups: ["ops"] });
-    expect(puppet.status).toBe(403);
-    expect(puppet.body.detail).toContain("holds no reviewer token");
-    // bob holds a reviewer token, but not in ops.
-    const wrongGroup = await mint(s.tokens.agent, id, { reviewer: "bob", groups: ["ops"] });
-    expect(wrongGroup.status).toBe(403);
-    expect(wrongGroup.body.field).toBe("groups");
-    // alice's own token says she is in ops: the server's record, not the agent's word.
-    expect((await mint(s.tokens.agent, id, { reviewer: "alice", groups: ["ops"] })).status).toBe(
-      201,
+    expect((await mint(s.tokens.app, id, { reviewer: "puppet", groups: ["ops"] })).status).toBe(
+      403,
     );
-    // An admin's word is enough.
+    // bob holds a reviewer token, but not in ops.
+    expect((await mint(s.tokens.app, id, { reviewer: "bob", groups: ["ops"] })).status).toBe(403);
+    // alice's own token says she is in ops: the server's record, not the minter's word; groups
+    // not named default to those her tokens hold.
+    expect((await mint(s.tokens.app, id, { reviewer: "alice", groups: ["ops"] })).status).toBe(201);
+    expect((await mint(s.tokens.app, id, { reviewer: "alice" })).status).toBe(201);
+    // Not even an admin's word makes a reviewer of a name the server does not know.
     expect((await mint(s.tokens.admin, id, { reviewer: "carol", groups: ["ops"] })).status).toBe(
-      201,
+      403,
     );
     // The requester picks its request's approvers: naming a made-up one gains nothing.
     const listed = await open({ approvers: ["puppet"] });
-    const byName = await mint(s.tokens.agent, listed, { reviewer: "puppet" });
-    expect(byName.status).toBe(403);
-    expect(byName.body.detail).toContain("holds no reviewer token");
+    expect((await mint(s.tokens.app, listed, { reviewer: "puppet" })).status).toBe(403);
     // A request open to any reviewer: only names the server knows as reviewers.
     const anyone = await open();
-    expect((await mint(s.tokens.agent, anyone, { reviewer: "puppet" })).status).toBe(403);
-    expect((await mint(s.tokens.agent, anyone, { reviewer: "bob" })).status).toBe(201);
+    expect((await mint(s.tokens.app, anyone, { reviewer: "puppet" })).status).toBe(403);
+    expect((await mint(s.tokens.app, anyone, { reviewer: "bob" })).status).toBe(201);
   });
 
   it("opens its own request's three routes and nothing else", async () => {
     const mine = await open({ approvers: ["alice"] });
     const other = await open({ approvers: ["alice"] });
-    const token = (await mint(s.tokens.agent, mine, { reviewer: "alice" })).body.token as string;
+    const token = (await mint(s.tokens.app, mine, { reviewer: "alice" })).body.token as string;
 
     const read = await s.call(token, "GET", `/v1/embed/requests/${mine}`);
     expect(read.status).toBe(200);
@@ -155,7 +156,7 @@ describe("embed tokens over HTTP", () => {
 
   it("decides as the named reviewer through the chat channel, through the state machine", async () => {
     const id = await open({ approvers: ["alice"], items: ["one", "two"] });
-    const token = (await mint(s.tokens.agent, id, { reviewer: "alice" })).body.token as string;
+    const token = (await mint(s.tokens.app, id, { reviewer: "alice" })).body.token as string;
     // Identity fields come from the token, not the body.
     const forged = await s.call(token, "POST", `/v1/embed/requests/${id}/decisions`, {
       outcome: "approved",
@@ -184,7 +185,7 @@ describe("embed tokens over HTTP", () => {
 
   it("answers the long-poll when the request is decided elsewhere", async () => {
     const id = await open({ approvers: ["alice"] });
-    const token = (await mint(s.tokens.agent, id, { reviewer: "alice" })).body.token as string;
+    const token = (await mint(s.tokens.app, id, { reviewer: "alice" })).body.token as string;
     const waiting = s.call(token, "GET", `/v1/embed/requests/${id}/wait?timeout=30`);
     // Decided in another channel (the API, as bob may not: alice's API token).
     const decided = await s.call(s.tokens.alice, "POST", `/v1/requests/${id}/decisions`, {
@@ -205,7 +206,9 @@ describe("embed tokens over HTTP", () => {
       reviewer: "alice",
       groups: [],
       expiresAt: Date.now() - 1,
-      mintedBy: "bot",
+      mintedBy: "chat-app",
+      minterTokenId: (await s.tokenStore.list()).find((t) => t.name === "chat-app")?.id ?? "",
+      minterRoles: ["app" as const],
     };
     const expired = await s.call(same.mint(claims), "GET", `/v1/embed/requests/${id}`);
     expect(expired.status).toBe(401);
@@ -253,7 +256,7 @@ describe("embed tokens over HTTP", () => {
     await api.body?.cancel();
     expect(api.headers.get("access-control-allow-origin")).toBeNull();
 
-    const token = (await mint(s.tokens.agent, id, { reviewer: "alice" })).body.token as string;
+    const token = (await mint(s.tokens.app, id, { reviewer: "alice" })).body.token as string;
     const read = await s.call(token, "GET", `/v1/embed/requests/${id}`, undefined, {
       origin: CHAT_ORIGIN,
     });

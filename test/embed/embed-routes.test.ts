@@ -47,18 +47,18 @@ describe("embed route statuses", () => {
   }
 
   it("answers only documented statuses", async () => {
-    const { agent, alice, admin } = s.tokens;
+    const { agent, alice, admin, app } = s.tokens;
     const open = async () =>
       (await s.call(agent, "POST", "/v1/requests", gate("walk", { approvers: ["alice"] }))).body
         .id as string;
     const mint = async (id: string) =>
-      (await s.call(agent, "POST", `/v1/requests/${id}/embed-token`, { reviewer: "alice" })).body
+      (await s.call(app, "POST", `/v1/requests/${id}/embed-token`, { reviewer: "alice" })).body
         .token as string;
     for (const spec of ROUTES) {
       const id = await open();
       const other = await open();
       const embed = await mint(id);
-      const tokens = [agent, alice, admin, embed];
+      const tokens = [agent, alice, admin, app, embed];
       await probe(spec, undefined, { id });
       await probe(spec, "alk_not-a-token", { id });
       await probe(spec, "ale_not.a-token", { id });
@@ -88,8 +88,8 @@ describe("embed route statuses", () => {
     const token = await mint(r);
     const body = (b: unknown) => JSON.stringify(b);
     await probe(mintRoute, admin, { id: "missing", body: body({ reviewer: "alice" }) });
-    await probe(mintRoute, agent, { id: r, body: body({ reviewer: "bot" }) });
-    await probe(mintRoute, agent, { id: r, body: body({ reviewer: "alice" }) });
+    await probe(mintRoute, app, { id: r, body: body({ reviewer: "bot" }) });
+    await probe(mintRoute, app, { id: r, body: body({ reviewer: "alice" }) });
     await probe(decide, token, { id: r, body: body({ outcome: "approved", selected: ["nope"] }) });
     await probe(decide, token, { id: r, body: body({ outcome: "revise" }) });
     await probe(decide, token, { id: r, body: body({ outcome: "approved" }) });

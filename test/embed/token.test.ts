@@ -13,7 +13,9 @@ const claims: EmbedClaims = {
   reviewer: "alice",
   groups: ["ops"],
   expiresAt: 2_000_000_000_000,
-  mintedBy: "bot",
+  mintedBy: "chat-app",
+  minterTokenId: "tok_1",
+  minterRoles: ["app"],
 };
 
 describe("embed tokens", () => {

@@ -34,11 +34,11 @@ async function open(token: string, title: string, extra: Record<string, unknown>
 
 describe("POST /v1/decisions", () => {
   it("decides each item on its own and reports a conflict, a forbidden and a hidden item", async () => {
-    const { agent, dual, bob } = s.tokens;
+    const { agent, alice, bob } = s.tokens;
     const a = await open(agent, "deploy a");
     const b = await open(agent, "deploy b");
     const raced = await open(agent, "deploy raced");
-    const own = await open(dual, "dual's own");
+    const own = (await s.airlock.request({ title: "alice's own", requester: "alice" })).id;
     const hidden = await open(agent, "finance only", { approvers: ["finance"] });
     // Someone else decides first.
     const won = await s.call(bob, "POST", `/v1/requests/${raced}/decisions`, {
@@ -47,7 +47,7 @@ describe("POST /v1/decisions", () => {
     });
     expect(won.status).toBe(200);
 
-    const r = await bulk(dual, {
+    const r = await bulk(alice, {
       decisions: [
         { id: a, outcome: "approved", comment: "batch" },
         { id: raced, outcome: "approved" },
@@ -62,7 +62,7 @@ describe("POST /v1/decisions", () => {
     const [ra, rraced, rown, rhidden, rb] = r.body.results;
     expect(ra).toMatchObject({ id: a, ok: true, request: { status: "approved" } });
     expect(ra.request.decision).toMatchObject({
-      reviewer: "dual",
+      reviewer: "alice",
       comment: "batch",
       channel: "api",
     });

@@ -6,7 +6,14 @@ import type { ZodType } from "zod";
 import type { Store } from "../../src/core/store.js";
 import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { type AirlockServer, createServer, type ServerOptions } from "../../src/server/server.js";
-import { createToken, memoryTokenStore, type TokenStore } from "../../src/server/tokens.js";
+import {
+  createToken,
+  hashToken,
+  memoryTokenStore,
+  newTokenSecret,
+  type Role,
+  type TokenStore,
+} from "../../src/server/tokens.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { tempDir } from "../helpers.js";
 
@@ -21,8 +28,13 @@ export interface Tokens {
   bob: string;
   /** admin "root" */
   admin: string;
-  /** agent and reviewer "dual" (creates and reviews) */
+  /** agent and reviewer "dual", group ops: a token stored before an agent's token could no longer
+   * carry a deciding role. It creates and reads; it never decides (core/authority.ts). */
   dual: string;
+  /** app backend "chat-app": mints approval-card tokens */
+  app: string;
+  /** reviewer "olga", group ops: a second person in ops */
+  ops2: string;
 }
 
 export interface TestServer {
@@ -66,18 +78,17 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     logger: options.logger ?? pino({ level: "silent" }),
   });
   const tokenStore = memoryTokenStore();
-  const make = async (
-    name: string,
-    roles: ("agent" | "reviewer" | "admin")[],
-    groups: string[] = [],
-  ) => (await createToken(tokenStore, { name, roles, groups })).token;
+  const make = async (name: string, roles: Role[], groups: string[] = []) =>
+    (await createToken(tokenStore, { name, roles, groups })).token;
   const tokens: Tokens = {
     agent: await make("bot", ["agent"]),
     agent2: await make("bot2", ["agent"]),
     alice: await make("alice", ["reviewer"], ["ops"]),
     bob: await make("bob", ["reviewer"], ["finance"]),
     admin: await make("root", ["admin"]),
-    dual: await make("dual", ["agent", "reviewer"], ["ops"]),
+    dual: await legacyToken(tokenStore, "dual", ["agent", "reviewer"], ["ops"]),
+    app: await make("chat-app", ["app"]),
+    ops2: await make("olga", ["reviewer"], ["ops"]),
   };
   const server = createServer({
     rateLimit: false,
@@ -220,4 +231,18 @@ export async function take(
     out.push(next.value);
   }
   return out;
+}
+
+/** Stores a token as an older server could have (roles `createToken` now refuses together), and
+ * returns its secret. */
+export async function legacyToken(
+  store: TokenStore,
+  name: string,
+  roles: Role[],
+  groups: string[] = [],
+): Promise<string> {
+  const token = newTokenSecret();
+  const id = `tok_legacy_${name}`;
+  await store.put({ id, name, roles, groups, createdAt: Date.now() }, hashToken(token));
+  return token;
 }

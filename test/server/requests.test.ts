@@ -327,7 +327,7 @@ describe("POST /v1/requests/:id/decisions", () => {
       outcome: "rejected",
       comment: "no",
     });
-    const r = await s.call(s.tokens.dual, "POST", `/v1/requests/${id}/decisions`, {
+    const r = await s.call(s.tokens.admin, "POST", `/v1/requests/${id}/decisions`, {
       outcome: "approved",
     });
     expectProblem(r, 409, "conflict");
@@ -342,7 +342,7 @@ describe("POST /v1/requests/:id/decisions", () => {
   it("settles a race: of many concurrent deciders exactly one wins, the others get 409", async () => {
     const id = await pending();
     const results = await Promise.all(
-      [s.tokens.alice, s.tokens.dual, s.tokens.admin].map((t, i) =>
+      [s.tokens.alice, s.tokens.ops2, s.tokens.admin].map((t, i) =>
         s.call(t, "POST", `/v1/requests/${id}/decisions`, {
           outcome: i === 0 ? "approved" : "rejected",
         }),

@@ -3,7 +3,9 @@
 // credential: its signature, its expiry, and its recipient (who must be a configured person) are
 // checked on every request, and the state machine checks the rest (approvers, quorum, the requester).
 // The mail's nonce is the decision's idempotency key, so a mail's links decide once.
+
 import type { Context } from "hono";
+import { actorOf } from "../../core/authority.js";
 import { isAirlockError } from "../../core/errors.js";
 import { sameIdentity } from "../../core/identity.js";
 import type { ApprovalRequest, Decision } from "../../core/schemas.js";
@@ -169,12 +171,16 @@ ${comment}<p><button type="submit">Confirm: ${escapeHtml(what)}</button></p>
     const usedBefore = before.decisions.some((d) => d.key === key);
     let after: ApprovalRequest;
     try {
-      after = await deps.airlock.decide(claims.r, {
+      // A signed single-use link to the reviewer's address: authority decides the rest.
+      const actor = actorOf({
+        name: reviewer.name,
+        groups: reviewer.groups,
+        proof: "mail_link",
+        channel: "email",
+      });
+      after = await deps.airlock.decideAs(actor, claims.r, {
         outcome: claims.o,
         method: claims.m,
-        reviewer: reviewer.name,
-        groups: reviewer.groups,
-        channel: "email",
         key,
         ...(rawComment && claims.o === "rejected" ? { comment: rawComment } : {}),
       });

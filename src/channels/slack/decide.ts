@@ -1,6 +1,7 @@
 // One decision from Slack: the Slack user mapped to a reviewer through the configured identities,
-// then `airlock.decide()`, whose state machine enforces approvers, quorum and no self-approval. Its
+// then `airlock.decideAs()`, which asks core/authority.ts (approvers, quorum, no self-approval). Its
 // refusals become a sentence for the person who clicked; refusals of who they are are audited.
+import { actorOf } from "../../core/authority.js";
 import { isAirlockError } from "../../core/errors.js";
 import type { ApprovalRequest, DecisionInput } from "../../core/schemas.js";
 import type { InboundDeps } from "../types.js";
@@ -69,15 +70,18 @@ export async function decideAs(
 ): Promise<DecideResult> {
   const who = await reviewerOf(ctx, slackUser, requestId);
   if (!who.ok) return who;
-  const input: DecisionInput = {
-    ...decision,
-    reviewer: who.name,
+  // A signed interaction from a mapped Slack user: authority (core/authority.ts) decides the rest.
+  const actor = actorOf({
+    name: who.name,
     groups: who.groups,
+    proof: "slack_signature",
     channel: "slack",
-  };
-  if (key !== undefined) input.key = key.slice(0, 200);
+  });
   try {
-    const request = await ctx.deps.airlock.decide(requestId, input);
+    const request = await ctx.deps.airlock.decideAs(actor, requestId, {
+      ...decision,
+      ...(key === undefined ? {} : { key: key.slice(0, 200) }),
+    });
     return { ok: true, request, reviewer: who.name };
   } catch (err) {
     if (isAirlockError(err, "forbidden")) {

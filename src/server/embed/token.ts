@@ -12,6 +12,7 @@ import { z } from "zod";
 import { invalidOption } from "../../core/validate.js";
 import type { Principal } from "../env.js";
 import { HttpProblem } from "../problem.js";
+import { ROLES, type Role } from "../tokens.js";
 
 /** Every embed token starts with this, so authentication tells it from an API token (`alk_`). */
 export const EMBED_TOKEN_PREFIX = "ale_";
@@ -28,8 +29,12 @@ export interface EmbedClaims {
   groups: string[];
   /** Epoch ms after which it is refused. */
   expiresAt: number;
-  /** Who minted it (an admin or the requester's agent): kept for the logs. */
+  /** Who minted it (an app backend or an admin): kept for the logs. */
   mintedBy: string;
+  /** The id of the token it was minted with: the card stands only while that token is live. */
+  minterTokenId: string;
+  /** That token's roles: anything minted with an agent's credential stays an agent's. */
+  minterRoles: Role[];
 }
 
 const payloadSchema = z.object({
@@ -38,6 +43,8 @@ const payloadSchema = z.object({
   grp: z.array(z.string()),
   exp: z.number().int(),
   by: z.string(),
+  mid: z.string().min(1),
+  mr: z.array(z.enum(ROLES)),
   jti: z.string(),
 });
 
@@ -70,6 +77,8 @@ export function createEmbedTokens(secret?: string): EmbedTokens {
           grp: claims.groups,
           exp: claims.expiresAt,
           by: claims.mintedBy,
+          mid: claims.minterTokenId,
+          mr: claims.minterRoles,
           // Two tokens minted in the same millisecond still differ (and so do their rate buckets).
           jti: randomBytes(9).toString("base64url"),
         }),
@@ -99,6 +108,8 @@ export function createEmbedTokens(secret?: string): EmbedTokens {
         groups: p.grp,
         expiresAt: p.exp,
         mintedBy: p.by,
+        minterTokenId: p.mid,
+        minterRoles: p.mr,
       };
     },
   };
@@ -163,5 +174,11 @@ export function embedPrincipal(
     );
   }
   assertEmbedScope(claims, method, path);
-  return { tokenId: embedTokenId(token), name: claims.reviewer, roles: [], groups: claims.groups };
+  return {
+    tokenId: embedTokenId(token),
+    name: claims.reviewer,
+    roles: [],
+    groups: claims.groups,
+    mintedWithRoles: claims.minterRoles,
+  };
 }

@@ -12,10 +12,11 @@ import {
   type Channel,
   decisionInputSchema,
   decisionSchema,
+  type Proof,
 } from "../../core/schemas.js";
 import type { Airlock } from "../../engine/engine.js";
-import { decidingGroups, loadVisible } from "../access.js";
-import { hasRole, type Principal, type RouteDeps, type ServerEnv } from "../env.js";
+import { actorFor, loadVisible } from "../access.js";
+import type { Principal, RouteDeps, ServerEnv } from "../env.js";
 import { checkEditedArgsSize, type ServerLimits } from "../limits.js";
 import { HttpProblem, toProblem } from "../problem.js";
 import { defineRoute, mount } from "../route.js";
@@ -130,14 +131,14 @@ export function itemsOf(body: DecisionsBody): DecisionItem[] {
   }));
 }
 
-/** Decides each item in turn for `p`, with the same checks as a single decision: an admin is
- * credited with the request's approvers; a reviewer goes to the engine with its own groups, and a
- * refusal of a request it may not see reads as not found. `channel` is how the decisions arrived. */
+/** Decides each item in turn for `p`, with the same checks as a single decision (the engine's
+ * `decideAs`); a refusal of a request it may not see reads as not found. `channel` is how the
+ * decisions arrived and `proof` how the caller was authenticated. */
 export async function decideEach(
   airlock: Airlock,
   p: Principal,
   items: readonly DecisionItem[],
-  options: { channel: Channel; logger: Logger; limits?: ServerLimits },
+  options: { channel: Channel; proof: Proof; logger: Logger; limits?: ServerLimits },
 ): Promise<DecisionResult[]> {
   const results: DecisionResult[] = [];
   for (const item of items) {
@@ -146,18 +147,13 @@ export async function decideEach(
       if (options.limits && fields.editedArgs !== undefined) {
         checkEditedArgsSize(fields.editedArgs, options.limits);
       }
-      const input = { ...fields, channel: options.channel, reviewer: p.name };
+      // The engine asks core/authority.ts whether this actor may decide, per item.
       let request: ApprovalRequest;
-      if (hasRole(p, "admin")) {
-        const current = await loadVisible(airlock, p, id);
-        request = await airlock.decide(id, { ...input, groups: decidingGroups(p, current) });
-      } else {
-        try {
-          request = await airlock.decide(id, { ...input, groups: [...p.groups] });
-        } catch (err) {
-          await loadVisible(airlock, p, id);
-          throw err;
-        }
+      try {
+        request = await airlock.decideAs(actorFor(p, options.proof, options.channel), id, fields);
+      } catch (err) {
+        await loadVisible(airlock, p, id);
+        throw err;
       }
       results.push({ id, ok: true, request });
     } catch (err) {
@@ -188,6 +184,7 @@ export function decisionRoutes(deps: RouteDeps): Hono<ServerEnv> {
   mount(app, PATH, decisionsRoute, async (c, { body }) => {
     const results = await decideEach(deps.airlock, c.var.principal, itemsOf(body), {
       channel: "api",
+      proof: "api_token",
       logger: deps.logger,
       limits: deps.limits,
     });

@@ -14,15 +14,23 @@
 import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
 import { z } from "zod";
+import { actorOf } from "../../core/authority.js";
 import { isAirlockError } from "../../core/errors.js";
 import { decisionInputSchema } from "../../core/schemas.js";
 import { invalidOption } from "../../core/validate.js";
 import { loadVisible } from "../access.js";
 import { APPROVAL_CARD_JS, cardRequest } from "../embed/card.js";
-import { checkMint } from "../embed/mint.js";
+import {
+  checkCardStands,
+  checkMint,
+  MAX_MINTS_PER_REQUEST,
+  MINT_REFUSED,
+  mayMint,
+} from "../embed/mint.js";
 import type { EmbedClaims, EmbedTokens } from "../embed/token.js";
-import type { RouteDeps, ServerEnv } from "../env.js";
+import { hasRole, type RouteDeps, type ServerEnv } from "../env.js";
 import { HttpProblem } from "../problem.js";
+import { createRateLimiter, type RateLimiter } from "../rate-limit.js";
 import { defineRoute, mount } from "../route.js";
 import { waitQuery } from "../schemas.js";
 import type { TokenStore } from "../tokens.js";
@@ -70,11 +78,11 @@ export const mintEmbedTokenRoute = defineRoute({
   method: "post",
   path: "/v1/requests/{id}/embed-token",
   summary:
-    "Mint a short-lived token for an approval card (admin, or the agent that created the request): it opens only this request's /v1/embed routes, for the named reviewer, who must be allowed to decide it and is never the requester",
-  roles: ["agent", "admin"],
+    "Mint a short-lived token for an approval card (an app backend's `app` token, or an admin; never an agent): it opens only this request's /v1/embed routes, for the named reviewer, who must hold a live reviewer token, be allowed to decide it and never be its requester; the card dies with the reviewer's and the minter's tokens. Rate limited per minter and capped per request; every refusal answers the same sentence",
+  // No role guard here: `mayMint` refuses with the one sentence every refused mint gets.
   body: { schema: embedTokenBody, component: "EmbedTokenInput", required: true },
   responses: { 201: { description: "the token, shown once", schema: "EmbedToken" } },
-  problems: [400, 403, 404, 413, 415, 422],
+  problems: [400, 403, 404, 413, 415, 422, 429],
 });
 
 export const embedGetRoute = defineRoute({
@@ -118,6 +126,8 @@ export function embedRoutes(
   deps: RouteDeps,
   tokens: TokenStore,
   embed: EmbedTokens,
+  /** Mints per minter token: 30 a minute unless told otherwise. */
+  mints: RateLimiter = createRateLimiter({ max: 30, windowMs: 60_000 }, "embed_mints"),
 ): Hono<ServerEnv> {
   const { airlock } = deps;
   const app = new Hono<ServerEnv>();
@@ -125,8 +135,31 @@ export function embedRoutes(
 
   mount(app, "", mintEmbedTokenRoute, async (c, { body }) => {
     const caller = c.var.principal;
-    const request = await loadVisible(airlock, caller, id(c));
+    if (!mayMint(caller)) throw new HttpProblem(403, "forbidden", MINT_REFUSED);
+    const limited = await mints.take(`minter:${caller.tokenId}`);
+    if (!limited.ok) {
+      throw new HttpProblem(
+        429,
+        "rate_limited",
+        `too many card tokens minted with this token; try again in ${limited.retryAfterSeconds} s`,
+        { headers: { "retry-after": String(limited.retryAfterSeconds) } },
+      );
+    }
+    // An app backend reads no requests otherwise; it may mint for any it names.
+    const request = hasRole(caller, "admin")
+      ? await loadVisible(airlock, caller, id(c))
+      : await airlock.get(id(c));
     const who = await checkMint(caller, request, body, tokens);
+    const issued = (await airlock.audit({ requestId: request.id, limit: 10_000 })).filter(
+      (e) => e.data.event === "embed token issued",
+    ).length;
+    if (issued >= MAX_MINTS_PER_REQUEST) {
+      throw new HttpProblem(
+        429,
+        "rate_limited",
+        `${MAX_MINTS_PER_REQUEST} card tokens were minted for ${request.id} already, the most one request gets`,
+      );
+    }
     const expiresAt = Date.now() + body.ttlSeconds * 1000;
     // Audited before the token exists: who let whom decide through a chat, until when.
     await airlock.record({
@@ -141,6 +174,8 @@ export function embedRoutes(
       groups: who.groups,
       expiresAt,
       mintedBy: caller.name,
+      minterTokenId: caller.tokenId,
+      minterRoles: [...caller.roles],
     });
     deps.logger.info(
       { requestId: request.id, reviewer: who.reviewer, mintedBy: caller.name, expiresAt },
@@ -150,8 +185,9 @@ export function embedRoutes(
   });
 
   /** The token's claims, for this route's request only (auth.ts checked it already; this is the
-   * same check where it is used, so a change of the mounting cannot open the route to other tokens). */
-  const claimsFor = (c: Context<ServerEnv>): EmbedClaims => {
+   * same check where it is used, so a change of the mounting cannot open the route to other tokens),
+   * once the card still stands (its minter's and reviewer's tokens live). */
+  const claimsFor = async (c: Context<ServerEnv>): Promise<EmbedClaims> => {
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1];
     const claims = bearer === undefined ? undefined : embed.read(bearer);
     if (!claims) {
@@ -164,16 +200,17 @@ export function embedRoutes(
     if (claims.requestId !== id(c)) {
       throw new HttpProblem(403, "forbidden", `this embed token opens only ${claims.requestId}`);
     }
+    await checkCardStands(claims, tokens);
     return claims;
   };
 
   mount(app, "", embedGetRoute, async (c) => {
-    const claims = claimsFor(c);
+    const claims = await claimsFor(c);
     return c.json(cardRequest(await airlock.get(claims.requestId)));
   });
 
   mount(app, "", embedWaitRoute, async (c, { query: q }) => {
-    const claims = claimsFor(c);
+    const claims = await claimsFor(c);
     const requested = Math.round((q.timeout ?? DEFAULT_WAIT_SECONDS) * 1000);
     // Never past the token's own end: the next call would be refused anyway.
     const timeoutMs = Math.max(
@@ -204,16 +241,17 @@ export function embedRoutes(
   });
 
   mount(app, "", embedDecideRoute, async (c, { body }) => {
-    const claims = claimsFor(c);
-    // The engine checks, at this moment, that the reviewer may decide (approvers, never the
-    // requester, still pending): the token only says who is deciding.
-    const decided = await airlock.decide(claims.requestId, {
-      ...body,
-      reviewer: claims.reviewer,
+    const claims = await claimsFor(c);
+    // The token says who is deciding and with what it was minted; the engine asks authority, at
+    // this moment, whether that actor may decide (never an agent's card, never the requester).
+    const actor = actorOf({
+      name: claims.reviewer,
       groups: claims.groups,
+      proof: "card_token",
       channel: "chat",
+      mintedWithRoles: claims.minterRoles,
     });
-    return c.json(cardRequest(decided));
+    return c.json(cardRequest(await airlock.decideAs(actor, claims.requestId, body)));
   });
 
   return app;

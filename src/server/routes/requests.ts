@@ -4,7 +4,7 @@ import { ConflictError, isAirlockError, type QuotaExceededError } from "../../co
 import { sameIdentity } from "../../core/identity.js";
 import type { ApprovalRequest, OnTimeout } from "../../core/schemas.js";
 import type { ListFilter } from "../../core/store.js";
-import { assertMayCancel, canSee, decidingGroups, loadVisible, scopeList } from "../access.js";
+import { actorFor, assertMayCancel, canSee, loadVisible, scopeList } from "../access.js";
 import { hasRole, type Principal, type RouteDeps, type ServerEnv } from "../env.js";
 import {
   checkDocumentSizes,
@@ -251,22 +251,14 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     }
     if (data.editedArgs !== undefined) checkEditedArgsSize(data.editedArgs, deps.limits);
     const requestId = id(c);
-    // The channel is how the decision arrived, set here: a body's `channel` is ignored, so no
-    // reviewer can record a decision as made by e-mail, Slack or the engine itself.
-    const input = { ...data, channel: "api" as const, reviewer: p.name };
-    if (hasRole(p, "admin")) {
-      // An admin is credited with the request's approvers: read it first.
-      const current = await loadVisible(airlock, p, requestId);
-      return c.json(
-        await airlock.decide(current.id, { ...input, groups: decidingGroups(p, current) }),
-      );
-    }
-    // A reviewer's decision goes straight to the engine, which reads the request once and checks
-    // that the reviewer may decide it, which is the same rule as seeing it. Only a refusal reads it
-    // again here, so a request the reviewer may not see is answered like a missing one.
+    // Who decides, with which groups and through which channel comes from the token alone (a body's
+    // `reviewer`, `groups` and `channel` were checked against it above, or are ignored): the engine
+    // asks core/authority.ts whether that actor may decide, inside the decision's compare-and-set.
+    const { reviewer: _reviewer, groups: _groups, channel: _channel, ...decision } = data;
     try {
-      return c.json(await airlock.decide(requestId, { ...input, groups: [...p.groups] }));
+      return c.json(await airlock.decideAs(actorFor(p, "api_token", "api"), requestId, decision));
     } catch (err) {
+      // A refusal of a request the caller may not see reads like a missing one.
       await loadVisible(airlock, p, requestId);
       throw err;
     }

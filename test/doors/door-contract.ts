@@ -1,0 +1,166 @@
+// The door contract: one table of cases run against every door through that door's real entry point,
+// the way every store passes the store contract. A door is any way to act on a request (the HTTP API,
+// its bulk route, the inbox, the embeddable card, Slack, a mail link, ...). Whatever a door answers,
+// the contract judges by what the engine recorded: a refused attempt leaves no approval behind.
+//
+// A door says how it would speak as each kind of caller; where a kind has no meaning for a door (a
+// Slack user is a person mapped by an admin, never an agent's credential), the door says why, and
+// that reason is part of the test's output.
+import { expect, it } from "vitest";
+import type { ApprovalRequest, RequestInput } from "../../src/core/schemas.js";
+import type { World } from "./world.js";
+
+/** Who a door is asked to act as. */
+export type Who =
+  /** A listed approver (alice or olga, both in ops). */
+  | { kind: "reviewer"; name: "alice" | "olga" }
+  /** The agent's own credential (agent `bot`, the requester of the contract's requests). */
+  | { kind: "agent" }
+  /** A credential an agent holds that also carries a deciding role (a token stored before such
+   * tokens were refused). */
+  | { kind: "dual" }
+  /** Anything minted with an agent's credential (a card token, an inbox session). */
+  | { kind: "minted_by_agent" }
+  /** A reviewer who is the request's own requester (`alice` requests, `alice` decides). */
+  | { kind: "requester" }
+  /** A reviewer who is not among the approvers (carol, finance). */
+  | { kind: "non_approver" }
+  /** A reviewer whose token was revoked before acting. */
+  | { kind: "revoked" }
+  /** A credential derived from a reviewer's token (session, card) after that token was revoked. */
+  | { kind: "derived_from_revoked" };
+
+/** A door's own answer to one attempt: whether it said no (the contract checks the record too). */
+export interface Attempt {
+  refused: boolean;
+  /** What the door answered, for the failure message. */
+  said: string;
+}
+
+/** This door cannot act as that kind of caller, and why. */
+export interface NotApplicable {
+  notApplicable: string;
+}
+
+export interface Door {
+  name: string;
+  /** Approves `request` as `who`, through the door's real entry point. */
+  approve(world: World, who: Who, request: ApprovalRequest): Promise<Attempt | NotApplicable>;
+  /** The labels the door shows on its approve and reject controls for `request`, when it draws any. */
+  labels?(world: World, request: ApprovalRequest): Promise<{ approve: string; reject: string }>;
+}
+
+const isNa = (a: Attempt | NotApplicable): a is NotApplicable => "notApplicable" in a;
+
+/** A pending request of agent `bot` for ops, as the contract's cases need it. */
+export async function openRequest(
+  world: World,
+  extra: Partial<RequestInput> = {},
+): Promise<ApprovalRequest> {
+  return world.airlock.request({
+    title: "Rotate the production database password",
+    action: "db.rotate",
+    args: { database: "prod" },
+    requester: "bot",
+    approvers: ["ops"],
+    timeoutMs: 3_600_000,
+    ...extra,
+  });
+}
+
+const approvals = (r: ApprovalRequest) => r.decisions.filter((d) => d.outcome === "approved");
+
+/** Runs `attempt` and expects it refused by the door and, above all, nothing approved. */
+async function expectRefused(
+  world: World,
+  door: Door,
+  who: Who,
+  request: ApprovalRequest,
+): Promise<void> {
+  const attempt = await door.approve(world, who, request);
+  if (isNa(attempt)) {
+    // Not applicable to this door: said in the output, and still nothing may have changed.
+    console.info(
+      `door contract: ${door.name} / ${who.kind}: not applicable: ${attempt.notApplicable}`,
+    );
+  } else {
+    expect(attempt.refused, `${door.name} answered: ${attempt.said}`).toBe(true);
+  }
+  const after = await world.airlock.get(request.id);
+  expect(approvals(after), `${door.name} / ${who.kind} recorded an approval`).toEqual([]);
+  expect(after.status).not.toBe("approved");
+}
+
+/** Registers the contract's cases (vitest `it`s) for one door; call inside a `describe`. */
+export function doorContract(world: () => World, door: Door): void {
+  it(`${door.name}: a listed approver decides (the door works)`, async () => {
+    const request = await openRequest(world());
+    const attempt = await door.approve(world(), { kind: "reviewer", name: "alice" }, request);
+    if (isNa(attempt)) throw new Error(`${door.name} cannot act as a reviewer`);
+    expect(attempt.refused, attempt.said).toBe(false);
+    const after = await world().airlock.get(request.id);
+    expect(after.status).toBe("approved");
+    expect(after.decision?.reviewer).toBe("alice");
+  });
+
+  const refusedKinds: Who[] = [
+    { kind: "agent" },
+    { kind: "dual" },
+    { kind: "minted_by_agent" },
+    { kind: "non_approver" },
+    { kind: "revoked" },
+    { kind: "derived_from_revoked" },
+  ];
+  for (const who of refusedKinds) {
+    it(`${door.name}: ${who.kind.replaceAll("_", " ")} → refused`, async () => {
+      // Open to every reviewer of ops, and to dual (an agent's token in ops).
+      const request = await openRequest(world());
+      await expectRefused(world(), door, who, request);
+    });
+  }
+
+  it(`${door.name}: the requester → refused`, async () => {
+    // alice may decide ops's requests, but not one she requested herself.
+    const request = await openRequest(world(), { requester: "alice" });
+    await expectRefused(world(), door, { kind: "requester" }, request);
+  });
+
+  it(`${door.name}: the same person twice in a quorum counts once`, async () => {
+    const request = await openRequest(world(), { quorum: 2 });
+    const alice = { kind: "reviewer", name: "alice" } as const;
+    const first = await door.approve(world(), alice, request);
+    if (isNa(first)) throw new Error(`${door.name} cannot act as a reviewer`);
+    expect(first.refused, first.said).toBe(false);
+    const again = await door.approve(world(), alice, await world().airlock.get(request.id));
+    if (!isNa(again)) expect(again.refused, again.said).toBe(true);
+    const after = await world().airlock.get(request.id);
+    expect(after.status).toBe("pending");
+    expect(approvals(after).map((d) => d.reviewer)).toEqual(["alice"]);
+    // A second person completes it.
+    const olga = await door.approve(world(), { kind: "reviewer", name: "olga" }, after);
+    if (isNa(olga)) throw new Error(`${door.name} cannot act as a second reviewer`);
+    expect(olga.refused, olga.said).toBe(false);
+    expect((await world().airlock.get(request.id)).status).toBe("approved");
+  });
+
+  it(`${door.name}: after the deadline → refused`, async () => {
+    const request = await openRequest(world(), { timeoutMs: 200 });
+    // Past the deadline, whether or not the sweeper has fired yet.
+    await new Promise((r) => setTimeout(r, 300));
+    await expectRefused(world(), door, { kind: "reviewer", name: "alice" }, request);
+  });
+
+  if (door.labels) {
+    const labels = door.labels.bind(door);
+    it(`${door.name}: an inverting label is not shown`, async () => {
+      const request = await openRequest(world(), {
+        labels: { approve: "No, stop", reject: "Yes, proceed" },
+      });
+      const shown = await labels(world(), request);
+      expect(shown.approve).toMatch(/^Approve/);
+      expect(shown.reject).toMatch(/^Reject/);
+      expect(shown.approve).not.toMatch(/no, stop/i);
+      expect(shown.reject).not.toMatch(/yes, proceed/i);
+    });
+  }
+}

@@ -1,0 +1,380 @@
+// Every door, through its real entry point on the world's server: how each speaks as each kind of
+// caller (door-contract.ts says what must happen).
+
+import { newNonce, signLink } from "../../src/channels/email/tokens.js";
+import { ACTION } from "../../src/channels/slack/blocks.js";
+import type { ApprovalRequest } from "../../src/core/schemas.js";
+import { createEmbedTokens } from "../../src/server/embed/token.js";
+import { revokeToken } from "../../src/server/tokens.js";
+import { blockActions, interactionBody, signedHeaders } from "../helpers/fake-slack.js";
+import type { Attempt, Door, NotApplicable, Who } from "./door-contract.js";
+import { EMBED_SECRET, LINK_SECRET, SLACK_SIGNING, type World } from "./world.js";
+
+let seq = 0;
+const fresh = (prefix: string) => `${prefix}${Date.now().toString(36)}${++seq}`;
+
+/** The bearer token a token door uses for `who`; `derive` turns a reviewer's token into what the
+ * door derives from it (a session, a card), for the revoked-then-used case. */
+async function tokenFor(
+  world: World,
+  who: Who,
+  derive?: (token: string) => Promise<string | undefined>,
+): Promise<string | NotApplicable | undefined> {
+  const c = world.credentials;
+  switch (who.kind) {
+    case "reviewer":
+      return c[who.name];
+    case "agent":
+      return c.agent;
+    case "dual":
+      return c.dual;
+    case "minted_by_agent":
+      // An agent's token mints no other token: the attempt itself is refused (403).
+      return undefined;
+    case "requester":
+      return c.alice;
+    case "non_approver":
+      return c.carol;
+    case "revoked": {
+      const r = await world.reviewer(fresh("rita"));
+      await revokeToken(world.tokens, r.id);
+      return r.token;
+    }
+    case "derived_from_revoked": {
+      if (!derive) return { notApplicable: "nothing is derived from an API token at this door" };
+      const r = await world.reviewer(fresh("rex"));
+      const derived = await derive(r.token);
+      await revokeToken(world.tokens, r.id);
+      return derived;
+    }
+  }
+}
+
+async function call(
+  world: World,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; text: string; json: unknown }> {
+  const res = await fetch(world.url + path, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, text, json };
+}
+
+/** An agent's token asking for another token (the only way an API token is minted). */
+async function mintWithAgent(world: World): Promise<Attempt> {
+  const r = await call(world, world.credentials.agent, "POST", "/v1/tokens", {
+    name: "alice",
+    roles: ["reviewer"],
+    groups: ["ops"],
+  });
+  return { refused: r.status >= 400, said: `${r.status} ${r.text}` };
+}
+
+export const apiDoor: Door = {
+  name: "HTTP API",
+  async approve(world, who, request) {
+    if (who.kind === "minted_by_agent") return mintWithAgent(world);
+    const token = await tokenFor(world, who);
+    if (token === undefined || typeof token !== "string") return token as NotApplicable;
+    const r = await call(world, token, "POST", `/v1/requests/${request.id}/decisions`, {
+      outcome: "approved",
+    });
+    return { refused: r.status >= 400, said: `${r.status} ${r.text}` };
+  },
+};
+
+export const bulkApiDoor: Door = {
+  name: "bulk API",
+  async approve(world, who, request) {
+    if (who.kind === "minted_by_agent") return mintWithAgent(world);
+    const token = await tokenFor(world, who);
+    if (token === undefined || typeof token !== "string") return token as NotApplicable;
+    const r = await call(world, token, "POST", "/v1/decisions", {
+      ids: [request.id],
+      outcome: "approved",
+    });
+    const result = (r.json as { results?: { ok: boolean }[] } | undefined)?.results?.[0];
+    return { refused: r.status >= 400 || result?.ok !== true, said: `${r.status} ${r.text}` };
+  },
+};
+
+/** Signs in to the inbox with `token` as a browser does; the session cookie, or undefined. */
+async function signIn(world: World, token: string): Promise<string | undefined> {
+  const form = await fetch(`${world.url}/login`);
+  const html = await form.text();
+  const loginCookie = (form.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";
+  const res = await fetch(`${world.url}/login`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: loginCookie },
+    body: new URLSearchParams({ token, next: "/", _csrf: csrf }).toString(),
+    redirect: "manual",
+  });
+  await res.text();
+  const session = res.headers.getSetCookie().find((c) => c.startsWith("airlock_session="));
+  return session?.split(";")[0];
+}
+
+export const inboxDoor: Door = {
+  name: "inbox",
+  async approve(world, who, request) {
+    // A session is what the inbox derives from a token: sign in first, act after.
+    let cookie: string | undefined;
+    if (who.kind === "minted_by_agent") {
+      cookie = await signIn(world, world.credentials.dual);
+      if (!cookie) return { refused: true, said: "an agent's token could not sign in" };
+    } else if (who.kind === "derived_from_revoked") {
+      const derived = await tokenFor(world, who, async (t) => signIn(world, t));
+      if (derived === undefined || typeof derived !== "string") {
+        return { refused: true, said: "no session" };
+      }
+      cookie = derived;
+    } else {
+      const token = await tokenFor(world, who);
+      if (token === undefined || typeof token !== "string") return token as NotApplicable;
+      cookie = await signIn(world, token);
+      if (!cookie) return { refused: true, said: "the token could not sign in" };
+    }
+    const page = await fetch(`${world.url}/requests/${request.id}`, { headers: { cookie } });
+    const html = await page.text();
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
+    if (!csrf) return { refused: true, said: `request page ${page.status} (signed out)` };
+    const res = await fetch(`${world.url}/requests/${request.id}/decide`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        cookie,
+        origin: world.url,
+      },
+      body: new URLSearchParams({ action: "approve", confirmed: "yes", _csrf: csrf }).toString(),
+      redirect: "manual",
+    });
+    const text = await res.text();
+    return { refused: res.status >= 400, said: `${res.status} ${text.slice(0, 300)}` };
+  },
+};
+
+/** A card token the world's server would accept, as if minted by `minter` (for cases no minting
+ * route would serve any more: a card minted with an agent's token before that was refused). */
+async function forgedCard(
+  world: World,
+  request: ApprovalRequest,
+  reviewer: string,
+  minter: "bot" | "dual",
+): Promise<string> {
+  const record = (await world.tokens.list()).find((t) => t.name === minter);
+  return createEmbedTokens(EMBED_SECRET).mint({
+    requestId: request.id,
+    reviewer,
+    groups: ["ops"],
+    expiresAt: Date.now() + 60_000,
+    mintedBy: minter,
+    minterTokenId: record?.id ?? "",
+    minterRoles: record ? [...record.roles] : ["agent"],
+  });
+}
+
+async function mintCard(
+  world: World,
+  minter: string,
+  request: ApprovalRequest,
+  reviewer: string,
+): Promise<{ token?: string; said: string }> {
+  const r = await call(world, minter, "POST", `/v1/requests/${request.id}/embed-token`, {
+    reviewer,
+  });
+  const token = (r.json as { token?: string } | undefined)?.token;
+  return { ...(token ? { token } : {}), said: `mint: ${r.status} ${r.text}` };
+}
+
+async function decideWithCard(world: World, card: string, request: ApprovalRequest) {
+  const r = await call(world, card, "POST", `/v1/embed/requests/${request.id}/decisions`, {
+    outcome: "approved",
+  });
+  return { refused: r.status >= 400, said: `decide: ${r.status} ${r.text}` };
+}
+
+export const cardDoor: Door = {
+  name: "embed card",
+  async approve(world, who, request) {
+    const c = world.credentials;
+    const { app } = c;
+    switch (who.kind) {
+      case "reviewer": {
+        const minted = await mintCard(world, app, request, who.name);
+        if (!minted.token) return { refused: true, said: minted.said };
+        return decideWithCard(world, minted.token, request);
+      }
+      case "agent":
+      case "dual": {
+        // The agent (or a token it holds) asks for a card for a real approver.
+        const minted = await mintCard(
+          world,
+          who.kind === "agent" ? c.agent : c.dual,
+          request,
+          "alice",
+        );
+        if (minted.token) return decideWithCard(world, minted.token, request);
+        return { refused: true, said: minted.said };
+      }
+      case "minted_by_agent": {
+        // A card signed by this server but minted with an agent's token (as an older server did).
+        return decideWithCard(world, await forgedCard(world, request, "alice", "bot"), request);
+      }
+      case "requester":
+      case "non_approver": {
+        const reviewer = who.kind === "requester" ? "alice" : "carol";
+        const minted = await mintCard(world, app, request, reviewer);
+        if (minted.token) return decideWithCard(world, minted.token, request);
+        // Refused at the mint; a card that reached them anyway still decides nothing.
+        const card = createEmbedTokens(EMBED_SECRET).mint({
+          requestId: request.id,
+          reviewer,
+          groups: who.kind === "requester" ? ["ops"] : ["finance"],
+          expiresAt: Date.now() + 60_000,
+          mintedBy: "chat-app",
+          minterTokenId: (await world.tokens.list()).find((t) => t.name === "chat-app")?.id ?? "",
+          minterRoles: ["app"],
+        });
+        const used = await decideWithCard(world, card, request);
+        return { refused: used.refused, said: `${minted.said}; ${used.said}` };
+      }
+      case "revoked": {
+        const name = fresh("rita");
+        const r = await world.reviewer(name);
+        await revokeToken(world.tokens, r.id);
+        const minted = await mintCard(world, app, request, name);
+        if (minted.token) return decideWithCard(world, minted.token, request);
+        return { refused: true, said: minted.said };
+      }
+      case "derived_from_revoked": {
+        const name = fresh("rex");
+        const r = await world.reviewer(name);
+        const minted = await mintCard(world, app, request, name);
+        if (!minted.token) throw new Error(`no card for a live reviewer: ${minted.said}`);
+        await revokeToken(world.tokens, r.id);
+        return decideWithCard(world, minted.token, request);
+      }
+    }
+  },
+};
+
+const SLACK_USERS = { alice: "U_ALICE", olga: "U_OLGA" } as const;
+
+export const slackDoor: Door = {
+  name: "Slack",
+  async approve(world, who, request) {
+    let user: string;
+    switch (who.kind) {
+      case "reviewer":
+        user = SLACK_USERS[who.name];
+        break;
+      case "requester":
+        user = "U_ALICE"; // alice requested it
+        break;
+      case "non_approver":
+        user = "U_CAROL";
+        break;
+      case "agent":
+      case "dual":
+      case "minted_by_agent":
+        // The agent's own name mapped to a Slack user: still the requester, still refused.
+        user = "U_BOT";
+        break;
+      case "revoked":
+      case "derived_from_revoked":
+        return {
+          notApplicable:
+            "Slack users are mapped to reviewers by the server's configuration, not by API tokens",
+        };
+    }
+    const approvedBy = (r: ApprovalRequest) =>
+      r.decisions.filter((d) => d.outcome === "approved" && d.channel === "slack").length;
+    const before = approvedBy(await world.airlock.get(request.id));
+    const where = { channel: "C0APPROVALS", ts: `1700000000.${String(++seq).padStart(6, "0")}` };
+    const body = interactionBody(blockActions(user, ACTION.approve, request.id, where));
+    const res = await fetch(`${world.url}/channels/ops-slack/interactions`, {
+      method: "POST",
+      headers: signedHeaders(body, { secret: SLACK_SIGNING }),
+      body,
+    });
+    const text = await res.text();
+    // Slack gets 200 whatever happened; the person is told in an ephemeral message.
+    const told = world.slack
+      .callsTo("chat.postEphemeral")
+      .filter((c) => String(c.args.user) === user)
+      .map((c) => String(c.args.text))
+      .at(-1);
+    const recorded = approvedBy(await world.airlock.get(request.id)) > before;
+    return { refused: !recorded, said: `${res.status} ${text} ${told ?? ""}` };
+  },
+};
+
+const MAIL = { alice: "alice@example.com", olga: "olga@example.com" } as const;
+
+export const mailLinkDoor: Door = {
+  name: "mail link",
+  async approve(world, who, request) {
+    let to: string;
+    switch (who.kind) {
+      case "reviewer":
+        to = MAIL[who.name];
+        break;
+      case "requester":
+        to = "alice@example.com"; // alice requested it
+        break;
+      case "non_approver":
+        to = "carol@example.com";
+        break;
+      case "agent":
+      case "dual":
+      case "minted_by_agent":
+        // The agent's own name given an address: still the requester, still refused.
+        to = "bot@example.com";
+        break;
+      case "revoked":
+      case "derived_from_revoked":
+        return {
+          notApplicable:
+            "mail addresses are mapped to reviewers by the server's configuration, not by API tokens",
+        };
+    }
+    // A link exactly as the channel signs it for that address (one mail, one nonce).
+    const token = signLink(LINK_SECRET, {
+      r: request.id,
+      to,
+      o: "approved",
+      m: "approve_all",
+      exp: Math.floor(Date.now() / 1000) + 3600,
+      n: newNonce(),
+    });
+    const link = `${world.url}/channels/ops-mail/l/${token}`;
+    const res = await fetch(link, { method: "POST", body: new URLSearchParams({ token }) });
+    const text = await res.text();
+    return { refused: res.status >= 400, said: `${res.status} ${text.slice(0, 300)}` };
+  },
+};
+
+export const ALL_DOORS: Door[] = [
+  apiDoor,
+  bulkApiDoor,
+  inboxDoor,
+  cardDoor,
+  slackDoor,
+  mailLinkDoor,
+];
