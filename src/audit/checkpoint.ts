@@ -2,9 +2,16 @@
 // `{"seq":…,"hash":…,"at":…,"mac":…}` lines to a file (at most one per interval, and one at close),
 // each signed with the audit key. Someone who can rewrite the database but not this file cannot hide
 // a truncation or a rewrite: `verifyAuditLog` checks that the chain still holds every checkpoint.
-import { appendFileSync } from "node:fs";
+//
+// Deleting the file as well must not pass for "no checkpoints were ever written": a store that starts
+// a checkpoint file (none there, or empty) records that in the chain itself, as a keyed event, and
+// writes a checkpoint of that very event at once. `verifyAuditLog` then requires the checkpoint of
+// every such event it meets: without the file, or with a new one started after a deletion, it fails.
+import { appendFileSync, statSync } from "node:fs";
 import { appendFile, readFile } from "node:fs/promises";
 import { InvalidInputError } from "../core/errors.js";
+import type { AuditDraft, AuditEvent } from "../core/schemas.js";
+import type { AuditPageEvent } from "../core/store.js";
 import { type AuditKey, auditKeyBytes, auditKeyId, hmacHex } from "./chain.js";
 
 export interface Checkpoint {
@@ -34,6 +41,9 @@ export interface CheckpointWriter {
   note(head: { seq: number; hash: string }): void;
   /** Writes the last head noted, if not written yet, and waits for every write. */
   flush(): Promise<void>;
+  /** True once (then false): the file was missing or empty when the writer was made, so its start
+   * is to be recorded in the chain (`recordCheckpointsStart`). */
+  takeFresh(): boolean;
 }
 
 /** The audit options both stores take. */
@@ -93,6 +103,7 @@ export function checkpointWriterFor(
 /** Creates the writer; invalid_input at once when the file cannot be written (a wrong path should
  * not go unnoticed until someone needs the checkpoints). */
 export function createCheckpointWriter(o: CheckpointWriterOptions): CheckpointWriter {
+  let fresh = (statSync(o.file, { throwIfNoEntry: false })?.size ?? 0) === 0;
   try {
     appendFileSync(o.file, "", { mode: 0o600 });
   } catch (err) {
@@ -139,7 +150,64 @@ export function createCheckpointWriter(o: CheckpointWriterOptions): CheckpointWr
       timer.unref();
     },
     flush: () => write(),
+    takeFresh() {
+      const was = fresh;
+      fresh = false;
+      return was;
+    },
   };
+}
+
+/** `data.kind` of the event recording that checkpoints of the chain are written to a file. */
+export const CHECKPOINTS_STARTED = "checkpoints_started";
+
+function startedMac(key: Buffer, at: number): string {
+  return hmacHex(key, `airlock audit checkpoints started\n${at}`);
+}
+
+/** The event recording that checkpoints start. Its `mac` tells it from a look-alike someone records
+ * through `record()` (who lacks the key): only the store that holds the key writes a genuine one. */
+export function checkpointsStartedDraft(key: Buffer, at: number): AuditDraft {
+  return {
+    type: "notified",
+    actor: "airlock",
+    at,
+    data: { kind: CHECKPOINTS_STARTED, mac: startedMac(key, at) },
+  };
+}
+
+/** Whether `e` is a genuine record that checkpoints started (see `checkpointsStartedDraft`). Only
+ * the data of an event that may be one is parsed. */
+export function isCheckpointsStart(
+  e: AuditEvent | AuditPageEvent,
+  key: Buffer | undefined,
+): boolean {
+  if (!key || e.type !== "notified" || e.requestId !== undefined) return false;
+  let data: unknown;
+  if ("dataJson" in e) {
+    if (!e.dataJson.includes(CHECKPOINTS_STARTED)) return false;
+    try {
+      data = JSON.parse(e.dataJson);
+    } catch {
+      return false;
+    }
+  } else data = e.data;
+  const d = data as { kind?: unknown; mac?: unknown } | null;
+  return d?.kind === CHECKPOINTS_STARTED && d.mac === startedMac(key, e.at);
+}
+
+/** When the store's checkpoint file was fresh: appends the record that checkpoints start, then
+ * writes its checkpoint at once (the window in which a crash leaves the record without its
+ * checkpoint is one file append). Stores call it from `migrate()`. */
+export async function recordCheckpointsStart(
+  writer: CheckpointWriter | undefined,
+  own: OwnAuditKey | undefined,
+  append: (drafts: AuditDraft[]) => Promise<unknown>,
+  now: () => number = Date.now,
+): Promise<void> {
+  if (!writer || !own || !writer.takeFresh()) return;
+  await append([checkpointsStartedDraft(own.key, now())]);
+  await writer.flush();
 }
 
 /** The checkpoints of a file, each checked against its signature. A missing file has none. */

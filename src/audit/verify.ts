@@ -29,7 +29,7 @@ import {
   type VerifyOk,
 } from "./chain.js";
 import { createChainCheck, hashFailure } from "./chain-check.js";
-import { type Checkpoint, readCheckpoints } from "./checkpoint.js";
+import { type Checkpoint, isCheckpointsStart, readCheckpoints } from "./checkpoint.js";
 import { hashQueue, startHashPool } from "./hash-pool.js";
 import { markProblem, signMark } from "./marks.js";
 import { statusAfterEvent } from "./status-events.js";
@@ -216,6 +216,8 @@ async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyR
     wantStatuses && start.from !== "mark" && store.listStatusEvidence !== undefined;
   const expected = new Map<string, { status: string; seq: number }>();
   let created = 0;
+  // The events recording that a checkpoint file was started: each must have its checkpoint.
+  const started: number[] = [];
   let after = start.point.seq;
   const evidence = byEvidence ? startEvidenceCheck(store, headSeq, start.point.seq) : undefined;
   try {
@@ -235,6 +237,7 @@ async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyR
             const reason = `event #${e.seq} differs from the checkpoint written at ${new Date(c.at).toISOString()}: the log was rewritten from there or earlier`;
             return await firstFailure(fail(e.seq, reason, check.count), page.slice(0, i + 1));
           }
+          if (isCheckpointsStart(e, key)) started.push(e.seq);
           if (e.requestId !== undefined) {
             if (byEvidence) {
               if (e.type === "created") created++;
@@ -262,6 +265,9 @@ async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyR
         count,
       );
     }
+
+    const unvouched = missingStartCheckpoint(started, bySeq, options.checkpointFile);
+    if (unvouched) return { ...unvouched, count };
 
     let requests = 0;
     if (wantStatuses) {
@@ -300,6 +306,25 @@ async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyR
   } finally {
     await evidence?.stop();
   }
+}
+
+/** The first record of a checkpoint start (`started`) whose checkpoint is not among `bySeq` (the
+ * file's checkpoints from the start of the run on): the chain says checkpoints were being written,
+ * and a file without them was deleted, emptied or replaced, which would hide a truncation. */
+function missingStartCheckpoint(
+  started: readonly number[],
+  bySeq: ReadonlyMap<number, Checkpoint>,
+  file: string | undefined,
+): Omit<VerifyFailure, "count"> | undefined {
+  const seq = started.find((s) => !bySeq.has(s));
+  if (seq === undefined) return undefined;
+  const reason =
+    file === undefined
+      ? `event #${seq} records that signed checkpoints of the chain were being written to a file, but no checkpoint file was given to check them against: verify with it (AIRLOCK_CHECKPOINT_FILE, or the \`checkpointFile\` option)`
+      : bySeq.size === 0
+        ? `event #${seq} records that signed checkpoints of the chain were being written, but the checkpoint file ${file} holds none: it was deleted or emptied, and events may have been removed from the end of the log without trace; restore the checkpoint file`
+        : `event #${seq} records that signed checkpoints of the chain started, but the checkpoint file ${file} has no checkpoint of it: the file was deleted or replaced since, and events may have been removed from the end of the log without trace; restore the original checkpoint file`;
+  return { ok: false, badSeq: seq, reason };
 }
 
 interface Start {

@@ -8,7 +8,8 @@
 //   SQLite file keyed by its key file. Keep both files on another volume or host for the strongest
 //   guarantee: someone who can rewrite the database then cannot also rewrite what vouches for it.
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { MIN_AUDIT_KEY_BYTES } from "../audit/chain.js";
 import { CliError } from "./errors.js";
 
@@ -63,6 +64,52 @@ export function auditSettings(o: AuditSettingsOptions): AuditSettings {
     ...(key === undefined ? {} : { auditKey: key }),
     ...(checkpointFile === undefined ? {} : { checkpointFile }),
   };
+}
+
+/** Warnings for the audit key file and the checkpoint file when they sit in the SQLite database's
+ * own folder: whoever can rewrite the database can usually write beside it too, so a key read there
+ * lets them recompute the chain, and checkpoints there can be deleted with the rows they vouch for. */
+export function auditFilesBesideDatabase(
+  sqlitePath: string | undefined,
+  settings: AuditSettings,
+  env: NodeJS.ProcessEnv = process.env,
+  /** The key file named on the command line, when one was. */
+  explicitKeyFile?: string,
+): string[] {
+  if (sqlitePath === undefined || sqlitePath === ":memory:" || sqlitePath === "") return [];
+  const folder = folderOf(sqlitePath);
+  // Where the key was read from, in the order auditSettings looks (none: it came in AIRLOCK_AUDIT_KEY).
+  const keyFile =
+    settings.auditKey === undefined
+      ? undefined
+      : (explicitKeyFile ??
+        (env.AIRLOCK_AUDIT_KEY
+          ? undefined
+          : env.AIRLOCK_AUDIT_KEY_FILE ||
+            (existsSync(keyFileOf(sqlitePath)) ? keyFileOf(sqlitePath) : undefined)));
+  const out: string[] = [];
+  if (keyFile !== undefined && folderOf(keyFile) === folder) {
+    out.push(
+      `the audit key file ${keyFile} is in the database's folder (${folder}): whoever can rewrite the database there can likely read the key too, and then recompute the audit chain undetected. Keep the key elsewhere (AIRLOCK_AUDIT_KEY_FILE on another volume, or AIRLOCK_AUDIT_KEY)`,
+    );
+  }
+  const cp = settings.checkpointFile;
+  if (cp !== undefined && folderOf(cp) === folder) {
+    out.push(
+      `the checkpoint file ${cp} is in the database's folder (${folder}): whoever can rewrite the database there can likely delete or replace the checkpoints too. Keep them on another volume or host (--checkpoint-file or AIRLOCK_CHECKPOINT_FILE)`,
+    );
+  }
+  return out;
+}
+
+/** The folder a file is in, symbolic links resolved where they exist. */
+function folderOf(file: string): string {
+  const dir = dirname(resolve(file));
+  try {
+    return realpathSync(dir);
+  } catch {
+    return dir;
+  }
 }
 
 function readKey(file: string, what: string): string {

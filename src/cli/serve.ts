@@ -19,7 +19,7 @@ import { createToken, hashToken, type TokenRecord, type TokenStore } from "../se
 import { sqliteTokenStore } from "../server/tokens-sqlite.js";
 import { APPROVER_INDEX_USES, type ApproverIndexUse } from "../store/approver-index.js";
 import { sqliteStore } from "../store/sqlite.js";
-import { type AuditSettings, auditSettings } from "./audit-settings.js";
+import { type AuditSettings, auditFilesBesideDatabase, auditSettings } from "./audit-settings.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
 import { type DemoAgents, loadDemo } from "./demo.js";
 import { oneOf, positiveInt, positiveNumber } from "./parse.js";
@@ -238,6 +238,8 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     ...(options.checkpointFile === undefined ? {} : { checkpointFile: options.checkpointFile }),
     env,
   });
+  for (const warning of auditFilesBesideDatabase(options.postgres ? undefined : dbPath, audit, env))
+    logger.warn(warning);
   // The store's background work: an audit checkpoint not written, a WAL checkpoint thread that
   // stopped. The error's own message says which.
   const onError = (err: Error) => logger.error({ err }, "store background error");

@@ -14,7 +14,12 @@
 import { createHash, randomUUID } from "node:crypto";
 import pg, { type Pool, type PoolClient, type QueryResultRow } from "pg";
 import { chainEvent, GENESIS_HASH, keyForAppend } from "../audit/chain.js";
-import { type AuditKeyOptions, checkpointWriterFor, ownAuditKey } from "../audit/checkpoint.js";
+import {
+  type AuditKeyOptions,
+  checkpointWriterFor,
+  ownAuditKey,
+  recordCheckpointsStart,
+} from "../audit/checkpoint.js";
 import { AirlockError, InvalidInputError, isAirlockError } from "../core/errors.js";
 import type { OutboxDraft } from "../core/outbox.js";
 import { HOUR_MS, type OutcomeStat, settledStat } from "../core/outcome-stats.js";
@@ -441,9 +446,11 @@ export function postgresStore(
 
     async migrate() {
       guard();
-      migrating ??= migrateOnce().finally(() => {
-        migrating = undefined;
-      });
+      migrating ??= migrateOnce()
+        .then(() => recordCheckpointsStart(checkpoints, own, (drafts) => this.appendAudit(drafts)))
+        .finally(() => {
+          migrating = undefined;
+        });
       return migrating;
     },
 

@@ -15,6 +15,7 @@ import {
   checkpointWriterFor,
   type OwnAuditKey,
   ownAuditKey,
+  recordCheckpointsStart,
 } from "../audit/checkpoint.js";
 import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { OutboxClaim, OutboxDraft, OutboxFilter, OutboxSettlement } from "../core/outbox.js";
@@ -567,6 +568,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     kind: "sqlite",
     async migrate() {
       await attempt("migrate", () => migrateSync(db, own));
+      await recordCheckpointsStart(checkpoints, own, async (drafts) => {
+        noted({ events: await attempt("appendAudit", () => appendTx.immediate(drafts)) });
+      });
     },
     async insertRequest(request, events, messages = [], options = {}) {
       checkColumns(request);

@@ -95,7 +95,8 @@ describe("airlock CLI", () => {
     });
     const verify = airlock(["audit", "verify"]);
     expect(verify.code).toBe(0);
-    expect(verify.stdout).toContain("audit chain intact: 2 events");
+    // Event #1 records that the new database's checkpoint file started; then created, decided.
+    expect(verify.stdout).toContain("audit chain intact: 3 events");
 
     const d = new Database(db);
     d.prepare("UPDATE audit SET actor = 'mallory' WHERE seq = 2").run();

@@ -91,24 +91,27 @@ await describePg("audit verify on postgres", ({ url }) => {
     const store = open(schema, { auditKey: KEY, checkpointFile: file, checkpointIntervalMs: 1 });
     await store.migrate();
     await seed(store, 3);
-    expect(await store.auditChainState()).toMatchObject({ keyedFrom: 1, head: { seq: 6 } });
+    // Event #1 records that checkpoints start (the file was new), then the seeded six.
+    expect(await store.auditChainState()).toMatchObject({ keyedFrom: 1, head: { seq: 7 } });
     await store.close();
-    expect(readFileSync(file, "utf8")).toMatch(/"seq":6/);
+    expect(readFileSync(file, "utf8")).toMatch(/"seq":7/);
     const opts = { key: KEY, checkpointFile: file };
     const again = open(schema, { auditKey: KEY });
-    expect(await verifyAuditLog(again, opts)).toMatchObject({ ok: true, count: 6, keyedFrom: 1 });
+    expect(await verifyAuditLog(again, opts)).toMatchObject({ ok: true, count: 7, keyedFrom: 1 });
     await expect(verifyAuditLog(again)).rejects.toThrow(/needs the audit key/);
     await expect(open(schema).migrate()).rejects.toThrow(/open the store with its audit key/);
     // Truncate the tail and rewrite the head to match.
-    await adminQuery(url, `DELETE FROM "${schema}".audit WHERE seq > 4`);
+    await adminQuery(url, `DELETE FROM "${schema}".audit WHERE seq > 5`);
     await adminQuery(url, `DELETE FROM "${schema}".requests WHERE id = 'req_s2'`);
     await adminQuery(
       url,
-      `UPDATE "${schema}".audit_head SET seq = 4, hash = (SELECT hash FROM "${schema}".audit WHERE seq = 4)`,
+      `UPDATE "${schema}".audit_head SET seq = 5, hash = (SELECT hash FROM "${schema}".audit WHERE seq = 5)`,
     );
-    expect(await verifyAuditLog(again, { key: KEY })).toMatchObject({ ok: true });
+    // Without the file the chain itself says checkpoints were being written.
+    const without = await verifyAuditLog(again, { key: KEY });
+    expect(without.ok ? "" : without.reason).toMatch(/#1 records .* no checkpoint file was given/);
     const v = await verifyAuditLog(again, opts);
-    expect(v.ok ? "" : v.reason).toMatch(/records event #6, but the database's chain ends at #4/);
+    expect(v.ok ? "" : v.reason).toMatch(/records event #7, but the database's chain ends at #5/);
   });
 
   it("a deleted chain head is refused at migrate, naming the repair", async () => {
