@@ -35,8 +35,7 @@ const silent = pino({ level: "silent" });
 const GITHUB = `ghp_${"A1b2C3d4E5".repeat(3)}x9Y8z7`;
 const AWS = "AKIAIOSFODNN7EXAMPL3";
 
-/** Secrets an agent may quote in free text, each as it would be written. Every one the redaction
- * (src/audit/redact.ts) hides must reach no outside channel; the first is always among them. */
+/** Secrets an agent may quote in free text, each as it would be written. */
 const FREE_TEXT: { secret: string; written: string }[] = [
   { secret: "hunter2", written: "password: hunter2" },
   { secret: "s3cr3t-db-pass", written: "postgres://app:s3cr3t-db-pass@db.internal/prod" },
@@ -51,8 +50,7 @@ const FREE_TEXT: { secret: string; written: string }[] = [
 /** Secrets under sensitive keys of args and metadata: redacted by key. */
 const BY_KEY = ["args-hunter3", "sk_live_argsKey0123456789", "meta-secret-9876"];
 
-const hidden = FREE_TEXT.filter((c) => !redactString(`note ${c.written}`).includes(c.secret));
-const SECRETS = [...hidden.map((c) => c.secret), ...BY_KEY];
+const SECRETS = [...FREE_TEXT.map((c) => c.secret), ...BY_KEY];
 
 let slack: FakeSlack;
 let sink: SmtpSink;
@@ -179,9 +177,8 @@ async function openGate(input: Partial<RequestInput>) {
 }
 
 describe("secrets in a request reach no outside channel", () => {
-  it("the one redaction hides the canaries written in free text", () => {
-    // What this test can prove grows with the redaction's list; the password always counts.
-    expect(hidden.map((c) => c.secret)).toContain("hunter2");
+  it("the one redaction hides every canary written in free text", () => {
+    for (const c of FREE_TEXT) expect(redactString(`note ${c.written}`)).not.toContain(c.secret);
   });
 
   it("Slack (message and revision modal), the mail (subject, text, HTML, raw) and the webhook body", async () => {
