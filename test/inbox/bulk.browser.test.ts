@@ -1,6 +1,7 @@
 // Bulk review in the inbox, in Debian's chromium: many pending requests selected and decided at once,
 // each on its own; the result page names exactly those someone else decided first; shift-click
-// ranges, "all matching this filter", grouping, the queue's keys, and phone width.
+// ranges, "all matching this filter" (only what the page showed), the confirmation on what will run,
+// grouping, the queue's keys, and phone width.
 import { existsSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -270,6 +271,79 @@ describe.skipIf(!haveBrowser)("bulk review in the inbox (chromium)", () => {
     await page.waitForURL(`${s.url}/inbox/decisions`);
     expect(await listed(page, "#bulk-decided")).toEqual([risky.id]);
     expect((await s.airlock.get(risky.id)).status).toBe("approved");
+    await page.context().close();
+  });
+
+  it("“all matching” decides what the page showed: one created after it stays pending and is listed", async () => {
+    const shown = await gates("shown.late", 3);
+    const page = await signIn(s.tokens.alice);
+    // As on a page whose live refresh has not come yet: the queue's rows are not read again.
+    await page.route(/\/inbox\/queue/, (route) => route.abort());
+    await page.goto(`${s.url}/?action=shown.late`);
+    await page.check("#scope-filter");
+    const said = await page.locator("#picked-count").textContent();
+    const late = await s.airlock.request({
+      title: "late #3",
+      action: "shown.late",
+      requester: "bot",
+    });
+    await page.click("#bulk-reject");
+    await page.waitForURL(`${s.url}/inbox/decisions`);
+    expect((await s.airlock.get(late.id)).status).toBe("pending");
+    expect(said).toBe("All 3 pending requests matching this filter");
+    expect(new Set(await listed(page, "#bulk-decided"))).toEqual(new Set(shown));
+    expect(await listed(page, "#bulk-left")).toEqual([late.id]);
+    await expect(page.locator("#bulk-left").textContent()).resolves.toContain(
+      "new since the page was shown",
+    );
+    await expect(page.locator(".error").textContent()).resolves.toContain(
+      "1 you were not shown now match",
+    );
+    for (const id of shown) expect((await s.airlock.get(id)).status).toBe("rejected");
+    expect((await s.airlock.get(late.id)).status).toBe("pending");
+
+    // With live updates on, the count the form stands for follows the rows.
+    await page.unroute(/\/inbox\/queue/);
+    await page.goto(`${s.url}/?action=shown.late`);
+    await expect(page.locator("#match-count").textContent()).resolves.toBe("1");
+    await s.airlock.request({ title: "later #4", action: "shown.late", requester: "bot" });
+    await expect
+      .poll(() => page.locator("#match-count").textContent(), { timeout: 10_000 })
+      .toBe("2");
+    await page.context().close();
+  });
+
+  it("bulk approval asks first on what will run: DELETE FROM customers under db.maintenance, risk low", async () => {
+    const plain = await s.airlock.request({
+      title: "Vacuum sessions",
+      action: "db.maintenance",
+      requester: "bot",
+      risk: "low",
+      args: { sql: "VACUUM sessions" },
+    });
+    const wipe = await s.airlock.request({
+      title: "Routine cleanup",
+      action: "db.maintenance",
+      requester: "bot",
+      risk: "low",
+      args: { sql: "DELETE FROM customers" },
+    });
+    const page = await signIn(s.tokens.alice);
+    await page.goto(`${s.url}/?action=db.maintenance`);
+    await page.click("#pick-shown");
+    await page.click("#bulk-approve");
+    await page.waitForURL(`${s.url}/inbox/decisions`);
+    expect(await listed(page, "#bulk-risky")).toEqual([wipe.id]);
+    await expect(page.locator("#bulk-risky").textContent()).resolves.toContain(
+      "args.sql: SQL DELETE FROM customers without WHERE (deletes every row)",
+    );
+    for (const r of [plain, wipe]) expect((await s.airlock.get(r.id)).status).toBe("pending");
+    await page.click("#bulk-confirm-safe");
+    await page.waitForURL(`${s.url}/inbox/decisions`);
+    expect(await listed(page, "#bulk-decided")).toEqual([plain.id]);
+    expect(await listed(page, "#bulk-left")).toEqual([wipe.id]);
+    expect((await s.airlock.get(plain.id)).status).toBe("approved");
+    expect((await s.airlock.get(wipe.id)).status).toBe("pending");
     await page.context().close();
   });
 

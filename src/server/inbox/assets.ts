@@ -285,10 +285,15 @@ export const INBOX_JS = `
           kept.appendChild(h);
         });
       }
+      // How many "all matching" stands for, as the rows were last read (the form posts those ids).
+      var shown = document.querySelector("#queue input[name=shown_count]");
+      var matching = shown ? shown.getAttribute("data-label") || "0" : "0";
+      var mc = document.getElementById("match-count");
+      if (mc) mc.textContent = matching;
       var out = document.getElementById("picked-count");
       if (out) {
         out.textContent = scope && scope.checked
-          ? "All pending requests matching this filter"
+          ? "All " + matching + " pending requests matching this filter"
           : pickedCount ? pickedCount + " selected" : "Tick requests to decide several at once.";
       }
     };

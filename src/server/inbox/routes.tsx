@@ -13,6 +13,7 @@ import { streamSSE } from "hono/streaming";
 import type { Logger } from "pino";
 import type { ZodType } from "zod";
 import { z } from "zod";
+import { needsConfirmation } from "../../core/danger.js";
 import { isAirlockError } from "../../core/errors.js";
 import { sameIdentity } from "../../core/identity.js";
 import { computeMetrics } from "../../core/metrics.js";
@@ -39,12 +40,18 @@ import { Layout } from "./layout.js";
 import { BulkConfirmPage, type BulkLine, BulkResultPage } from "./pages/bulk.js";
 import { DashboardPage } from "./pages/dashboard.js";
 import { LoginPage } from "./pages/login.js";
-import { arrange, QueuePage, QueueRows, readQueueQuery } from "./pages/queue.js";
+import {
+  arrange,
+  type BulkShown,
+  QueuePage,
+  type QueueQuery,
+  QueueRows,
+  readQueueQuery,
+} from "./pages/queue.js";
 import {
   type Confirmation,
   type FormError,
   LiveParts,
-  needsConfirmation,
   RequestPage,
   revisionCommentRequired,
   selectable,
@@ -342,7 +349,15 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     ].sort();
     const more = page.nextCursor !== undefined;
     const pendingLabel = pending >= PENDING_SHOWN ? `${PENDING_SHOWN}+` : String(pending);
-    return { query, rows: arrange(visibleRows, query), pendingLabel, actions, after, more };
+    const rows = arrange(visibleRows, query);
+    // What "all matching this filter" stands for: the rows shown when they are all the pending
+    // matches, else read apart (at most BULK_ROWS).
+    const bulk = shownOf(
+      query.status === "pending" && !more
+        ? { rows: rows.filter((r) => isPending(r) && !sameIdentity(r.requester, p.name)), more }
+        : await bulkMatches(p, query),
+    );
+    return { query, rows, bulk, pendingLabel, actions, after, more };
   }
   app.get(
     "/",
@@ -358,6 +373,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
           <TrustHint count={suggested} />
           <QueuePage
             rows={q.rows}
+            bulk={q.bulk}
             more={q.more}
             query={q.query}
             actions={q.actions}
@@ -379,7 +395,15 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     signedIn(async (c, u) => {
       const q = await queue(c, u.principal);
       return c.html(
-        String(<QueueRows rows={q.rows} more={q.more} query={q.query} me={u.principal.name} />),
+        String(
+          <QueueRows
+            rows={q.rows}
+            bulk={q.bulk}
+            more={q.more}
+            query={q.query}
+            me={u.principal.name}
+          />,
+        ),
         200,
         {
           ...PAGE_HEADERS,
@@ -389,14 +413,18 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     }, "fragment"),
   );
 
-  // Bulk review: the ticked requests, or all pending ones matching the queue's filter (resolved
-  // here, bounded), each decided on its own as by `POST /v1/decisions`; the answer lists those
-  // decided and, apart, those someone else decided first.
-  async function matchingFilter(p: Principal, form: FormValues) {
-    const query = readQueueQuery((n) => {
-      const v = form[`filter_${n}`];
-      return typeof v === "string" ? v : undefined;
-    });
+  // Bulk review: the ticked requests, or "all pending requests matching this filter" as the page
+  // showed them: the form posts back the ids the page rendered for it and when (`shown_*`, see
+  // BulkShown), so a request that arrived after the page was rendered is never decided by the post,
+  // only listed as left pending. Each is decided on its own as by `POST /v1/decisions`; the answer
+  // lists those decided, those someone else decided first, and those left pending.
+
+  /** The pending requests "all matching this filter" covers for `p`: the queue's filter (action,
+   * search, risk), not their own, the most urgent first, at most BULK_ROWS. */
+  async function bulkMatches(
+    p: Principal,
+    query: QueueQuery,
+  ): Promise<{ rows: RequestSummary[]; more: boolean }> {
     const filter = scopeList(p, {
       status: "pending",
       ...(query.action ? { action: query.action } : {}),
@@ -404,11 +432,129 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       order: "deadline",
       limit: BULK_ROWS,
     });
-    const rows = filter ? await summaries(filter) : [];
-    return arrange(
-      rows.filter((r) => canSee(p, r) && !sameIdentity(r.requester, p.name)),
+    if (!filter) return { rows: [], more: false };
+    const found = await airlock.listSummaries(filter);
+    const rows = arrange(
+      found.items.filter((r) => canSee(p, r) && !sameIdentity(r.requester, p.name)),
       { ...query, group: "" },
-    ).map((r) => r.id);
+    );
+    return { rows, more: found.nextCursor !== undefined };
+  }
+  /** The matches as the page shows them; `at` is read after them (and is never before one of
+   * them was created, whatever the clocks of the processes that created them say). */
+  function shownOf(m: { rows: RequestSummary[]; more: boolean }): BulkShown {
+    let at = Date.now();
+    for (const r of m.rows) at = Math.max(at, r.createdAt);
+    return { ids: m.rows.map((r) => r.id), at, more: m.more };
+  }
+  /** What the posted form says the page showed for "all matching", or undefined when it does not
+   * say it in full (a page rendered before this rule, or an altered form). */
+  function readShown(form: FormValues): BulkShown | undefined {
+    const one = (name: string) => (typeof form[name] === "string" ? form[name] : undefined);
+    const at = one("shown_at") ?? "";
+    const count = one("shown_count") ?? "";
+    const ids = (one("shown_ids") ?? "").split(" ").filter(Boolean);
+    if (!/^\d{1,15}$/.test(at) || !/^\d{1,4}$/.test(count) || Number(count) !== ids.length) {
+      return undefined;
+    }
+    if (ids.length > BULK_ROWS || ids.some((id) => id.length > 200)) return undefined;
+    if (new Set(ids).size !== ids.length) return undefined;
+    return { ids, at: Number(at), more: false };
+  }
+  /** The fields a confirmation posts again, so the same rule picks the same requests. */
+  const CARRIED = ["scope", "ids", "comment", "shown_at", "shown_count", "shown_ids"].concat(
+    ["status", "action", "risk", "q"].map((n) => `filter_${n}`),
+  );
+  const SET_ASIDE = "set aside: you chose to approve the others only";
+
+  /** The requests a bulk post decides, and those it does not (with why). */
+  interface Picked {
+    ids: string[];
+    first: BulkLine[];
+    failed: BulkLine[];
+    left: BulkLine[];
+    note?: string;
+  }
+  /** "All matching this filter": only what the page showed and is still pending. */
+  async function pickShown(p: Principal, form: FormValues, shown: BulkShown): Promise<Picked> {
+    const query = readQueueQuery((n) => {
+      const v = form[`filter_${n}`];
+      return typeof v === "string" ? v : undefined;
+    });
+    const skip = new Set(valuesOf(form, "skip"));
+    const now = await bulkMatches(p, query);
+    const current = new Map(now.rows.map((r) => [r.id, r]));
+    const out: Picked = { ids: [], first: [], failed: [], left: [] };
+    const titles = new Map<string, string>();
+    for (const id of shown.ids) {
+      // A shown request no longer among the matches was decided meanwhile, or is out of sight.
+      const r = current.get(id) ?? (await visible(p, id));
+      if (!r) {
+        out.failed.push({ id, detail: "not found, or no longer yours to see" });
+        continue;
+      }
+      titles.set(id, r.title);
+      const line = { id, title: r.title, status: r.status };
+      if (!isPending(r)) {
+        const winner = "decisions" in r ? r.decision : undefined;
+        out.first.push({ ...line, ...(winner ? { winner } : {}) });
+      } else if (r.createdAt > shown.at) {
+        out.left.push({ ...line, detail: "created after the page was shown: not decided" });
+      } else if (skip.has(id)) {
+        out.left.push({ ...line, detail: SET_ASIDE });
+      } else {
+        out.ids.push(id);
+      }
+    }
+    const shownIds = new Set(shown.ids);
+    let unseen = 0;
+    for (const r of now.rows) {
+      if (shownIds.has(r.id)) continue;
+      unseen++;
+      out.left.push({
+        id: r.id,
+        title: r.title,
+        status: r.status,
+        detail:
+          r.createdAt > shown.at
+            ? "new since the page was shown: not decided"
+            : "not in the list the page showed: not decided",
+      });
+    }
+    for (const id of out.ids.slice(MAX_DECISIONS)) {
+      out.left.push({
+        id,
+        title: titles.get(id) ?? id,
+        detail: `over ${MAX_DECISIONS} in one form: not decided; reload the inbox to decide it`,
+      });
+    }
+    out.ids = out.ids.slice(0, MAX_DECISIONS);
+    // The count no longer matches what was shown: say how, besides listing each one.
+    const drift: string[] = [];
+    if (out.first.length > 0) drift.push(`${out.first.length} decided elsewhere`);
+    if (out.failed.length > 0) drift.push(`${out.failed.length} no longer yours to see`);
+    if (unseen > 0) drift.push(`${unseen} you were not shown now match (left pending)`);
+    if (drift.length > 0) {
+      out.note = `The page showed ${shown.ids.length} pending requests matching this filter; since then: ${drift.join(", ")}. Only those shown and still pending were decided; the others are listed below.`;
+    }
+    return out;
+  }
+  /** The ticked requests (those the page rendered with a checkbox). */
+  async function pickTicked(p: Principal, form: FormValues): Promise<Picked> {
+    const skip = new Set(valuesOf(form, "skip"));
+    const ticked = [
+      ...new Set(valuesOf(form, "ids").filter((id) => id.length > 0 && id.length <= 200)),
+    ];
+    const out: Picked = { ids: [], first: [], failed: [], left: [] };
+    for (const id of ticked) {
+      if (!skip.has(id)) {
+        out.ids.push(id);
+        continue;
+      }
+      const r = await visible(p, id);
+      out.left.push({ id, ...(r ? { title: r.title, status: r.status } : {}), detail: SET_ASIDE });
+    }
+    return out;
   }
   function bulkProblem(c: Context, u: SessionUser, message: string, status: number) {
     return page(
@@ -433,18 +579,31 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       const verb = form.action === "approve" || form.action === "reject" ? form.action : undefined;
       if (!verb) return bulkProblem(c, u, "Choose Approve selected or Reject selected.", 422);
       const p = u.principal;
-      let ids: string[];
-      let note: string | undefined;
+      let picked: Picked;
       if (form.scope === "filter") {
-        ids = await matchingFilter(p, form);
-        if (ids.length > MAX_DECISIONS) {
-          note = `${ids.length} pending requests match this filter; the ${MAX_DECISIONS} most urgent were decided. Send the form again for the rest.`;
-          ids = ids.slice(0, MAX_DECISIONS);
+        const shown = readShown(form);
+        if (!shown) {
+          return bulkProblem(
+            c,
+            u,
+            "This form does not say which requests the page showed (the page is older than the server, or the form was changed). Reload the inbox and choose again.",
+            422,
+          );
         }
+        picked = await pickShown(p, form, shown);
       } else {
-        ids = [...new Set(valuesOf(form, "ids").filter((id) => id.length > 0 && id.length <= 200))];
+        picked = await pickTicked(p, form);
+        if (picked.ids.length > MAX_DECISIONS) {
+          return bulkProblem(
+            c,
+            u,
+            `You selected ${picked.ids.length} requests; decide at most ${MAX_DECISIONS} at a time.`,
+            413,
+          );
+        }
       }
-      if (ids.length === 0) {
+      const { ids, note } = picked;
+      if (ids.length + picked.first.length + picked.failed.length + picked.left.length === 0) {
         return bulkProblem(
           c,
           u,
@@ -452,27 +611,24 @@ export function inboxRoutes(deps: InboxDeps): Hono {
           422,
         );
       }
-      if (ids.length > MAX_DECISIONS) {
-        return bulkProblem(
-          c,
-          u,
-          `You selected ${ids.length} requests; decide at most ${MAX_DECISIONS} at a time.`,
-          413,
-        );
-      }
       const comment = typeof form.comment === "string" ? form.comment.trim().slice(0, 2000) : "";
-      // As on a request's own page, approving what is high risk or hard to undo asks first.
+      // As on a request's own page, approving what is high risk or hard to undo, by its labels or
+      // by what will run (core/danger.ts), asks first.
       if (verb === "approve" && form.confirmed !== "yes") {
         const risky = await riskyOf(p, ids);
         if (risky.length > 0) {
+          const carry = CARRIED.flatMap((name) =>
+            valuesOf(form, name).map((v): [string, string] => [name, v]),
+          );
           return page(
             c,
             "Confirm · Airlock",
             <BulkConfirmPage
               csrf={u.session.csrf}
-              ids={ids}
+              carry={carry}
+              count={ids.length}
               risky={risky}
-              comment={comment}
+              left={picked.left}
               {...(note ? { note } : {})}
             />,
             200,
@@ -491,20 +647,27 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       return page(
         c,
         "Bulk review · Airlock",
-        <BulkResultPage verb={verb} {...lines} {...(note ? { note } : {})} />,
+        <BulkResultPage
+          verb={verb}
+          decided={lines.decided}
+          first={[...picked.first, ...lines.first]}
+          failed={[...picked.failed, ...lines.failed]}
+          left={picked.left}
+          {...(note ? { note } : {})}
+        />,
         200,
         userProps(u),
       );
     }, "form"),
   );
-  /** The pending requests among `ids` that a single approval would confirm first. */
+  /** The pending requests among `ids` that a single approval would confirm first, and why. */
   async function riskyOf(p: Principal, ids: string[]) {
-    const out: { id: string; title: string; why: string }[] = [];
+    const out: { id: string; title: string; reasons: string[] }[] = [];
     for (const id of ids) {
       const r = await visible(p, id);
-      if (!r || !isPending(r) || !needsConfirmation(r)) continue;
-      const why = r.risk === "high" || r.risk === "critical" ? `${r.risk} risk` : r.action;
-      out.push({ id, title: r.title, why });
+      if (!r || !isPending(r)) continue;
+      const { reasons } = needsConfirmation(r);
+      if (reasons.length > 0) out.push({ id, title: r.title, reasons });
     }
     return out;
   }
@@ -946,8 +1109,11 @@ function decisionFromForm(form: FormValues, r: ApprovalRequest): Built {
   const ask = (message: string, choices: Confirmation["choices"]): Built => ({
     confirm: { message, choices, comment: comment ?? "", selected: items },
   });
-  const risky = needsConfirmation(r);
-  const danger = `This request is ${r.risk === "high" || r.risk === "critical" ? `${r.risk} risk` : "hard to undo"} (${r.action}).`;
+  // The rule is core/danger.ts's: the agent's labels, and what will run (args, preview, items).
+  const asking = (reasons: string[]) => `This asks to confirm first: ${reasons.join("; ")}.`;
+  const reasons = needsConfirmation(r).reasons;
+  const risky = reasons.length > 0;
+  const danger = asking(reasons);
   switch (action) {
     case "approve":
       // "Approve all" with some items ticked: never drop the selection silently; ask which.
@@ -1025,10 +1191,13 @@ function decisionFromForm(form: FormValues, r: ApprovalRequest): Built {
           },
         };
       }
-      if (risky && !confirmed) {
+      // What will run is the edited arguments: they are read, not those the agent sent.
+      const edited = needsConfirmation({ ...r, args: parsed as Record<string, unknown> }).reasons;
+      const why = [...new Set([...reasons.filter((x) => !x.startsWith("args")), ...edited])];
+      if (why.length > 0 && !confirmed) {
         return {
           confirm: {
-            message: `${danger} Approve “${r.title}” with the arguments you edited?`,
+            message: `${asking(why)} Approve “${r.title}” with the arguments you edited?`,
             choices: [{ action: "edit", label: "Yes, approve with these arguments" }],
             comment: comment ?? "",
             selected: [],

@@ -1,5 +1,6 @@
 // The answer to a bulk decision: which requests were decided, and, apart, exactly those someone
-// else decided first (with who and how), then any the reviewer could not decide and why.
+// else decided first (with who and how), then any the reviewer could not decide and why, then those
+// left pending because the reviewer was not shown them (new since the page was rendered).
 import type { FC } from "hono/jsx";
 import type { Decision } from "../../../core/schemas.js";
 
@@ -22,7 +23,10 @@ export interface BulkResultProps {
   /** Decided by someone else before this reviewer's decision reached them. */
   first: BulkLine[];
   failed: BulkLine[];
-  /** Set when "all matching the filter" matched more than one call decides. */
+  /** Left pending without a decision: not among what the reviewer was shown, or set aside. */
+  left: BulkLine[];
+  /** Set when "all matching the filter" found other requests than the page showed, or more than
+   * one form decides. */
   note?: string;
 }
 
@@ -30,7 +34,30 @@ const Title: FC<{ line: BulkLine }> = ({ line }) => (
   <a href={`/requests/${line.id}`}>{line.title ?? line.id}</a>
 );
 
-export const BulkResultPage: FC<BulkResultProps> = ({ verb, decided, first, failed, note }) => (
+/** The requests left pending, and why. */
+const LeftPending: FC<{ left: BulkLine[] }> = ({ left }) =>
+  left.length > 0 ? (
+    <section class="card" id="bulk-left" aria-labelledby="h-left">
+      <h2 id="h-left">Left pending ({String(left.length)})</h2>
+      <p class="muted">Not decided by this form: open them, or reload the inbox to decide them.</p>
+      <ul>
+        {left.map((l) => (
+          <li key={l.id} data-request-id={l.id}>
+            <Title line={l} />: {l.detail}
+          </li>
+        ))}
+      </ul>
+    </section>
+  ) : null;
+
+export const BulkResultPage: FC<BulkResultProps> = ({
+  verb,
+  decided,
+  first,
+  failed,
+  left,
+  note,
+}) => (
   <>
     <h1>
       {verb === "approve" ? "Approved" : "Rejected"} {String(decided.length)} of{" "}
@@ -95,31 +122,43 @@ export const BulkResultPage: FC<BulkResultProps> = ({ verb, decided, first, fail
         </ul>
       </section>
     ) : null}
+    <LeftPending left={left} />
   </>
 );
 
 export interface BulkConfirmProps {
   csrf: string;
-  /** Every request to approve, the risky ones included. */
-  ids: string[];
-  risky: { id: string; title: string; why: string }[];
-  comment: string;
+  /** The form's own fields (the ticked ids, or "all matching" with what the page showed), posted
+   * again with the confirmation, so the same rule picks the same requests. */
+  carry: [string, string][];
+  /** How many requests the approval covers, the risky ones included. */
+  count: number;
+  /** The requests that ask first, each with why (core/danger.ts). */
+  risky: { id: string; title: string; reasons: string[] }[];
+  left: BulkLine[];
   note?: string;
 }
 
 /** Approving in bulk asks first when any of the requests is one a single approval would confirm
- * (high or critical risk, or an action that is hard to undo): all of them, or all but those. */
-export const BulkConfirmPage: FC<BulkConfirmProps> = ({ csrf, ids, risky, comment, note }) => {
-  const riskyIds = new Set(risky.map((r) => r.id));
-  const safe = ids.filter((id) => !riskyIds.has(id));
-  const form = (list: string[], label: string, id: string) => (
+ * (core/danger.ts: the agent's labels, and what will run: its args and preview): all of them, or all
+ * but those. */
+export const BulkConfirmPage: FC<BulkConfirmProps> = ({
+  csrf,
+  carry,
+  count,
+  risky,
+  left,
+  note,
+}) => {
+  const safe = count - risky.length;
+  const form = (label: string, id: string, skip: boolean) => (
     <form method="post" action="/inbox/decisions">
       <input type="hidden" name="_csrf" value={csrf} />
       <input type="hidden" name="confirmed" value="yes" />
-      <input type="hidden" name="comment" value={comment} />
-      {list.map((rid) => (
-        <input key={rid} type="hidden" name="ids" value={rid} />
+      {carry.map(([name, value]) => (
+        <input key={`${name}=${value}`} type="hidden" name={name} value={value} />
       ))}
+      {skip ? risky.map((r) => <input key={r.id} type="hidden" name="skip" value={r.id} />) : null}
       <button type="submit" name="action" value="approve" class="approve" id={id}>
         {label}
       </button>
@@ -127,30 +166,33 @@ export const BulkConfirmPage: FC<BulkConfirmProps> = ({ csrf, ids, risky, commen
   );
   return (
     <>
-      <h1>Approve {String(ids.length)} requests?</h1>
+      <h1>Approve {String(count)} requests?</h1>
       {note ? <p class="error">{note}</p> : null}
       <section class="card confirm" aria-label="confirm" id="bulk-risky">
         <p>
-          {String(risky.length)} of them {risky.length === 1 ? "is" : "are"} high risk or hard to
-          undo:
+          {String(risky.length)} of them {risky.length === 1 ? "asks" : "ask"} to confirm first:
         </p>
         <ul>
           {risky.map((r) => (
             <li key={r.id} data-request-id={r.id}>
-              <a href={`/requests/${r.id}`}>{r.title}</a> <span class="muted">({r.why})</span>
+              <a href={`/requests/${r.id}`}>{r.title}</a>
+              <ul class="reasons">
+                {r.reasons.map((why) => (
+                  <li key={why}>{why}</li>
+                ))}
+              </ul>
             </li>
           ))}
         </ul>
         <div class="actions">
-          {form(ids, `Yes, approve all ${ids.length}`, "bulk-confirm-all")}
-          {safe.length > 0
-            ? form(safe, `Approve the other ${safe.length} only`, "bulk-confirm-safe")
-            : null}
+          {form(`Yes, approve all ${count}`, "bulk-confirm-all", false)}
+          {safe > 0 ? form(`Approve the other ${safe} only`, "bulk-confirm-safe", true) : null}
           <a class="button" href="/">
             Cancel
           </a>
         </div>
       </section>
+      <LeftPending left={left} />
     </>
   );
 };

@@ -73,8 +73,22 @@ export const Countdown: FC<{ deadline: number | undefined }> = ({ deadline }) =>
     </span>
   );
 
+/** What "all pending requests matching this filter" stands for on the page as rendered: exactly
+ * these requests (the most urgent first), as of `at` (every one was created at or before it). The
+ * bulk form posts them back, so a request that arrives later is never decided by that post. */
+export interface BulkShown {
+  ids: string[];
+  at: number;
+  /** More requests matched than one page carries (BULK_ROWS). */
+  more: boolean;
+}
+
+/** "12", or "500+" when more matched than the page carries. */
+export const bulkCount = (b: BulkShown) => `${b.ids.length}${b.more ? "+" : ""}`;
+
 export interface QueueRowsProps {
   rows: RequestSummary[];
+  bulk: BulkShown;
   query: QueueQuery;
   /** The reviewer: their own requests get no checkbox (somebody else has to decide them). */
   me: string;
@@ -82,13 +96,23 @@ export interface QueueRowsProps {
   more?: boolean;
 }
 
-export const QueueRows: FC<QueueRowsProps> = ({ rows, query, me, more }) => (
+export const QueueRows: FC<QueueRowsProps> = ({ rows, bulk, query, me, more }) => (
   <>
-    {/* The filter the rows were read with, for "all matching this filter" (outside the table, in
-        the bulk form by its `form` attribute, and swapped with the rows when the filter changes). */}
+    {/* The filter the rows were read with, and what "all matching this filter" stands for on this
+        page (outside the table, in the bulk form by its `form` attribute, and swapped with the rows
+        whenever they are read again). */}
     {(["status", "action", "risk", "q"] as const).map((name) => (
       <input key={name} type="hidden" form="bulk" name={`filter_${name}`} value={query[name]} />
     ))}
+    <input type="hidden" form="bulk" name="shown_at" value={String(bulk.at)} />
+    <input
+      type="hidden"
+      form="bulk"
+      name="shown_count"
+      value={String(bulk.ids.length)}
+      data-label={bulkCount(bulk)}
+    />
+    <input type="hidden" form="bulk" name="shown_ids" value={bulk.ids.join(" ")} />
     {rows.length === 0 ? (
       <p class="empty">Nothing waiting for you. New requests appear here as they arrive.</p>
     ) : (
@@ -195,12 +219,13 @@ export const QUEUE_KEYS: [string, string][] = [
 
 export const QueuePage: FC<{
   rows: RequestSummary[];
+  bulk: BulkShown;
   more?: boolean;
   query: QueueQuery;
   actions: string[];
   me: string;
   csrf: string;
-}> = ({ rows, more, query, actions, me, csrf }) => (
+}> = ({ rows, bulk, more, query, actions, me, csrf }) => (
   <>
     <h1>Inbox</h1>
     <search>
@@ -284,8 +309,9 @@ export const QueuePage: FC<{
           Tick requests to decide several at once.
         </span>
         <label class="scope">
-          <input type="checkbox" name="scope" value="filter" id="scope-filter" /> all pending
-          requests matching this filter, not only those shown
+          <input type="checkbox" name="scope" value="filter" id="scope-filter" /> all{" "}
+          <span id="match-count">{bulkCount(bulk)}</span> pending requests matching this filter, not
+          only the rows shown (those arriving later stay pending)
         </label>
       </div>
       <div class="bulk-row">
@@ -305,7 +331,7 @@ export const QueuePage: FC<{
       </div>
     </form>
     <div id="queue" aria-live="polite">
-      <QueueRows rows={rows} more={more} query={query} me={me} />
+      <QueueRows rows={rows} bulk={bulk} more={more} query={query} me={me} />
     </div>
     <div
       id="keys-help"
