@@ -1,7 +1,8 @@
 // A tiny chat app with inline approvals (pattern 3 routed by confidence):
 //   - the Airlock server (API, inbox, the card's script) on one port;
 //   - the chat app on another port, another origin: a plain page, and a backend that holds the agent's
-//     API token, runs the agent's HITL tools through Airlock and mints embed tokens for its user.
+//     API token, runs the agent's HITL tools through Airlock, and mints embed tokens for its user
+//     with its own app token (never the agent's).
 // A `quick` call (a small expense) is approved inline, in the chat, through <airlock-approval>; a
 // `full` one (a large contract) goes to the review queue of the inbox. Either way the backend waits
 // for the decision and resumes the tool, which runs once on approval.
@@ -74,8 +75,11 @@ export async function startChatExample(options: ChatExampleOptions): Promise<Cha
   });
   const tokens = memoryTokenStore();
   const agentToken = (await createToken(tokens, { name: "chat-agent", roles: ["agent"] })).token;
+  // The chat app's backend mints approval cards with a token of its own (role app): never with the
+  // agent's, since nothing an agent holds may decide, nor mint what decides.
+  const appToken = (await createToken(tokens, { name: "chat-backend", roles: ["app"] })).token;
   // The chat user is a reviewer the server knows (the token itself is never used): only then may the
-  // agent's backend mint cards for them. An app that mints with an admin token needs no such record.
+  // backend mint cards for them, and their cards die with their last reviewer token.
   await createToken(tokens, { name: CHAT_USER, roles: ["reviewer"] });
   const inboxToken = (
     await createToken(tokens, { name: "rita", roles: ["reviewer"], groups: ["finance"] })
@@ -133,7 +137,7 @@ export async function startChatExample(options: ChatExampleOptions): Promise<Cha
         // The backend vouches for its signed-in user: a token for this request and this user only.
         const minted = await fetch(`${airlockUrl}/v1/requests/${approvalId}/embed-token`, {
           method: "POST",
-          headers: { authorization: `Bearer ${agentToken}`, "content-type": "application/json" },
+          headers: { authorization: `Bearer ${appToken}`, "content-type": "application/json" },
           body: JSON.stringify({ reviewer: CHAT_USER, ttlSeconds: 900 }),
         });
         const { token } = (await minted.json()) as { token: string };

@@ -8,7 +8,7 @@ import { createEmbedTokens } from "../../src/server/embed/token.js";
 import { revokeToken } from "../../src/server/tokens.js";
 import { blockActions, interactionBody, signedHeaders } from "../helpers/fake-slack.js";
 import type { Attempt, Door, NotApplicable, Who } from "./door-contract.js";
-import { EMBED_SECRET, LINK_SECRET, SLACK_SIGNING, type World } from "./world.js";
+import { EMBED_SECRET, LINK_SECRET, SLACK_SIGNING, until, type World } from "./world.js";
 
 let seq = 0;
 const fresh = (prefix: string) => `${prefix}${Date.now().toString(36)}${++seq}`;
@@ -167,7 +167,29 @@ export const inboxDoor: Door = {
     const text = await res.text();
     return { refused: res.status >= 400, said: `${res.status} ${text.slice(0, 300)}` };
   },
+  async labels(world, request) {
+    const cookie = await signIn(world, world.credentials.alice);
+    const html = await (
+      await fetch(`${world.url}/requests/${request.id}`, { headers: { cookie: cookie ?? "" } })
+    ).text();
+    return {
+      approve: buttonText(html, "btn-approve"),
+      reject: buttonText(html, "btn-reject"),
+    };
+  },
 };
+
+/** The text of the inbox button with this id, entities decoded. */
+function buttonText(html: string, id: string): string {
+  const inner = new RegExp(`<button[^>]*id="${id}"[^>]*>([\\s\\S]*?)</button>`).exec(html)?.[1];
+  if (inner === undefined) throw new Error(`no button #${id} on the page`);
+  return inner
+    .replace(/<[^>]+>/g, "")
+    .replace(/&amp;/g, "&")
+    .replace(/&#x27;|&#39;/g, "'")
+    .replace(/&quot;/g, '"')
+    .trim();
+}
 
 /** A card token the world's server would accept, as if minted by `minter` (for cases no minting
  * route would serve any more: a card minted with an agent's token before that was refused). */
@@ -272,6 +294,14 @@ export const cardDoor: Door = {
       }
     }
   },
+  async labels(world, request) {
+    const minted = await mintCard(world, world.credentials.app, request, "alice");
+    if (!minted.token) throw new Error(minted.said);
+    const r = await call(world, minted.token, "GET", `/v1/embed/requests/${request.id}`);
+    const buttons = (r.json as { buttons?: { approve: string; reject: string } }).buttons;
+    if (!buttons) throw new Error(`the card's data carries no button words: ${r.text}`);
+    return { approve: buttons.approve, reject: buttons.reject };
+  },
 };
 
 const SLACK_USERS = { alice: "U_ALICE", olga: "U_OLGA" } as const;
@@ -323,6 +353,26 @@ export const slackDoor: Door = {
     const recorded = approvedBy(await world.airlock.get(request.id)) > before;
     return { refused: !recorded, said: `${res.status} ${text} ${told ?? ""}` };
   },
+  async labels(world, request) {
+    // The message the channel posted through the outbox to the fake Slack Web API.
+    const posted = await until("the Slack post", () =>
+      world.slack
+        .callsTo("chat.postMessage")
+        .find((c) => JSON.stringify(c.args.metadata ?? {}).includes(request.id)),
+    );
+    const blocks = JSON.stringify(posted.args.blocks ?? []);
+    const textOf = (actionId: string): string => {
+      const parsed = JSON.parse(blocks) as {
+        elements?: { action_id?: string; text?: { text?: string } }[];
+      }[];
+      for (const block of parsed) {
+        for (const e of block.elements ?? [])
+          if (e.action_id === actionId) return e.text?.text ?? "";
+      }
+      throw new Error(`no ${actionId} button in the Slack message`);
+    };
+    return { approve: textOf(ACTION.approve), reject: textOf(ACTION.reject) };
+  },
 };
 
 const MAIL = { alice: "alice@example.com", olga: "olga@example.com" } as const;
@@ -367,6 +417,22 @@ export const mailLinkDoor: Door = {
     const res = await fetch(link, { method: "POST", body: new URLSearchParams({ token }) });
     const text = await res.text();
     return { refused: res.status >= 400, said: `${res.status} ${text.slice(0, 300)}` };
+  },
+  async labels(world, request) {
+    // The mail the channel sent alice through the outbox to the local SMTP sink.
+    const mail = await until("alice's mail", () =>
+      world.sink.mails.find(
+        (m) =>
+          m.envelope.to.includes("alice@example.com") && String(m.parsed.text).includes(request.id),
+      ),
+    );
+    const text = String(mail.parsed.text);
+    const line = (verb: RegExp) =>
+      (text.split("\n").find((l) => /^- /.test(l) && verb.test(l) && /https?:\/\//.test(l)) ?? "")
+        .replace(/^- /, "")
+        .replace(/:\s*\S+$/, "")
+        .trim();
+    return { approve: line(/^- Approve/), reject: line(/^- Reject/) };
   },
 };
 

@@ -112,7 +112,7 @@ describe.skipIf(!haveBrowser)("the approval card (chromium)", () => {
   });
 
   async function mint(id: string, reviewer = "alice"): Promise<string> {
-    const r = await s.call(s.tokens.agent, "POST", `/v1/requests/${id}/embed-token`, { reviewer });
+    const r = await s.call(s.tokens.app, "POST", `/v1/requests/${id}/embed-token`, { reviewer });
     expect(r.status).toBe(201);
     return r.body.token;
   }
