@@ -15,6 +15,7 @@ import { inboxUrl, noticeLines, oneLine } from "./compose.js";
 import type { EmailContext } from "./context.js";
 import { escapeHtml } from "./html.js";
 import { stripQuoted } from "./quoted.js";
+import { senderProblem } from "./sender.js";
 import { REPLY_TOKEN_LENGTH, verifyReplyToken } from "./tokens.js";
 
 /** Answers (help, refusals, "no longer pending") one address gets in an hour, at most. */
@@ -152,6 +153,17 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
       return refuse(
         `email reply from ${quoted(sender)} to a reply address not issued to that sender (forged or forwarded)`,
         undefined,
+        sender,
+      );
+    }
+    // Before anything is answered or decided: the From address must be proven the sender's (the
+    // envelope agrees, and DKIM/DMARC passed where the inbound server reports them). No answer: it
+    // would go to that very From address, which this mail did not prove.
+    const unproven = senderProblem(mail, envelope, sender, options.inbound?.authservId);
+    if (unproven) {
+      return refuse(
+        `email reply from ${quoted(sender)} refused: ${unproven}`,
+        check.requestId,
         sender,
       );
     }

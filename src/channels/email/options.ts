@@ -55,6 +55,14 @@ export const emailOptionsSchema = z
         host: z.string().min(1).default("127.0.0.1"),
         /** Bearer token of `POST /channels/<name>/inbound`; the route answers 404 without one. */
         webhookSecret: z.string().min(16, "must be at least 16 characters").optional(),
+        /** The authserv-id of the inbound mail server (e.g. `mx.example.com`) when it checks DKIM and
+         * DMARC and adds an Authentication-Results header saying so. Set, a reply decides only when the
+         * topmost such header shows `dmarc=pass`, or `dkim=pass` for the From address's domain;
+         * missing, failing or foreign results refuse it. */
+        authservId: z
+          .string()
+          .regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i, "must be a host name, e.g. mx.example.com")
+          .optional(),
       })
       .strict()
       .optional(),
