@@ -36,6 +36,7 @@ export {
   InvalidInputError,
   isAirlockError,
   NotFoundError,
+  QuotaExceededError,
   TimeoutError,
 } from "./core/errors.js";
 export { canonicalJson, hashArgs } from "./core/hash.js";
@@ -85,9 +86,11 @@ export {
 export { canDecide, isOverdue, mayDecide } from "./core/state.js";
 export type {
   CountOptions,
+  InsertOptions,
   ListFilter,
   ListOrder,
   Page,
+  PendingQuota,
   RequestSummary,
   Store,
 } from "./core/store.js";
@@ -106,6 +109,7 @@ export {
   type CancelOptions,
   createAirlock,
   type EventsOptions,
+  type RequestOptions,
   type WaitOptions,
 } from "./engine/engine.js";
 export {

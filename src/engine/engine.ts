@@ -51,6 +51,7 @@ export type {
   AirlockOptions,
   CancelOptions,
   EventsOptions,
+  RequestOptions,
   WaitOptions,
 } from "./types.js";
 

@@ -239,6 +239,8 @@ export function statements(schema: string) {
   // the statement's snapshot cannot see). A replay (its key exists) is not counted. The caller holds
   // the requester's advisory lock (`lockQuotas`), taken in an earlier statement, so this snapshot
   // already sees every create of the requester that committed before.
+  // Each requester's pending requests are counted once ($n: the rows' requesters), not per row.
+  const requester = INSERT_COLUMNS.indexOf("requester") + 1;
   const insertQuota = `INSERT INTO ${requests} (${INSERT_COLUMNS.join(", ")})
     SELECT ${INSERT_COLUMNS.map((c) => (c === "approvers" ? APPROVERS : `v.${c}`)).join(", ")}
     FROM (
@@ -249,10 +251,12 @@ export function statements(schema: string) {
           SELECT 1 FROM ${requests} AS r WHERE r.requester = v.requester AND r.key = v.key)) AS gated
         FROM ${unnestOf(QUOTA_COLUMNS, QUOTA_TYPES)}) AS g
       WINDOW w AS (PARTITION BY g.requester ORDER BY g.ord)) AS v
-    LEFT JOIN LATERAL (
-      SELECT COUNT(*) AS n, COALESCE(SUM(r.doc_bytes), 0) AS bytes FROM ${requests} AS r
-      WHERE r.requester = v.requester AND r.status = 'pending') AS u ON v.gated
-    WHERE NOT v.gated OR (u.n + v.nth <= v.max_count AND u.bytes + v.cum <= v.max_bytes)
+    LEFT JOIN (
+      SELECT r.requester, COUNT(*) AS n, SUM(r.doc_bytes) AS bytes FROM ${requests} AS r
+      WHERE r.status = 'pending' AND r.requester = ANY ($${requester}::text[])
+      GROUP BY r.requester) AS u ON u.requester = v.requester
+    WHERE NOT v.gated OR (COALESCE(u.n, 0) + v.nth <= v.max_count
+      AND COALESCE(u.bytes, 0) + v.cum <= v.max_bytes)
     ORDER BY v.ord
     ON CONFLICT (requester, key) DO NOTHING`;
   const updateOne = `UPDATE ${requests} SET ${UPDATE_COLUMNS.map((c, i) => [c, i] as const)
