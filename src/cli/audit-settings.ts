@@ -1,9 +1,12 @@
 // Where the command line finds the audit key and the checkpoint file, so every `airlock` command on
 // one database opens it the same way (a keyed chain refuses to open without its key).
 //
-// - AIRLOCK_AUDIT_KEY (the key itself, 16+ bytes) or AIRLOCK_AUDIT_KEY_FILE (a file holding it).
+// - `--audit-key-file` (serve), AIRLOCK_AUDIT_KEY (the key itself, 16+ bytes) or
+//   AIRLOCK_AUDIT_KEY_FILE (a file holding it).
 // - Otherwise, for a SQLite file: `<db>.audit-key` beside it. A database created by this command
 //   gets a new random key there (mode 0600); an existing database without that file stays unkeyed.
+// - PostgreSQL has no file beside it: `airlock serve` refuses to start without a key unless told to
+//   run unkeyed (`--unkeyed-audit`, AIRLOCK_UNKEYED_AUDIT=1), which it then says wherever it can.
 // - Checkpoints: `--checkpoint-file`, AIRLOCK_CHECKPOINT_FILE, or `<db>.checkpoints` beside a
 //   SQLite file keyed by its key file. Keep both files on another volume or host for the strongest
 //   guarantee: someone who can rewrite the database then cannot also rewrite what vouches for it.
@@ -22,7 +25,29 @@ export interface AuditSettingsOptions {
   /** The SQLite file; undefined for PostgreSQL (the key then comes from the environment only). */
   sqlitePath?: string;
   checkpointFile?: string;
+  /** A file holding the key (`--audit-key-file`); before the environment. */
+  keyFile?: string;
+  /** Run unkeyed on purpose (`--unkeyed-audit`): no key file is made beside a new SQLite file, and
+   * a key found anyway is an error (the two contradict each other). */
+  unkeyed?: boolean;
   env?: NodeJS.ProcessEnv;
+}
+
+/** How to make a key, for the messages that ask for one. */
+const MAKE_KEY =
+  "set AIRLOCK_AUDIT_KEY to a secret of 16 bytes or more (e.g. `export AIRLOCK_AUDIT_KEY=$(openssl rand -hex 32)`, the same for every server on the database) or give a file holding it (--audit-key-file FILE, AIRLOCK_AUDIT_KEY_FILE)";
+
+/** The one line `airlock serve --postgres` fails with when it has no audit key. */
+export const POSTGRES_NEEDS_KEY = `PostgreSQL needs an audit key, so that whoever can write to the database cannot rewrite the audit log unnoticed: ${MAKE_KEY}; or pass --unkeyed-audit (AIRLOCK_UNKEYED_AUDIT=1) to run with an unkeyed chain`;
+
+/** Whether AIRLOCK_UNKEYED_AUDIT asks to run unkeyed ("1" or "true"); anything else set is an error. */
+export function unkeyedFromEnv(env: NodeJS.ProcessEnv): boolean {
+  const v = env.AIRLOCK_UNKEYED_AUDIT?.trim().toLowerCase();
+  if (v === undefined || v === "" || v === "0" || v === "false") return false;
+  if (v === "1" || v === "true") return true;
+  throw new CliError(
+    `AIRLOCK_UNKEYED_AUDIT expects 1 or true (or 0, false), got \`${env.AIRLOCK_UNKEYED_AUDIT}\``,
+  );
 }
 
 export function keyFileOf(sqlitePath: string): string {
@@ -34,10 +59,19 @@ export function auditSettings(o: AuditSettingsOptions): AuditSettings {
   const db = o.sqlitePath === ":memory:" ? undefined : o.sqlitePath;
   let key: string | undefined;
   let besideDb = false;
-  if (env.AIRLOCK_AUDIT_KEY) {
+  let from: string | undefined;
+  if (o.keyFile !== undefined) {
+    key = readKey(o.keyFile, "--audit-key-file");
+    from = "--audit-key-file";
+  } else if (env.AIRLOCK_AUDIT_KEY) {
     key = env.AIRLOCK_AUDIT_KEY;
+    from = "AIRLOCK_AUDIT_KEY";
   } else if (env.AIRLOCK_AUDIT_KEY_FILE) {
     key = readKey(env.AIRLOCK_AUDIT_KEY_FILE, "AIRLOCK_AUDIT_KEY_FILE");
+    from = "AIRLOCK_AUDIT_KEY_FILE";
+  } else if (db !== undefined && o.unkeyed) {
+    // Run unkeyed on purpose: an existing key file still wins over that, below, as an error.
+    if (existsSync(keyFileOf(db))) from = keyFileOf(db);
   } else if (db !== undefined) {
     // The database first, then its key: a process that creates both writes the key before the
     // database, so whoever sees the database also sees the key (no unkeyed start of a new chain).
@@ -45,6 +79,11 @@ export function auditSettings(o: AuditSettingsOptions): AuditSettings {
     if (!existsSync(db)) key = createKey(file);
     else if (existsSync(file)) key = readNewKey(file);
     besideDb = key !== undefined;
+  }
+  if (o.unkeyed && from !== undefined) {
+    throw new CliError(
+      `--unkeyed-audit (or AIRLOCK_UNKEYED_AUDIT) contradicts the audit key from ${from}: drop one of them`,
+    );
   }
   if (key !== undefined && Buffer.byteLength(key) < MIN_AUDIT_KEY_BYTES) {
     throw new CliError(

@@ -5,6 +5,7 @@
 import type { Command } from "commander";
 import pino, { type Logger } from "pino";
 import { type RetentionSchedule, startRetention } from "../audit/retention.js";
+import { UNKEYED_AUDIT_WARNING } from "../audit/unkeyed.js";
 import { loadChannelsConfig } from "../channels/config.js";
 import { createChannels, type RunningChannels, startChannels } from "../channels/setup.js";
 import type { Store } from "../core/store.js";
@@ -19,7 +20,13 @@ import { createToken, hashToken, type TokenRecord, type TokenStore } from "../se
 import { sqliteTokenStore } from "../server/tokens-sqlite.js";
 import { APPROVER_INDEX_USES, type ApproverIndexUse } from "../store/approver-index.js";
 import { sqliteStore } from "../store/sqlite.js";
-import { type AuditSettings, auditFilesBesideDatabase, auditSettings } from "./audit-settings.js";
+import {
+  type AuditSettings,
+  auditFilesBesideDatabase,
+  auditSettings,
+  POSTGRES_NEEDS_KEY,
+  unkeyedFromEnv,
+} from "./audit-settings.js";
 import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
 import { type DemoAgents, loadDemo } from "./demo.js";
 import { oneOf, positiveInt, positiveNumber } from "./parse.js";
@@ -41,6 +48,14 @@ export interface ServeOptions {
   print?: (line: string) => void;
   /** Where signed checkpoints of the audit chain go (see `auditSettings`). */
   checkpointFile?: string;
+  /** A file holding the audit key (`--audit-key-file`; see `auditSettings`). */
+  auditKeyFile?: string;
+  /** Run with an unkeyed audit chain (`--unkeyed-audit`, AIRLOCK_UNKEYED_AUDIT=1): on PostgreSQL
+   * the start is refused without a key unless this is set. Said at every start (`warn`), in
+   * /healthz and in /v1/audit/verify. */
+  unkeyedAudit?: boolean;
+  /** Where start-up warnings go, one line each. @default stderr */
+  warn?: (line: string) => void;
   /** HTTP settings passed to `createServer`: rate limit, size limits and quotas, streams, cookies. */
   http?: HttpSettings;
   /** A channels config file (`--config`, AIRLOCK_CONFIG): Slack, email, webhooks, routes, reminders. */
@@ -79,6 +94,8 @@ interface ServeFlags {
   maxSummaryBytes?: number;
   maxStreams?: number;
   checkpointFile?: string;
+  auditKeyFile?: string;
+  unkeyedAudit?: boolean;
   secureCookies?: boolean;
   trustProxy?: boolean;
   config?: string;
@@ -167,6 +184,14 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
       "--checkpoint-file <path>",
       "append signed checkpoints of the audit chain to this file (AIRLOCK_CHECKPOINT_FILE)",
     )
+    .option(
+      "--audit-key-file <path>",
+      "read the audit key (16+ bytes; keys the audit chain with HMACs) from this file (AIRLOCK_AUDIT_KEY_FILE, or the key itself in AIRLOCK_AUDIT_KEY)",
+    )
+    .option(
+      "--unkeyed-audit",
+      "run without an audit key (AIRLOCK_UNKEYED_AUDIT=1): a plain SHA-256 chain that whoever can write to the database can rewrite; PostgreSQL refuses to start without a key otherwise",
+    )
     .option("--secure-cookies", "mark the inbox's cookies Secure (serving behind a TLS proxy)")
     .option("--trust-proxy", "believe X-Forwarded-Proto from the proxy in front of the server")
     .option(
@@ -211,6 +236,8 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
           demo: opts.demo === true,
           env,
           ...(opts.checkpointFile === undefined ? {} : { checkpointFile: opts.checkpointFile }),
+          ...(opts.auditKeyFile === undefined ? {} : { auditKeyFile: opts.auditKeyFile }),
+          unkeyedAudit: opts.unkeyedAudit === true || unkeyedFromEnv(env),
           http: httpSettings(opts, env),
           ...(config ? { config } : {}),
           ...(opts.trustThreshold === undefined ? {} : { trustThreshold: opts.trustThreshold }),
@@ -233,11 +260,20 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     options.logger ?? pino({ level: env.AIRLOCK_LOG_LEVEL ?? "info" }, pino.destination(2));
   const dbPath = resolveDbPath(options.db === undefined ? {} : { db: options.db }, env);
 
+  const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const unkeyed = options.unkeyedAudit === true;
   const audit = auditSettings({
     ...(options.postgres ? {} : { sqlitePath: dbPath }),
     ...(options.checkpointFile === undefined ? {} : { checkpointFile: options.checkpointFile }),
+    ...(options.auditKeyFile === undefined ? {} : { keyFile: options.auditKeyFile }),
+    unkeyed,
     env,
   });
+  const auditKeyed = audit.auditKey !== undefined;
+  // A new SQLite file gets a key beside it without being asked; PostgreSQL has no such place, and an
+  // unkeyed chain there went unnoticed: it is refused unless asked for, and said at every start.
+  if (!auditKeyed && options.postgres && !unkeyed) throw new CliError(POSTGRES_NEEDS_KEY);
+  if (!auditKeyed) warn(`airlock: warning: ${UNKEYED_AUDIT_WARNING}`);
   for (const warning of auditFilesBesideDatabase(options.postgres ? undefined : dbPath, audit, env))
     logger.warn(warning);
   // The store's background work: an audit checkpoint not written, a WAL checkpoint thread that
@@ -291,6 +327,7 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     const http = createServer({
       airlock,
       auth: { tokens },
+      auditKeyed,
       logger,
       trust,
       ...options.http,

@@ -97,8 +97,24 @@ export const auditPage = z.object({
   nextAfter: z.number().int().optional(),
 });
 
+/** How the audit chain is protected (audit/unkeyed.ts). */
+const auditKeyingFields = {
+  /** New events are HMACs under the audit key; false: a plain SHA-256 chain, which whoever can
+   * write to the database can rewrite unnoticed. */
+  keyed: z.boolean(),
+  /** Present when `keyed` is false: what that leaves open and how to key the chain. */
+  warning: z.string().optional(),
+};
+
 export const verifyResult = z.union([
-  z.object({ ok: z.literal(true), count: z.number().int(), lastHash: z.string() }),
+  z.object({
+    ok: z.literal(true),
+    count: z.number().int(),
+    lastHash: z.string(),
+    /** The first event hashed with the audit key, when the chain is keyed. */
+    keyedFrom: z.number().int().optional(),
+    ...auditKeyingFields,
+  }),
   z.object({
     ok: z.literal(false),
     count: z.number().int(),
@@ -128,4 +144,7 @@ export const health = z.object({
     /** Requests that failed on storage in this fault. */
     failures: z.number().int().optional(),
   }),
+  /** Whether the audit chain is keyed (with a `warning` when not), when the server was told
+   * (`airlock serve` tells it). */
+  audit: z.object(auditKeyingFields).optional(),
 });

@@ -5,6 +5,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
+import { auditKeying } from "../audit/unkeyed.js";
 import { expectNonNegativeNumber, expectPositiveNumber, invalidOption } from "../core/validate.js";
 import type { Airlock } from "../engine/engine.js";
 import type { LearnedTrust } from "../policy/learned-trust.js";
@@ -99,6 +100,11 @@ export interface ServerOptions {
   /** Origins of the pages that embed the approval card (`https://chat.example.com`): the
    * /v1/embed/* routes answer CORS for them. @default none: same origin only */
   embedOrigins?: readonly string[];
+  /** Whether the engine's store keys the audit chain (an audit key: new events are HMACs), as
+   * /healthz (`audit`) and /v1/audit/verify (`keyed`, and a `warning` when false) report it.
+   * `airlock serve` sets it. @default unknown: /healthz leaves `audit` out and verify infers it
+   * from the chain (`keyedFrom`) */
+  auditKeyed?: boolean;
   /** Learned trust (`createLearnedTrust`, whose `policy` the engine runs with): suggestions, rules,
    * accept and revoke under /v1/trust and in the inbox. @default none: no suggestions nor rules */
   trust?: LearnedTrust;
@@ -117,6 +123,7 @@ type Resolved = Required<
     | "embedSecret"
     | "embedOrigins"
     | "trust"
+    | "auditKeyed"
   >
 > & {
   rateLimitStore: RateLimitStore | undefined;
@@ -294,7 +301,13 @@ export function createServer(options: ServerOptions): AirlockServer {
     const storageState = s.ok ? { ok: true } : { ok: false, since: s.since, failures: s.failures };
     c.header("cache-control", "no-store");
     return c.json(
-      { status, ok: status === "ok", shuttingDown: closing, storage: storageState },
+      {
+        status,
+        ok: status === "ok",
+        shuttingDown: closing,
+        storage: storageState,
+        ...(options.auditKeyed === undefined ? {} : { audit: auditKeying(options.auditKeyed) }),
+      },
       closing ? 503 : 200,
     );
   });
@@ -354,7 +367,7 @@ export function createServer(options: ServerOptions): AirlockServer {
   app.route("/v1/requests", requestRoutes(deps));
   app.route("/v1/decisions", decisionRoutes(deps));
   app.route("/v1/events", eventRoutes(deps));
-  app.route("/v1/audit", auditRoutes(deps));
+  app.route("/v1/audit", auditRoutes(deps, options.auditKeyed));
   app.route("/v1/tokens", tokenRoutes(deps, o.auth.tokens));
   app.route("/v1/outbox", outboxRoutes(deps));
   app.route("/v1/trust", trustRoutes(deps, options.trust));

@@ -23,7 +23,8 @@ await describePg("airlock serve --postgres", ({ url }) => {
     postgresSchema: schema,
     db: join(t.dir, "airlock.db"),
     port: 0,
-    env: {},
+    // PostgreSQL refuses to serve without an audit key (or --unkeyed-audit).
+    env: { AIRLOCK_AUDIT_KEY: "k".repeat(32) },
     logger: pino({ level: "silent" }),
     print,
   });
@@ -82,7 +83,7 @@ await describePg("airlock serve --postgres", ({ url }) => {
       await one.close();
       const three = await startServe({
         ...options(() => {}),
-        env: { AIRLOCK_ADMIN_TOKEN: secret },
+        env: { ...options(() => {}).env, AIRLOCK_ADMIN_TOKEN: secret },
       });
       try {
         const created = await call(three.url, secret, "POST", "/v1/tokens", {

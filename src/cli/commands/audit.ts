@@ -1,7 +1,9 @@
 import type { Command } from "commander";
+import { auditKeying } from "../../audit/unkeyed.js";
 import { MAX_EXPLICIT_WORKERS } from "../../audit/verify.js";
 import { terminalSafeJson } from "../../reply/format.js";
-import { type GlobalOptions, localOnly, withEngine } from "../context.js";
+import { auditSettings } from "../audit-settings.js";
+import { type GlobalOptions, localOnly, resolveDbPath, withEngine } from "../context.js";
 import { printJson } from "../output.js";
 import { positiveInt, positiveNumber, wholeNumber } from "../parse.js";
 
@@ -25,15 +27,21 @@ export function registerAudit(program: Command, globals: () => GlobalOptions): v
     .action(async (opts: { fromCheckpoint?: boolean; threads?: number; json?: boolean }) => {
       localOnly("audit verify");
       await withEngine(globals(), async (engine) => {
-        const result = await engine.verifyAudit({
+        const verified = await engine.verifyAudit({
           resume: opts.fromCheckpoint === true,
           recordMark: true,
           ...(opts.threads !== undefined ? { workers: opts.threads } : {}),
         });
+        // The database is open, so this finds the key it was opened with (or none).
+        const keyed =
+          auditSettings({ sqlitePath: resolveDbPath(globals()) }).auditKey !== undefined;
+        const result = verified.ok ? { ...verified, ...auditKeying(keyed) } : verified;
         if (opts.json) printJson(result);
         if (result.ok) {
           if (!opts.json)
             process.stdout.write(`audit chain intact: ${result.count} events${fromText(result)}\n`);
+          // An unkeyed chain is "intact" whatever a database writer did to it: said every time.
+          if (result.warning) process.stderr.write(`airlock: warning: ${result.warning}\n`);
           return;
         }
         process.stderr.write(`audit chain broken at event #${result.badSeq}: ${result.reason}\n`);

@@ -1,6 +1,7 @@
 // GET /v1/audit (a request's events, or for admins the whole log), POST /v1/audit (an agent reports
 // what it executed without a human, or its progress) and GET /v1/audit/verify.
 import { Hono } from "hono";
+import { auditKeying } from "../../audit/unkeyed.js";
 import { ConflictError } from "../../core/errors.js";
 import { loadVisible } from "../access.js";
 import { hasRole, type RouteDeps, type ServerEnv } from "../env.js";
@@ -34,7 +35,8 @@ export const appendAuditRoute = defineRoute({
 export const verifyAuditRoute = defineRoute({
   method: "get",
   path: `${PREFIX}/verify`,
-  summary: "Verify the hash chain (admin)",
+  summary:
+    "Verify the hash chain (admin); an intact chain answers `keyed`, with a `warning` when it is not keyed (a plain SHA-256 chain, which whoever can write to the database can rewrite)",
   roles: ["admin"],
   responses: { 200: { description: "the result", schema: "VerifyResult" } },
   problems: [403],
@@ -42,7 +44,9 @@ export const verifyAuditRoute = defineRoute({
 
 export const AUDIT_ROUTES = [readAuditRoute, appendAuditRoute, verifyAuditRoute];
 
-export function auditRoutes(deps: RouteDeps): Hono<ServerEnv> {
+/** `keyed`: whether the store keys the audit chain (the server's `auditKeyed`); unknown, a
+ * verification infers it from the chain it checked. */
+export function auditRoutes(deps: RouteDeps, keyed?: boolean): Hono<ServerEnv> {
   const { airlock } = deps;
   const app = new Hono<ServerEnv>();
 
@@ -93,7 +97,12 @@ export function auditRoutes(deps: RouteDeps): Hono<ServerEnv> {
     return c.json(event, 201);
   });
 
-  mount(app, PREFIX, verifyAuditRoute, async (c) => c.json(await airlock.verifyAudit()));
+  // An unkeyed chain verifies "ok" whatever a database writer did to it: the answer says so.
+  mount(app, PREFIX, verifyAuditRoute, async (c) => {
+    const result = await airlock.verifyAudit();
+    if (!result.ok) return c.json(result);
+    return c.json({ ...result, ...auditKeying(keyed ?? result.keyedFrom !== undefined) });
+  });
 
   return app;
 }
