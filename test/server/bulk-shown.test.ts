@@ -178,6 +178,51 @@ function bulkSuite(name: string, start: () => Promise<TestServer>, stop: () => P
       expect(await status(wipe as string)).toBe("pending");
     });
 
+    it("the request page asks by the same rule, and reads edited args anew", async () => {
+      const [wipe] = await gates("db.maintenance", 1, {
+        risk: "low",
+        args: { sql: "DELETE FROM customers" },
+      });
+      const [tidy] = await gates("db.maintenance", 1, {
+        risk: "low",
+        allowed: ["approve", "reject", "edit"],
+        args: { sql: "VACUUM sessions" },
+      });
+      const csrf = new Map(bulkFields(await get("/"))).get("_csrf") as string;
+      const decide = async (id: string, fields: Record<string, string>) => {
+        const res = await fetch(`${s.url}/requests/${id}/decide`, {
+          method: "POST",
+          headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ _csrf: csrf, ...fields }).toString(),
+          redirect: "manual",
+        });
+        return { status: res.status, html: decode(await res.text()) };
+      };
+      const asked = await decide(wipe as string, { action: "approve" });
+      expect(asked.status).toBe(200);
+      expect(asked.html).toContain(
+        "This asks to confirm first: args.sql: SQL DELETE FROM customers without WHERE (deletes every row).",
+      );
+      expect(await status(wipe as string)).toBe("pending");
+      // A harmless request approved with arguments edited into a DROP asks too.
+      const edited = await decide(tidy as string, {
+        action: "edit",
+        args: JSON.stringify({ sql: "DROP TABLE sessions" }),
+      });
+      expect(edited.status).toBe(200);
+      expect(edited.html).toContain("args.sql: SQL DROP TABLE");
+      expect(await status(tidy as string)).toBe("pending");
+      const confirmed = await decide(tidy as string, {
+        action: "edit",
+        confirmed: "yes",
+        args: JSON.stringify({ sql: "VACUUM sessions; DROP TABLE sessions" }),
+      });
+      expect(confirmed.status).toBe(303);
+      expect((await s.airlock.get(tidy as string)).decision?.editedArgs).toEqual({
+        sql: "VACUUM sessions; DROP TABLE sessions",
+      });
+    });
+
     it("“all matching” through the confirmation decides nothing that arrived after the page", async () => {
       const shown = await gates("shown.confirm", 2, { args: { amount: 25_000 } });
       const fields = bulkFields(await get("/?action=shown.confirm"));

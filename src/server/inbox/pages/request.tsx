@@ -4,6 +4,7 @@
 // history and the audit trail.
 import { raw } from "hono/html";
 import type { FC } from "hono/jsx";
+import { needsConfirmation } from "../../../core/danger.js";
 import { buttonLabel } from "../../../core/labels.js";
 import { presentationOf } from "../../../core/presentation.js";
 import type { ApprovalRequest, AuditEvent } from "../../../core/schemas.js";
@@ -48,17 +49,6 @@ export interface PanelProps {
   successor?: ApprovalRequest | undefined;
   /** The version this one revises (`revisionOf`), to show what changed. */
   previous?: ApprovalRequest | undefined;
-}
-
-const DESTRUCTIVE =
-  /(^|[._\-\s])(delete|remove|destroy|drop|purge|wipe|truncate|terminate|erase|sign|pay|transfer|deploy)/i;
-
-/** High-risk requests confirm before an approval is recorded: risk high or critical, or an action
- * that destroys or commits to something (delete, drop, sign, pay, …). */
-export function needsConfirmation(r: ApprovalRequest): boolean {
-  if (r.risk === "high" || r.risk === "critical") return true;
-  const tool = presentationOf(r).hitl?.tool ?? "";
-  return DESTRUCTIVE.test(r.action) || DESTRUCTIVE.test(tool);
 }
 
 /** Whether asking for a revision needs a comment (`revisionCommentRequired`, false by default). */
@@ -525,7 +515,8 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
                 </>
               ) : null}
               , <kbd>d</kbd> reject
-              {needsConfirmation(r) ? " (high risk: approving asks to confirm)" : ""}.
+              {/* The rule is core/danger.ts's: labels, and what will run. */}
+              {needsConfirmation(r).reasons.length > 0 ? " (approving asks to confirm first)" : ""}.
             </span>
           </div>
         )}
