@@ -1,11 +1,11 @@
 // Every door, through its real entry point on the world's server: how each speaks as each kind of
 // caller (door-contract.ts says what must happen).
-
 import { newNonce, signLink } from "../../src/channels/email/tokens.js";
 import { ACTION } from "../../src/channels/slack/blocks.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
 import { createEmbedTokens } from "../../src/server/embed/token.js";
 import { revokeToken } from "../../src/server/tokens.js";
+import { runCli } from "../cli/run-cli.js";
 import { blockActions, interactionBody, signedHeaders } from "../helpers/fake-slack.js";
 import type { Attempt, Door, NotApplicable, Who } from "./door-contract.js";
 import { EMBED_SECRET, LINK_SECRET, SLACK_SIGNING, until, type World } from "./world.js";
@@ -436,6 +436,29 @@ export const mailLinkDoor: Door = {
   },
 };
 
+/** `airlock decide ID approve` against the world's server (AIRLOCK_URL and AIRLOCK_TOKEN), as a
+ * shell script gating a deploy would run it. */
+export const cliDoor: Door = {
+  name: "CLI",
+  async approve(world, who, request) {
+    if (who.kind === "minted_by_agent") {
+      const minted = await runCli(
+        ["token", "create", "--name", "alice", "--role", "reviewer", "--group", "ops"],
+        { ...process.env, AIRLOCK_URL: world.url, AIRLOCK_TOKEN: world.credentials.agent },
+      );
+      return { refused: minted.code !== 0, said: `${minted.code} ${minted.stderr}` };
+    }
+    const token = await tokenFor(world, who);
+    if (token === undefined || typeof token !== "string") return token as NotApplicable;
+    const r = await runCli(["decide", request.id, "approve", "--json"], {
+      ...process.env,
+      AIRLOCK_URL: world.url,
+      AIRLOCK_TOKEN: token,
+    });
+    return { refused: r.code !== 0, said: `exit ${r.code}: ${r.stderr.trim()}` };
+  },
+};
+
 export const ALL_DOORS: Door[] = [
   apiDoor,
   bulkApiDoor,
@@ -443,4 +466,5 @@ export const ALL_DOORS: Door[] = [
   cardDoor,
   slackDoor,
   mailLinkDoor,
+  cliDoor,
 ];

@@ -13,6 +13,7 @@ import { streamSSE } from "hono/streaming";
 import type { Logger } from "pino";
 import type { ZodType } from "zod";
 import { z } from "zod";
+import { type RefusalReason, refusalOf } from "../../core/authority.js";
 import { needsConfirmation } from "../../core/danger.js";
 import { isAirlockError } from "../../core/errors.js";
 import { sameIdentity } from "../../core/identity.js";
@@ -25,11 +26,11 @@ import {
   type Status,
   statusSchema,
 } from "../../core/schemas.js";
-import { canDecide, isPending, isTerminal } from "../../core/state.js";
+import { isPending, isTerminal } from "../../core/state.js";
 import type { ListFilter, OutcomeRow, RequestSummary } from "../../core/store.js";
 import type { Airlock } from "../../engine/engine.js";
 import type { LearnedTrust } from "../../policy/learned-trust.js";
-import { canSee, decidingGroups, eventVisibility, scopeList } from "../access.js";
+import { actorFor, canSee, eventVisibility, scopeList } from "../access.js";
 import { hasRole, type Principal } from "../env.js";
 import { createRateLimiter, type RateLimitOptions } from "../rate-limit.js";
 import { type DecisionResult, decideEach, MAX_DECISIONS } from "../routes/decisions.js";
@@ -116,6 +117,19 @@ const TYPES = [
 ] as const;
 
 const LOGIN_CSRF_COOKIE = "airlock_login_csrf";
+
+/** Why the signed-in person may not decide a request, in the inbox's words (the rule is
+ * core/authority.ts's). */
+const INBOX_REFUSALS: Record<RefusalReason, (r: ApprovalRequest) => string> = {
+  agent: () =>
+    "You signed in with an agent's token, and no agent decides: sign in with your reviewer token.",
+  no_deciding_role: () => "Your token may read this request but not decide it.",
+  not_pending: (r) => `This request is ${r.status}.`,
+  overdue: () => "This request passed its deadline and can no longer be decided.",
+  requester: () => "You requested this yourself: somebody else has to decide it.",
+  not_approver: (r) => `Only ${r.approvers.join(", ")} may decide this request.`,
+  already_approved: () => "You approved already; the quorum needs other people.",
+};
 
 export function inboxRoutes(deps: InboxDeps): Hono {
   const { airlock, logger } = deps;
@@ -641,7 +655,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
         airlock,
         p,
         ids.map((id) => ({ id, outcome, ...(comment ? { comment } : {}) })),
-        { channel: "web", logger },
+        { channel: "web", proof: "inbox_session", logger },
       );
       const lines = await bulkLines(p, results);
       return page(
@@ -706,28 +720,12 @@ export function inboxRoutes(deps: InboxDeps): Hono {
   }
   /** Whether the reviewer may decide `r`, by the state machine's rule (`canDecide`: pending, not
    * their own, among the approvers), and if not, why, in words. */
+  /** Whether the signed-in caller may decide `r` now, and if not why, in the inbox's words: the rule
+   * itself is core/authority.ts's. */
   function decidability(p: Principal, r: ApprovalRequest): { canDecide: boolean; whyNot?: string } {
-    if (!hasRole(p, "reviewer") && !hasRole(p, "admin")) {
-      return { canDecide: false, whyNot: "Your token may read this request but not decide it." };
-    }
-    const groups = decidingGroups(p, r);
-    if (!canDecide(r, p.name, groups)) {
-      if (!isPending(r)) return { canDecide: false, whyNot: `This request is ${r.status}.` };
-      if (sameIdentity(r.requester, p.name)) {
-        return {
-          canDecide: false,
-          whyNot: "You requested this yourself: somebody else has to decide it.",
-        };
-      }
-      return {
-        canDecide: false,
-        whyNot: `Only ${r.approvers.join(", ")} may decide this request.`,
-      };
-    }
-    if (r.decisions.some((d) => d.outcome === "approved" && sameIdentity(d.reviewer, p.name))) {
-      return { canDecide: false, whyNot: "You approved already; the quorum needs other people." };
-    }
-    return { canDecide: true };
+    const refused = refusalOf(actorFor(p, "inbox_session", "web"), r, Date.now());
+    if (!refused) return { canDecide: true };
+    return { canDecide: false, whyNot: INBOX_REFUSALS[refused.reason](r) };
   }
 
   /** Which schema edited arguments are checked against, in a sentence. */
@@ -889,16 +887,14 @@ export function inboxRoutes(deps: InboxDeps): Hono {
             channel: "web",
             ...(hasRole(u.principal, "admin")
               ? {}
-              : { asReviewer: { groups: decidingGroups(u.principal, r) } }),
+              : { asReviewer: { groups: [...u.principal.groups] } }),
           });
         } else {
-          const input: DecisionInput = {
-            ...built.decision,
-            reviewer: u.principal.name,
-            groups: decidingGroups(u.principal, r),
-            channel: "web",
-          };
-          await airlock.decide(r.id, input);
+          await airlock.decideAs(
+            actorFor(u.principal, "inbox_session", "web"),
+            r.id,
+            built.decision,
+          );
         }
       } catch (err) {
         if (!isAirlockError(err)) throw err;
@@ -1093,7 +1089,11 @@ function ticked(form: FormValues): string[] {
 }
 
 type Built =
-  | { decision: Omit<DecisionInput, "reviewer">; form: FormError["form"]; argsText?: string }
+  | {
+      decision: Omit<DecisionInput, "reviewer" | "groups" | "channel">;
+      form: FormError["form"];
+      argsText?: string;
+    }
   | { cancel: string }
   | { confirm: Confirmation }
   | { error: FormError };
