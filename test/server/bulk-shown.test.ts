@@ -4,6 +4,7 @@
 // when what will run is destructive, whatever the agent's labels say.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SESSION_COOKIE } from "../../src/server/inbox/session.js";
+import { MAX_DECISIONS } from "../../src/server/routes/decisions.js";
 import { postgresStore } from "../../src/store/postgres.js";
 import { describePg, dropSchema, freshSchema } from "../postgres/pg-env.js";
 import { startTestServer, type TestServer } from "./helpers.js";
@@ -117,6 +118,21 @@ function bulkSuite(name: string, start: () => Promise<TestServer>, stop: () => P
       expect(new Map(fields).get("shown_ids")?.split(" ").sort()).toEqual([...shown].sort());
       expect(new Map(fields).get("shown_count")).toBe("3");
       expect(html).toContain('<span id="match-count">3</span>');
+    });
+
+    it("decides at most MAX_DECISIONS of what was shown and lists the rest as left pending", async () => {
+      const ids = await gates("shown.many", MAX_DECISIONS + 2);
+      const fields = bulkFields(await get("/?action=shown.many"));
+      expect(new Map(fields).get("shown_count")).toBe(String(MAX_DECISIONS + 2));
+      const res = await post([...fields, ["scope", "filter"], ["action", "reject"]]);
+      expect(res.status).toBe(200);
+      expect(listed(res.html, "bulk-decided")).toHaveLength(MAX_DECISIONS);
+      const left = listed(res.html, "bulk-left");
+      expect(left).toHaveLength(2);
+      expect(section(res.html, "bulk-left")).toContain(`over ${MAX_DECISIONS} in one form`);
+      for (const id of ids) {
+        expect(await status(id)).toBe(left.includes(id) ? "pending" : "rejected");
+      }
     });
 
     it("refuses an “all matching” form that does not say what the page showed, deciding nothing", async () => {
