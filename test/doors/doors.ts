@@ -1,6 +1,7 @@
 // Every door, through its real entry point on the world's server: how each speaks as each kind of
 // caller (door-contract.ts says what must happen).
-import { newNonce, signLink } from "../../src/channels/email/tokens.js";
+import nodemailer from "nodemailer";
+import { newNonce, replyToken, signLink } from "../../src/channels/email/tokens.js";
 import { ACTION } from "../../src/channels/slack/blocks.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
 import { createEmbedTokens } from "../../src/server/embed/token.js";
@@ -436,6 +437,66 @@ export const mailLinkDoor: Door = {
   },
 };
 
+/** A reply to the request's mail, `APPROVE ALL`, over SMTP to the mail channel's reply listener,
+ * from the address in `From` with the same envelope sender (a proven sender). */
+export const mailReplyDoor: Door = {
+  name: "mail reply",
+  async approve(world, who, request) {
+    const to = mailAddressFor(who);
+    if (typeof to !== "string") return to;
+    const token = replyToken(LINK_SECRET, request.id, to, Date.now() + 3_600_000);
+    if (!token) throw new Error(`no reply token for ${request.id}`);
+    const replyTo = `airlock+${token}@reply.example.com`;
+    const before = approvalsOf(await world.airlock.get(request.id));
+    const client = nodemailer.createTransport({
+      host: "127.0.0.1",
+      port: world.replyPort,
+      secure: false,
+      ignoreTLS: true,
+    });
+    try {
+      // The listener answers once the reply was handled.
+      await client.sendMail({
+        from: to,
+        to: replyTo,
+        envelope: { from: to, to: [replyTo] },
+        subject: `Re: ${request.title}`,
+        text: "APPROVE ALL\n",
+      });
+    } finally {
+      client.close();
+    }
+    const recorded = approvalsOf(await world.airlock.get(request.id)) > before;
+    return { refused: !recorded, said: recorded ? "decided" : "nothing recorded" };
+  },
+};
+
+const approvalsOf = (r: ApprovalRequest) =>
+  r.decisions.filter((d) => d.outcome === "approved").length;
+
+/** The address a mail door speaks from for `who`, or why it cannot. */
+function mailAddressFor(who: Who): string | NotApplicable {
+  switch (who.kind) {
+    case "reviewer":
+      return MAIL[who.name];
+    case "requester":
+      return "alice@example.com"; // alice requested it
+    case "non_approver":
+      return "carol@example.com";
+    case "agent":
+    case "dual":
+    case "minted_by_agent":
+      // The agent's own name given an address: still the requester, still refused.
+      return "bot@example.com";
+    case "revoked":
+    case "derived_from_revoked":
+      return {
+        notApplicable:
+          "mail addresses are mapped to reviewers by the server's configuration, not by API tokens",
+      };
+  }
+}
+
 /** `airlock decide ID approve` against the world's server (AIRLOCK_URL and AIRLOCK_TOKEN), as a
  * shell script gating a deploy would run it. */
 export const cliDoor: Door = {
@@ -466,5 +527,6 @@ export const ALL_DOORS: Door[] = [
   cardDoor,
   slackDoor,
   mailLinkDoor,
+  mailReplyDoor,
   cliDoor,
 ];

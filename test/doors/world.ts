@@ -45,6 +45,8 @@ export interface World {
   credentials: Credentials;
   slack: FakeSlack;
   sink: SmtpSink;
+  /** The port of the mail channel's reply listener (SMTP on loopback). */
+  replyPort: number;
   /** A new token for a new reviewer in ops (to revoke without touching the others'). */
   reviewer(name: string): Promise<{ token: string; id: string }>;
   close(): Promise<void>;
@@ -86,6 +88,7 @@ async function assemble(options: WorldOptions, slack: FakeSlack, sink: SmtpSink)
         linkSecret: LINK_SECRET,
         replyDomain: "reply.example.com",
         replyLocalPart: "airlock",
+        inbound: { smtpPort: 0, host: "127.0.0.1" },
       },
     },
     // The people behind Slack users and mail addresses. `bot` is the agent's own name: mapping a
@@ -145,6 +148,7 @@ async function assemble(options: WorldOptions, slack: FakeSlack, sink: SmtpSink)
     credentials,
     slack,
     sink,
+    replyPort: replyPortOf(channels.drivers),
     async reviewer(name) {
       const made = await createToken(options.tokens, {
         name,
@@ -162,6 +166,12 @@ async function assemble(options: WorldOptions, slack: FakeSlack, sink: SmtpSink)
       await sink.close();
     },
   };
+}
+
+function replyPortOf(drivers: readonly { name: string }[]): number {
+  const mail = drivers.find((d) => d.name === "ops-mail") as { replyPort?: number } | undefined;
+  if (mail?.replyPort === undefined) throw new Error("the mail channel has no reply listener");
+  return mail.replyPort;
 }
 
 /** Polls `fn` until it returns a value (bounded: 20 s). */

@@ -3,8 +3,10 @@
 // from, and that address belongs to a configured person; the state machine checks the rest.
 // Automatic mail (RFC 3834 auto-replies, bulk and list mail, bounces) is ignored, and only a
 // verified sender ever gets mail back, so forged mail cannot make Airlock send mail to others.
+
 import { createHash } from "node:crypto";
 import { type AddressObject, type HeaderValue, type ParsedMail, simpleParser } from "mailparser";
+import { actorOf } from "../../core/authority.js";
 import { isAirlockError } from "../../core/errors.js";
 import type { ApprovalRequest } from "../../core/schemas.js";
 import { clip } from "../../core/text.js";
@@ -203,7 +205,15 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
     // A mail delivered twice (SMTP retries, a webhook replayed) decides once.
     decision.key = `email-reply:${shortHash(mail.messageId ?? `${sender}\n${text}`)}`;
     try {
-      const after = await deps.airlock.decide(requestId, decision);
+      // A reply whose sender was proven above: authority (core/authority.ts) decides the rest.
+      const { reviewer: _reviewer, groups: _groups, channel: _channel, ...fields } = decision;
+      const actor = actorOf({
+        name: reviewer.name,
+        groups: reviewer.groups,
+        proof: "mail_reply",
+        channel: "email",
+      });
+      const after = await deps.airlock.decideAs(actor, requestId, fields);
       logger.info(
         { requestId, reviewer: reviewer.name, outcome: decision.outcome },
         "email reply decided",
