@@ -41,6 +41,9 @@ export interface CheckpointWriter {
   note(head: { seq: number; hash: string }): void;
   /** Writes the last head noted, if not written yet, and waits for every write. */
   flush(): Promise<void>;
+  /** Writes a checkpoint of exactly `head` now, whatever was noted after it; rejects when the line
+   * could not be written. */
+  writeExactly(head: { seq: number; hash: string }): Promise<void>;
   /** True once (then false): the file was missing or empty when the writer was made, so its start
    * is to be recorded in the chain (`recordCheckpointsStart`). */
   takeFresh(): boolean;
@@ -150,6 +153,16 @@ export function createCheckpointWriter(o: CheckpointWriterOptions): CheckpointWr
       timer.unref();
     },
     flush: () => write(),
+    writeExactly(head) {
+      writtenSeq = Math.max(writtenSeq, head.seq);
+      const c = { seq: head.seq, hash: head.hash, at: now() };
+      const line = `${JSON.stringify({ ...c, mac: checkpointMac(o.key, c) })}\n`;
+      const done = chain.then(() => appendFile(o.file, line, { mode: 0o600 }));
+      chain = done.catch((err: unknown) => {
+        o.onError?.(err instanceof Error ? err : new Error(String(err)));
+      });
+      return done;
+    },
     takeFresh() {
       const was = fresh;
       fresh = false;
@@ -196,18 +209,21 @@ export function isCheckpointsStart(
   return d?.kind === CHECKPOINTS_STARTED && d.mac === startedMac(key, e.at);
 }
 
-/** When the store's checkpoint file was fresh: appends the record that checkpoints start, then
- * writes its checkpoint at once (the window in which a crash leaves the record without its
- * checkpoint is one file append). Stores call it from `migrate()`. */
+/** Appends the record that checkpoints start and writes the checkpoint of exactly that event at
+ * once (the window in which a crash leaves the record without its checkpoint is one file append).
+ * Stores call it from `migrate()`, where it does so only when the file was fresh, and after a prune
+ * that deleted events (`always`), which may have taken the earlier record with them. */
 export async function recordCheckpointsStart(
   writer: CheckpointWriter | undefined,
   own: OwnAuditKey | undefined,
-  append: (drafts: AuditDraft[]) => Promise<unknown>,
-  now: () => number = Date.now,
+  append: (drafts: AuditDraft[]) => Promise<AuditEvent[]>,
+  o: { always?: boolean; now?: () => number } = {},
 ): Promise<void> {
-  if (!writer || !own || !writer.takeFresh()) return;
-  await append([checkpointsStartedDraft(own.key, now())]);
-  await writer.flush();
+  if (!writer || !own) return;
+  if (!writer.takeFresh() && !o.always) return;
+  const events = await append([checkpointsStartedDraft(own.key, (o.now ?? Date.now)())]);
+  const record = events[events.length - 1];
+  if (record) await writer.writeExactly(record);
 }
 
 /** The checkpoints of a file, each checked against its signature. A missing file has none. */

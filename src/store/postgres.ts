@@ -677,7 +677,16 @@ export function postgresStore(
         ...(o.checkpointFile !== undefined ? { checkpointFile: o.checkpointFile } : {}),
       };
     },
-    prune: (options) => pruning.prune(options, run),
+    async prune(options) {
+      const pruned = await pruning.prune(options, run);
+      // The prune may have deleted the record that checkpoints are written: record it again.
+      if (pruned.events > 0) {
+        await recordCheckpointsStart(checkpoints, own, (d) => this.appendAudit(d), {
+          always: true,
+        });
+      }
+      return pruned;
+    },
     auditMarks: () => run("auditMarks", (c) => pruning.marks(c)),
     saveVerifiedMark: (m) => run("saveVerifiedMark", (c) => pruning.saveVerified(c, m)),
     readAuditPage: (after, limit) => run("readAuditPage", (c) => pruning.page(c, after, limit)),

@@ -558,6 +558,11 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
   );
 
   /** A write that appended events: the new head goes to the checkpoint file. */
+  /** Appends the record that checkpoints start (recordCheckpointsStart). */
+  async function appendRecord(drafts: AuditDraft[]): Promise<AuditEvent[]> {
+    return noted({ events: await attempt("appendAudit", () => appendTx.immediate(drafts)) }).events;
+  }
+
   function noted<T extends { events: AuditEvent[] }>(result: T): T {
     const last = result.events[result.events.length - 1];
     if (last && checkpoints) checkpoints.note(last);
@@ -568,9 +573,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     kind: "sqlite",
     async migrate() {
       await attempt("migrate", () => migrateSync(db, own));
-      await recordCheckpointsStart(checkpoints, own, async (drafts) => {
-        noted({ events: await attempt("appendAudit", () => appendTx.immediate(drafts)) });
-      });
+      await recordCheckpointsStart(checkpoints, own, appendRecord);
     },
     async insertRequest(request, events, messages = [], options = {}) {
       checkColumns(request);
@@ -718,7 +721,13 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
         ...(options.checkpointFile !== undefined ? { checkpointFile: options.checkpointFile } : {}),
       };
     },
-    prune: (o) => pruning.prune(o, attempt),
+    async prune(o) {
+      const pruned = await pruning.prune(o, attempt);
+      // The prune may have deleted the record that checkpoints are written: record it again.
+      if (pruned.events > 0)
+        await recordCheckpointsStart(checkpoints, own, appendRecord, { always: true });
+      return pruned;
+    },
     auditMarks: () => attempt("auditMarks", () => pruning.marks()),
     saveVerifiedMark: (m) => attempt("saveVerifiedMark", () => pruning.saveVerified(m)),
     readAuditPage: (after, limit) => attempt("readAuditPage", () => pruning.page(after, limit)),

@@ -118,6 +118,33 @@ describe("the record that checkpoints start, on SQLite", () => {
     );
   });
 
+  it("a prune that deletes the record records it again, so the file is still required", async () => {
+    const d = folder();
+    const db = join(d, "a.db");
+    const file = join(d, "checkpoints");
+    await seeded(sqlite(db, { auditKey: KEY, checkpointFile: file }));
+    const store = sqlite(db, { auditKey: KEY, checkpointFile: file });
+    await store.migrate();
+    // Everything (the record at #1 and the requests of 2023) is older than the cut.
+    expect(await store.prune?.({ before: Date.parse("2026-01-01") })).toMatchObject({ events: 7 });
+    const [record] = await store.listAudit({ limit: 10 });
+    expect(record).toMatchObject({ seq: 8, data: { kind: CHECKPOINTS_STARTED } });
+    for (let i = 3; i < 5; i++) await createAndDecide(store, `req_${i}`, "approved");
+    await store.close();
+    const raw = new Database(db);
+    raw.prepare("DELETE FROM audit WHERE seq > 10").run();
+    raw.prepare("DELETE FROM requests WHERE id = 'req_4'").run();
+    raw
+      .prepare("UPDATE audit_head SET seq = 10, hash = (SELECT hash FROM audit WHERE seq = 10)")
+      .run();
+    raw.close();
+    const reader = sqlite(db, { auditKey: KEY });
+    expect(await verifyAuditLog(reader, { key: KEY })).toMatchObject({ ok: false, badSeq: 8 });
+    rmSync(file);
+    const v = await verifyAuditLog(reader, { key: KEY, checkpointFile: file });
+    expect(v.ok ? "" : v.reason).toMatch(/event #8 records .* holds none/);
+  });
+
   it("a log made before the record existed verifies as before, with or without its file", async () => {
     const d = folder();
     const db = join(d, "old.db");
@@ -206,5 +233,24 @@ await describePg("the record that checkpoints start, on PostgreSQL", ({ url }) =
     await restarted.close();
     const again = await verifyAuditLog(store, { key: KEY, checkpointFile: file });
     expect(again.ok ? "" : again.reason).toMatch(/#1 .* has no checkpoint of it/);
+  });
+
+  it("a prune that deletes the record records it again", async () => {
+    const schema = freshSchema("airlock_cp_prune");
+    schemas.push(schema);
+    const file = join(folder(), "checkpoints");
+    await seeded(postgresStore(url, { schema, max: 2, auditKey: KEY, checkpointFile: file }));
+    const store = postgresStore(url, { schema, max: 2, auditKey: KEY, checkpointFile: file });
+    cleanups.push(() => store.close());
+    await store.migrate();
+    expect(await store.prune?.({ before: Date.parse("2026-01-01") })).toMatchObject({ events: 7 });
+    const [record] = await store.listAudit({ limit: 10 });
+    expect(record).toMatchObject({ seq: 8, data: { kind: CHECKPOINTS_STARTED } });
+    expect(await verifyAuditLog(store, { key: KEY, checkpointFile: file })).toMatchObject({
+      ok: true,
+    });
+    rmSync(file);
+    const v = await verifyAuditLog(store, { key: KEY, checkpointFile: file });
+    expect(v.ok ? "" : v.reason).toMatch(/event #8 records .* holds none/);
   });
 });
