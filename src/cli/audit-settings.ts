@@ -129,7 +129,7 @@ export function auditFilesBesideDatabase(
   const out: string[] = [];
   if (keyFile !== undefined && folderOf(keyFile) === folder) {
     out.push(
-      `the audit key file ${keyFile} is in the database's folder (${folder}): whoever can rewrite the database there can likely read the key too, and then recompute the audit chain undetected. Keep the key elsewhere (AIRLOCK_AUDIT_KEY_FILE on another volume, or AIRLOCK_AUDIT_KEY)`,
+      `the audit key file ${keyFile} is in the database's folder (${folder}): whoever can rewrite the database there can likely read the key too, and then recompute the audit chain undetected. Keep the key elsewhere (--audit-key-file or AIRLOCK_AUDIT_KEY_FILE on another volume, or AIRLOCK_AUDIT_KEY)`,
     );
   }
   const cp = settings.checkpointFile;

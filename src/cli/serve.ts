@@ -274,8 +274,13 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
   // unkeyed chain there went unnoticed: it is refused unless asked for, and said at every start.
   if (!auditKeyed && options.postgres && !unkeyed) throw new CliError(POSTGRES_NEEDS_KEY);
   if (!auditKeyed) warn(`airlock: warning: ${UNKEYED_AUDIT_WARNING}`);
-  for (const warning of auditFilesBesideDatabase(options.postgres ? undefined : dbPath, audit, env))
-    logger.warn(warning);
+  const beside = auditFilesBesideDatabase(
+    options.postgres ? undefined : dbPath,
+    audit,
+    env,
+    options.auditKeyFile,
+  );
+  for (const line of beside) warn(`airlock: warning: ${line}`);
   // The store's background work: an audit checkpoint not written, a WAL checkpoint thread that
   // stopped. The error's own message says which.
   const onError = (err: Error) => logger.error({ err }, "store background error");

@@ -4,7 +4,6 @@
 // file sits in the database's folder, where whoever rewrites the database can reach them too.
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import Database from "better-sqlite3";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -72,32 +71,24 @@ describe("airlock audit verify without the checkpoint file", () => {
 });
 
 describe("airlock serve's warning about audit files beside the database", () => {
-  /** Starts `airlock serve` on `db` and returns the warnings it logged. */
+  /** Starts `airlock serve` on `db` and returns the warnings it printed. */
   async function serveWarnings(
     db: string,
     env: NodeJS.ProcessEnv,
-    checkpointFile?: string,
+    files: { checkpointFile?: string; auditKeyFile?: string } = {},
   ): Promise<string[]> {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
+    const warnings: string[] = [];
     const serving = await startServe({
       db,
       port: 0,
       env: { AIRLOCK_ADMIN_TOKEN: "admin-token-0123456789", ...env },
       print: () => {},
-      logger: pino({ level: "warn" }, sink),
-      ...(checkpointFile === undefined ? {} : { checkpointFile }),
+      warn: (line) => warnings.push(line),
+      logger: pino({ level: "silent" }),
+      ...files,
     });
     await serving.close();
-    return lines
-      .map((l) => JSON.parse(l) as { level: number; msg: string })
-      .filter((l) => l.level === 40)
-      .map((l) => l.msg);
+    return warnings;
   }
 
   it("warns for a key file and a checkpoint file in the database's folder", async () => {
@@ -106,10 +97,10 @@ describe("airlock serve's warning about audit files beside the database", () => 
     expect(existsSync(`${db}.audit-key`)).toBe(true);
     expect(warnings).toEqual([
       expect.stringMatching(
-        /^the audit key file .*airlock\.db\.audit-key is in the database's folder/,
+        /^airlock: warning: the audit key file .*airlock\.db\.audit-key is in the database's folder/,
       ),
       expect.stringMatching(
-        /^the checkpoint file .*airlock\.db\.checkpoints is in the database's folder/,
+        /^airlock: warning: the checkpoint file .*airlock\.db\.checkpoints is in the database's folder/,
       ),
     ]);
   });
@@ -119,12 +110,38 @@ describe("airlock serve's warning about audit files beside the database", () => 
     const elsewhere = folder();
     const keyFile = join(elsewhere, "audit-key");
     writeFileSync(keyFile, "k".repeat(32), { mode: 0o600 });
-    const warnings = await serveWarnings(
-      db,
-      { AIRLOCK_AUDIT_KEY_FILE: keyFile },
-      join(elsewhere, "checkpoints"),
+    const checkpointFile = join(elsewhere, "checkpoints");
+    expect(
+      await serveWarnings(db, { AIRLOCK_AUDIT_KEY_FILE: keyFile }, { checkpointFile }),
+    ).toEqual([]);
+    expect(existsSync(checkpointFile)).toBe(true);
+    const other = join(folder(), "airlock.db");
+    expect(await serveWarnings(other, {}, { auditKeyFile: keyFile, checkpointFile })).toEqual([]);
+  });
+
+  it("names a key file given by flag or environment in the database's folder", async () => {
+    const d = folder();
+    const keyFile = join(d, "my-key");
+    writeFileSync(keyFile, "k".repeat(32), { mode: 0o600 });
+    const checkpointFile = join(folder(), "checkpoints");
+    const byFlag = await serveWarnings(
+      join(d, "a.db"),
+      {},
+      { auditKeyFile: keyFile, checkpointFile },
     );
-    expect(warnings).toEqual([]);
-    expect(existsSync(join(elsewhere, "checkpoints"))).toBe(true);
+    const byEnv = await serveWarnings(
+      join(d, "b.db"),
+      { AIRLOCK_AUDIT_KEY_FILE: keyFile },
+      {
+        checkpointFile,
+      },
+    );
+    for (const warnings of [byFlag, byEnv]) {
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          /^airlock: warning: the audit key file .*my-key is in the database's folder/,
+        ),
+      ]);
+    }
   });
 });

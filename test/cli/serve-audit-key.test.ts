@@ -160,10 +160,16 @@ await describePg("airlock serve --postgres and the audit key", ({ url }) => {
 });
 
 describe("airlock serve on SQLite and the audit key", () => {
-  it("keys a new file without being asked, and says nothing", async () => {
+  it("keys a new file without being asked, warning only that the key and checkpoints sit beside it", async () => {
     const db = join(dir(), "airlock.db");
     const { serving, warnings } = await serve({ db });
-    expect(warnings).toEqual([]);
+    // Nothing about keying; only that the key and the checkpoints sit in the database's folder.
+    expect(warnings).toEqual([
+      expect.stringMatching(/^airlock: warning: the audit key file .* is in the database's folder/),
+      expect.stringMatching(
+        /^airlock: warning: the checkpoint file .* is in the database's folder/,
+      ),
+    ]);
     expect(await reported(serving.url)).toEqual({
       health: { keyed: true },
       verify: expect.objectContaining({ keyed: true, keyedFrom: 1 }),
