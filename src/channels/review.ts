@@ -4,6 +4,7 @@
 // stops: nobody is there to ask about the next one. A gate whose own deadline was reached is swept
 // at once, so the engine records (and logs) its timeout.
 
+import { type Actor, actorOf, refusalOf, withoutIdentity } from "../core/authority.js";
 import { isAirlockError } from "../core/errors.js";
 import type { ApprovalRequest } from "../core/schemas.js";
 import type { Airlock } from "../engine/engine.js";
@@ -39,6 +40,8 @@ const MAX_SCAN = 10_000;
 export async function runReview(engine: Airlock, opts: ReviewOptions): Promise<ReviewResult> {
   const timeoutMs = opts.timeoutMs ?? reviewTimeoutMs(process.env);
   const groups = opts.groups ?? [];
+  // The operator at this terminal decides through the same authority as every door.
+  const actor = actorOf({ name: opts.reviewer, groups, proof: "local", channel: "cli" });
   const say = (text: string) => opts.output.write(text);
   const presented = new Set<string>();
   let reviewed = 0;
@@ -47,14 +50,14 @@ export async function runReview(engine: Airlock, opts: ReviewOptions): Promise<R
   let revising: string | undefined;
 
   for (;;) {
-    let next = await oldestPending(engine, opts.reviewer, groups, presented);
+    let next = await oldestPending(engine, actor, presented);
     if (!next && revising) {
       const waitMs = opts.revisionWaitMs ?? DEFAULT_REVISION_WAIT_MS;
       say(`Waiting up to ${Math.ceil(waitMs / 1000)} seconds for the revised request...\n`);
       const until = Date.now() + waitMs;
       while (!next && Date.now() < until) {
         await new Promise((r) => setTimeout(r, REVISION_POLL_MS));
-        next = await oldestPending(engine, opts.reviewer, groups, presented);
+        next = await oldestPending(engine, actor, presented);
       }
       revising = undefined;
       if (!next) say("No revised request arrived.\n");
@@ -89,7 +92,7 @@ export async function runReview(engine: Airlock, opts: ReviewOptions): Promise<R
     const decision = operatorDecision(answer, { reviewer: opts.reviewer, groups });
     if (!decision) continue;
     try {
-      const decided = await engine.decide(next.id, decision);
+      const decided = await engine.decideAs(actor, next.id, withoutIdentity(decision));
       reviewed++;
       revising = decided.status === "revise" ? decided.id : undefined;
       say(`Decision recorded: ${decided.status} (${next.id}).\n`);
@@ -104,8 +107,7 @@ export async function runReview(engine: Airlock, opts: ReviewOptions): Promise<R
 
 async function oldestPending(
   engine: Airlock,
-  reviewer: string,
-  groups: string[],
+  actor: Actor,
   skip: Set<string>,
 ): Promise<ApprovalRequest | undefined> {
   let oldest: ApprovalRequest | undefined;
@@ -114,13 +116,14 @@ async function oldestPending(
   do {
     const page = await engine.list({
       status: "pending",
-      approver: [reviewer, ...groups],
+      approver: [actor.name, ...actor.groups],
       limit: 500,
       ...(cursor ? { cursor } : {}),
     });
     for (const r of page.items) {
-      // Nobody decides their own request; the engine would refuse it anyway.
-      if (skip.has(r.id) || r.requester === reviewer) continue;
+      // Only what this operator may decide (core/authority.ts: never their own request, nor one
+      // they approved already); the engine would refuse the rest anyway.
+      if (skip.has(r.id) || refusalOf(actor, r) !== undefined) continue;
       if (!oldest || r.id < oldest.id) oldest = r;
     }
     scanned += page.items.length;

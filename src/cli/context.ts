@@ -52,6 +52,8 @@ export async function withEngine<T>(
 export interface Gate {
   api: AirlockApi;
   remote: boolean;
+  /** The engine on the local database (absent against a server): what decides as the local user. */
+  local?: Airlock;
 }
 
 export function remoteTarget(
@@ -70,7 +72,7 @@ export function remoteTarget(
 export async function withGate<T>(opts: GlobalOptions, fn: (g: Gate) => Promise<T>): Promise<T> {
   const remote = remoteTarget();
   if (remote) return fn({ api: createClient(remote), remote: true });
-  return withEngine(opts, (engine) => fn({ api: engine, remote: false }));
+  return withEngine(opts, (engine) => fn({ api: engine, remote: false, local: engine }));
 }
 
 /** For commands that need the database itself (audit, metrics, review). */

@@ -149,3 +149,12 @@ export function decidingIdentity(
   }
   return { reviewer: actor.name, groups: decidingGroups(actor, request) };
 }
+
+/** A decision's fields without the identity a door must not choose itself (reviewer, groups,
+ * channel): what `decideAs` takes beside the actor. */
+export function withoutIdentity<
+  T extends { reviewer?: unknown; groups?: unknown; channel?: unknown },
+>(input: T): Omit<T, "reviewer" | "groups" | "channel"> {
+  const { reviewer: _reviewer, groups: _groups, channel: _channel, ...fields } = input;
+  return fields;
+}

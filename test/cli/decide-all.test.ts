@@ -69,10 +69,10 @@ describe("airlock decide --all", () => {
       action: "deploy.x",
       requester: "bot",
     });
-    const own = await s.airlock.request({ title: "own", action: "deploy.x", requester: "dual" });
+    const own = await s.airlock.request({ title: "own", action: "deploy.x", requester: "olga" });
     const r = await runCli(
       ["decide", "--all", "--action", "deploy.x", "reject"],
-      env(s.tokens.dual),
+      env(s.tokens.ops2),
     );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("1 of 2 decided, 1 not");

@@ -1,7 +1,9 @@
 // Every door, through its real entry point on the world's server: how each speaks as each kind of
 // caller (door-contract.ts says what must happen).
+import { PassThrough } from "node:stream";
 import nodemailer from "nodemailer";
 import { newNonce, replyToken, signLink } from "../../src/channels/email/tokens.js";
+import { runReview } from "../../src/channels/review.js";
 import { ACTION } from "../../src/channels/slack/blocks.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
 import { createEmbedTokens } from "../../src/server/embed/token.js";
@@ -497,6 +499,63 @@ function mailAddressFor(who: Who): string | NotApplicable {
   }
 }
 
+/** The operator's console (`airlock review`'s loop) on the world's own database, fed `a` on its input
+ * stream, as the person at the terminal (`--as NAME --group G`). It walks the queue the operator may
+ * decide, so every other pending request is cancelled first: the case's request is the only one. */
+export const consoleDoor: Door = {
+  name: "console",
+  async approve(world, who, request) {
+    let as: { name: string; groups: string[] };
+    switch (who.kind) {
+      case "reviewer":
+        as = { name: who.name, groups: ["ops"] };
+        break;
+      case "requester":
+        as = { name: "alice", groups: ["ops"] }; // alice requested it
+        break;
+      case "non_approver":
+        as = { name: "carol", groups: ["finance"] };
+        break;
+      case "agent":
+      case "dual":
+      case "minted_by_agent":
+        // Whoever runs the console naming themselves as the agent: still the requester.
+        as = { name: "bot", groups: ["ops"] };
+        break;
+      case "revoked":
+      case "derived_from_revoked":
+        return {
+          notApplicable:
+            "the console acts as the person at the terminal of the database's machine, with no token",
+        };
+    }
+    for (const other of (await world.airlock.list({ status: "pending", limit: 100 })).items) {
+      if (other.id !== request.id)
+        await world.airlock.cancel(other.id, { reason: "door contract" });
+    }
+    const before = approvalsOf(await world.airlock.get(request.id));
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let printed = "";
+    output.on("data", (d: Buffer) => {
+      printed += d.toString();
+    });
+    input.write("a\n");
+    // Closed once the first answer is read: the console stops at the next prompt.
+    setTimeout(() => input.end(), 500);
+    await runReview(world.airlock, {
+      input,
+      output,
+      reviewer: as.name,
+      groups: as.groups,
+      timeoutMs: 5_000,
+      revisionWaitMs: 0,
+    });
+    const recorded = approvalsOf(await world.airlock.get(request.id)) > before;
+    return { refused: !recorded, said: printed.slice(-400) };
+  },
+};
+
 /** `airlock decide ID approve` against the world's server (AIRLOCK_URL and AIRLOCK_TOKEN), as a
  * shell script gating a deploy would run it. */
 export const cliDoor: Door = {
@@ -529,4 +588,5 @@ export const ALL_DOORS: Door[] = [
   mailLinkDoor,
   mailReplyDoor,
   cliDoor,
+  consoleDoor,
 ];

@@ -6,7 +6,7 @@
 
 import { createHash } from "node:crypto";
 import { type AddressObject, type HeaderValue, type ParsedMail, simpleParser } from "mailparser";
-import { actorOf } from "../../core/authority.js";
+import { actorOf, withoutIdentity } from "../../core/authority.js";
 import { isAirlockError } from "../../core/errors.js";
 import type { ApprovalRequest } from "../../core/schemas.js";
 import { clip } from "../../core/text.js";
@@ -206,14 +206,13 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
     decision.key = `email-reply:${shortHash(mail.messageId ?? `${sender}\n${text}`)}`;
     try {
       // A reply whose sender was proven above: authority (core/authority.ts) decides the rest.
-      const { reviewer: _reviewer, groups: _groups, channel: _channel, ...fields } = decision;
       const actor = actorOf({
         name: reviewer.name,
         groups: reviewer.groups,
         proof: "mail_reply",
         channel: "email",
       });
-      const after = await deps.airlock.decideAs(actor, requestId, fields);
+      const after = await deps.airlock.decideAs(actor, requestId, withoutIdentity(decision));
       logger.info(
         { requestId, reviewer: reviewer.name, outcome: decision.outcome },
         "email reply decided",

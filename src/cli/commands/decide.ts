@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { createTransport } from "../../client/http.js";
 import { createClient } from "../../client/index.js";
+import { actorOf, withoutIdentity } from "../../core/authority.js";
 import type { ApprovalRequest, Decision, DecisionInput } from "../../core/schemas.js";
 import { CliError, type GlobalOptions, remoteTarget, withGate } from "../context.js";
 import { decisionSummary, printJson, safeLine } from "../output.js";
@@ -66,7 +67,7 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
       if ((opts.select || opts.edit) && outcome !== "approved") {
         throw new CliError("--select and --edit go with approve only");
       }
-      await withGate(globals(), async ({ api: engine, remote }) => {
+      await withGate(globals(), async ({ api: engine, remote, local }) => {
         const current = await engine.get(id);
         // Against a server the reviewer is the token's principal: send a name only when given.
         const reviewer = opts.as ?? (remote ? undefined : defaultReviewer());
@@ -80,7 +81,20 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
           ...(opts.edit ? { editedArgs: opts.edit } : {}),
           ...(opts.key ? { key: opts.key } : {}),
         } as DecisionInput;
-        const decided = await engine.decide(id, input);
+        // On the local database the OS user (or --as) decides, through the same authority as every
+        // door (core/authority.ts); a server decides who its token's holder is.
+        const decided = local
+          ? await local.decideAs(
+              actorOf({
+                name: reviewer ?? defaultReviewer(),
+                groups: opts.group ?? [],
+                proof: "local",
+                channel: "cli",
+              }),
+              id,
+              withoutIdentity(input),
+            )
+          : await engine.decide(id, input);
         if (opts.json) {
           printJson(decided);
           return;

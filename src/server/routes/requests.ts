@@ -1,5 +1,6 @@
 // /v1/requests: create (idempotent by key), list, read, long-poll wait, decide, cancel.
 import { type Context, Hono } from "hono";
+import { withoutIdentity } from "../../core/authority.js";
 import { ConflictError, isAirlockError, type QuotaExceededError } from "../../core/errors.js";
 import { sameIdentity } from "../../core/identity.js";
 import type { ApprovalRequest, OnTimeout } from "../../core/schemas.js";
@@ -254,9 +255,9 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     // Who decides, with which groups and through which channel comes from the token alone (a body's
     // `reviewer`, `groups` and `channel` were checked against it above, or are ignored): the engine
     // asks core/authority.ts whether that actor may decide, inside the decision's compare-and-set.
-    const { reviewer: _reviewer, groups: _groups, channel: _channel, ...decision } = data;
     try {
-      return c.json(await airlock.decideAs(actorFor(p, "api_token", "api"), requestId, decision));
+      const actor = actorFor(p, "api_token", "api");
+      return c.json(await airlock.decideAs(actor, requestId, withoutIdentity(data)));
     } catch (err) {
       // A refusal of a request the caller may not see reads like a missing one.
       await loadVisible(airlock, p, requestId);
