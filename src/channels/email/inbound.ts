@@ -11,6 +11,7 @@ import { isAirlockError } from "../../core/errors.js";
 import type { ApprovalRequest } from "../../core/schemas.js";
 import { clip } from "../../core/text.js";
 import { parseReply, replyToDecision } from "../../reply/parse.js";
+import { outsideView } from "../outside.js";
 import type { InboundDeps } from "../types.js";
 import { windowLimit } from "../window-limit.js";
 import { inboxUrl, noticeLines, oneLine } from "./compose.js";
@@ -192,7 +193,7 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
         "",
         REPLY_GRAMMAR,
         "",
-        `Request: ${oneLine(request.title, 200)}`,
+        `Request: ${oneLine(outsideView(request).title, 200)}`,
         `Inbox: ${inbox}`,
       ]);
       return { status: "not_understood", requestId, reason: reply.error };
@@ -228,7 +229,7 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
         const current = (err as { request?: ApprovalRequest }).request ?? request;
         await answer(mail, sender, replyAddress, [
           "Your reply came too late:",
-          ...noticeLines(current),
+          ...noticeLines(outsideView(current)),
           "",
           `Inbox: ${inbox}`,
         ]);
@@ -297,7 +298,7 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
           ]
         : [
             "Your reply was not recorded: this reply address has expired, and the request is no longer pending:",
-            ...noticeLines(request),
+            ...noticeLines(outsideView(request)),
             "",
             `Inbox: ${inbox}`,
           ],
