@@ -16,6 +16,7 @@ const optional: { file: string; fn: string }[] = [
   { file: "./mcp.ts", fn: "benchMcp" },
   { file: "./outbox.ts", fn: "benchOutbox" },
   { file: "./audit.ts", fn: "benchAudit" },
+  { file: "./quota.ts", fn: "benchQuota" },
   // Last: it writes a 14 GB database (AIRLOCK_BENCH_SCALE=0.1 for a tenth).
   { file: "./backlog.ts", fn: "benchBacklog" },
 ];

@@ -259,6 +259,20 @@ export function statements(schema: string) {
       AND COALESCE(u.bytes, 0) + v.cum <= v.max_bytes)
     ORDER BY v.ord
     ON CONFLICT (requester, key) DO NOTHING`;
+  // One create with a quota ($26 count, $27 bytes), as `insertQuota` for a single row, more cheaply:
+  // written when it is not pending, when its key exists (ON CONFLICT then writes nothing), or when
+  // its requester's pending requests with it stay within the quota.
+  const at = (c: string) =>
+    `$${INSERT_COLUMNS.indexOf(c) + 1}::${INSERT_TYPES[INSERT_COLUMNS.indexOf(c)]}`;
+  const n = INSERT_COLUMNS.length;
+  const insertQuotaOne = `INSERT INTO ${requests} (${INSERT_COLUMNS.join(", ")})
+    SELECT ${INSERT_COLUMNS.map((c, i) => `$${i + 1}::${INSERT_TYPES[i]}${c === "approvers" ? "[]" : ""}`).join(", ")}
+    WHERE ${at("status")} <> 'pending'
+      OR EXISTS (SELECT 1 FROM ${requests} WHERE requester = ${at("requester")} AND key = ${at("key")})
+      OR (SELECT COUNT(*) < $${n + 1}::bigint
+            AND COALESCE(SUM(doc_bytes), 0) + ${at("doc_bytes")} <= $${n + 2}::bigint
+          FROM ${requests} WHERE requester = ${at("requester")} AND status = 'pending')
+    ON CONFLICT (requester, key) DO NOTHING`;
   const updateOne = `UPDATE ${requests} SET ${UPDATE_COLUMNS.map((c, i) => [c, i] as const)
     .filter(([c]) => c !== "id" && c !== "expected")
     .map(([c, i]) => `${c} = $${i + 1}::${UPDATE_TYPES[i]}${c === "approvers" ? "[]" : ""}`)
@@ -309,6 +323,8 @@ export function statements(schema: string) {
     // Creates of a batch holding one with a quota: `insertQuota` (values of `quotaValues`).
     insertQuota: prepared(`${insertQuota} RETURNING id`),
     insertQuotaOrFail: prepared(orFail(s, insertQuota, "id", QUOTA_COLUMNS.length + 1)),
+    insertQuotaOne: prepared(`${insertQuotaOne} RETURNING id`),
+    insertQuotaOneOrFail: prepared(orFail(s, insertQuotaOne, "id", QUOTA_COLUMNS.length + 1)),
     // Each requester's quota lock ($1: its keys, sorted, so batches of every process take them in
     // one order), held to the end of the transaction. A batch takes it before any row: no
     // transaction waits for it while holding a row another one waits for.

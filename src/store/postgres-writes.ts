@@ -160,6 +160,14 @@ export function createWriter(o: WriterOptions): Writer {
       if (of.length === 0) continue;
       const rows = of.map((w) => w.values);
       const count = orFail ? [rows.length] : [];
+      const alone = of.length === 1 ? of[0] : undefined;
+      if (kind === "insert" && alone?.quota) {
+        // One create alone: a simpler statement, as for creates without a quota.
+        const { count: most, bytes } = alone.quota;
+        const statement = orFail ? sql.insertQuotaOneOrFail : sql.insertQuotaOne;
+        out.push({ ...statement, values: [...alone.values, most, bytes, ...count] });
+        continue;
+      }
       if (kind === "insert" && of.some((w) => w.quota)) {
         const statement = orFail ? sql.insertQuotaOrFail : sql.insertQuota;
         out.push({
