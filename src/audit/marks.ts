@@ -18,14 +18,35 @@ export function markIsKeyed(seq: number, keyedFrom: number | null | undefined): 
   return keyedFrom !== undefined && keyedFrom !== null && keyedFrom <= seq;
 }
 
-function markText(kind: MarkKind, m: Omit<AuditMark, "mac">): string {
-  return `airlock audit ${kind}\n${m.seq}\n${m.hash}\n${m.at}`;
+// A keyed verified mark may also say that the run saw signed checkpoints being written
+// (`promisesCheckpoints`): a variant of its signed text, so only the key holder can set or remove it,
+// and the marks table keeps its columns.
+function markText(kind: MarkKind, m: Omit<AuditMark, "mac">, promises = false): string {
+  return `airlock audit ${kind}${promises ? " with checkpoints" : ""}\n${m.seq}\n${m.hash}\n${m.at}`;
 }
 
 /** The MAC of a mark: HMAC under `key` when given, else SHA-256. */
-export function markMac(kind: MarkKind, m: Omit<AuditMark, "mac">, key?: Buffer): string {
-  const text = markText(kind, m);
+export function markMac(
+  kind: MarkKind,
+  m: Omit<AuditMark, "mac">,
+  key?: Buffer,
+  promises = false,
+): string {
+  const text = markText(kind, m, promises);
   return key ? hmacHex(key, text) : sha256(text);
+}
+
+/** Whether a genuine keyed mark says that checkpoints were being written up to it. */
+export function markPromisesCheckpoints(
+  kind: MarkKind,
+  m: AuditMark,
+  keying: { key?: Buffer; keyedFrom?: number },
+): boolean {
+  return (
+    keying.key !== undefined &&
+    markIsKeyed(m.seq, keying.keyedFrom) &&
+    markMac(kind, m, keying.key, true) === m.mac
+  );
 }
 
 /** A mark of `point` at `at`, signed with `key` when the chain is keyed there. Throws when it is
@@ -35,13 +56,18 @@ export function signMark(
   point: { seq: number; hash: string },
   at: number,
   keying: { key?: Buffer; keyedFrom?: number | null },
+  /** The mark says that checkpoints were being written (kept only where it is keyed). */
+  promisesCheckpoints = false,
 ): AuditMark {
   const keyed = markIsKeyed(point.seq, keying.keyedFrom);
   if (keyed && !keying.key) {
     throw new Error(`the ${kind} at event #${point.seq} must be signed with the audit key`);
   }
   const m = { seq: point.seq, hash: point.hash, at };
-  return { ...m, mac: markMac(kind, m, keyed ? keying.key : undefined) };
+  return {
+    ...m,
+    mac: keyed ? markMac(kind, m, keying.key, promisesCheckpoints) : markMac(kind, m),
+  };
 }
 
 /** Why a stored mark is not genuine (undefined when it is). */
@@ -52,7 +78,10 @@ export function markProblem(
 ): string | undefined {
   const keyed = markIsKeyed(m.seq, keying.keyedFrom);
   if (keyed && !keying.key) return `the ${kind} is signed with the audit key: checking it needs it`;
-  if (markMac(kind, m, keyed ? keying.key : undefined) !== m.mac) {
+  if (
+    markMac(kind, m, keyed ? keying.key : undefined) !== m.mac &&
+    !markPromisesCheckpoints(kind, m, keying)
+  ) {
     return kind === "anchor"
       ? `the prune anchor (event #${m.seq}) does not carry a valid signature: it was edited, or written with another key`
       : `the verified mark (event #${m.seq}) does not carry a valid signature: it was edited, or written with another key`;

@@ -31,7 +31,7 @@ import {
 import { createChainCheck, hashFailure } from "./chain-check.js";
 import { type Checkpoint, isCheckpointsStart, readCheckpoints } from "./checkpoint.js";
 import { hashQueue, startHashPool } from "./hash-pool.js";
-import { markProblem, signMark } from "./marks.js";
+import { markProblem, markPromisesCheckpoints, signMark } from "./marks.js";
 import { statusAfterEvent } from "./status-events.js";
 
 export interface VerifyOptions {
@@ -180,6 +180,9 @@ async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyR
   // Only the checkpoints this run can meet (the file may hold many): after the start, or at it.
   const bySeq = new Map<number, Checkpoint>();
   for (const c of checkpoints) if (c.seq >= start.point.seq) bySeq.set(c.seq, c);
+  // A run resumed at a mark that says checkpoints were being written needs the file from then: one
+  // of its checkpoints at or before the mark (a file deleted since, or started anew, has none).
+  const heldBeforeMark = checkpoints.some((c) => c.seq <= start.point.seq);
   checkpoints = [];
   const atStart = bySeq.get(start.point.seq);
   if (atStart && start.point.seq > 0 && atStart.hash !== start.point.hash) {
@@ -266,7 +269,10 @@ async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyR
       );
     }
 
-    const unvouched = missingStartCheckpoint(started, bySeq, options.checkpointFile);
+    const unvouched =
+      start.promised && !heldBeforeMark
+        ? missingMarkCheckpoints(start.point.seq, options.checkpointFile)
+        : missingStartCheckpoint(started, bySeq, options.checkpointFile);
     if (unvouched) return { ...unvouched, count };
 
     let requests = 0;
@@ -289,7 +295,8 @@ async function verifyOnce(store: Store, options: VerifyOptions): Promise<VerifyR
     }
     if (options.recordMark && store.saveVerifiedMark && check.last.seq > 0) {
       const now = options.now ?? Date.now;
-      await store.saveVerifiedMark(signMark("verified", check.last, now(), keying));
+      const promises = start.promised === true || started.length > 0;
+      await store.saveVerifiedMark(signMark("verified", check.last, now(), keying, promises));
     }
     const ok: VerifyResult = {
       ok: true,
@@ -327,10 +334,25 @@ function missingStartCheckpoint(
   return { ok: false, badSeq: seq, reason };
 }
 
+/** A resumed run's failure when its mark says checkpoints were being written and the file holds none
+ * from before it (`file`: undefined when none was given). */
+function missingMarkCheckpoints(
+  markSeq: number,
+  file: string | undefined,
+): Omit<VerifyFailure, "count"> {
+  const reason =
+    file === undefined
+      ? `the verified mark at event #${markSeq} says signed checkpoints of the chain were being written, but no checkpoint file was given to check them against: verify with it (AIRLOCK_CHECKPOINT_FILE, or the \`checkpointFile\` option)`
+      : `the verified mark at event #${markSeq} says signed checkpoints of the chain were being written, but the checkpoint file ${file} holds none from before it: it was deleted or replaced since, and events may have been removed from the end of the log without trace; restore the original checkpoint file`;
+  return { ok: false, badSeq: markSeq, reason };
+}
+
 interface Start {
   point: { seq: number; hash: string };
   from: "genesis" | "anchor" | "mark";
   anchorSeq?: number;
+  /** The verified mark it starts at says that checkpoints were being written up to it. */
+  promised?: boolean;
 }
 
 /** Where the check starts: the verified mark (with `resume`), the prune anchor, or the genesis;
@@ -379,7 +401,12 @@ async function startingPoint(
       `event #${verified.seq} is no longer the event verified at ${new Date(verified.at).toISOString()} (deleted or altered since): verify the whole log`,
     );
   }
-  return { ...start, point: pointOf(verified), from: "mark" };
+  return {
+    ...start,
+    point: pointOf(verified),
+    from: "mark",
+    promised: markPromisesCheckpoints("verified", verified, keying),
+  };
 }
 
 const pointOf = (m: AuditMark) => ({ seq: m.seq, hash: m.hash });

@@ -145,6 +145,39 @@ describe("the record that checkpoints start, on SQLite", () => {
     expect(v.ok ? "" : v.reason).toMatch(/event #8 records .* holds none/);
   });
 
+  it("a resumed verify needs the file from before its mark when the mark says it was written", async () => {
+    const d = folder();
+    const db = join(d, "a.db");
+    const file = join(d, "checkpoints");
+    await seeded(sqlite(db, { auditKey: KEY, checkpointFile: file }));
+    const reader = sqlite(db, { auditKey: KEY });
+    const opts = { key: KEY, checkpointFile: file };
+    expect(await verifyAuditLog(reader, { ...opts, recordMark: true })).toMatchObject({ ok: true });
+    const writer = sqlite(db, { auditKey: KEY, checkpointFile: file });
+    await writer.migrate();
+    for (let i = 3; i < 5; i++) await createAndDecide(writer, `req_${i}`, "approved");
+    await writer.close();
+    expect(await verifyAuditLog(reader, { ...opts, resume: true })).toMatchObject({
+      ok: true,
+      startedAt: "mark",
+      from: 7,
+    });
+    // After the mark: req_4's events cut, the head moved back, the file deleted.
+    const raw = new Database(db);
+    raw.prepare("DELETE FROM audit WHERE seq > 9").run();
+    raw.prepare("DELETE FROM requests WHERE id = 'req_4'").run();
+    raw
+      .prepare("UPDATE audit_head SET seq = 9, hash = (SELECT hash FROM audit WHERE seq = 9)")
+      .run();
+    raw.close();
+    rmSync(file);
+    const v = await verifyAuditLog(reader, { ...opts, resume: true });
+    expect(v).toMatchObject({ ok: false, badSeq: 7 });
+    expect(v.ok ? "" : v.reason).toMatch(
+      /the verified mark at event #7 says signed checkpoints .* holds none from before it/,
+    );
+  });
+
   it("a log made before the record existed verifies as before, with or without its file", async () => {
     const d = folder();
     const db = join(d, "old.db");
@@ -233,6 +266,35 @@ await describePg("the record that checkpoints start, on PostgreSQL", ({ url }) =
     await restarted.close();
     const again = await verifyAuditLog(store, { key: KEY, checkpointFile: file });
     expect(again.ok ? "" : again.reason).toMatch(/#1 .* has no checkpoint of it/);
+  });
+
+  it("a resumed verify needs the file from before its mark", async () => {
+    const schema = freshSchema("airlock_cp_resume");
+    schemas.push(schema);
+    const file = join(folder(), "checkpoints");
+    const opened = (o: { checkpointFile?: string } = {}) => {
+      const s = postgresStore(url, { schema, max: 2, auditKey: KEY, ...o });
+      cleanups.push(() => s.close());
+      return s;
+    };
+    await seeded(opened({ checkpointFile: file }));
+    const reader = opened();
+    const opts = { key: KEY, checkpointFile: file };
+    expect(await verifyAuditLog(reader, { ...opts, recordMark: true })).toMatchObject({ ok: true });
+    const writer = opened({ checkpointFile: file });
+    await writer.migrate();
+    for (let i = 3; i < 5; i++) await createAndDecide(writer, `req_${i}`, "approved");
+    await writer.close();
+    expect(await verifyAuditLog(reader, { ...opts, resume: true })).toMatchObject({ ok: true });
+    const q = (text: string) => adminQuery(url, text.replaceAll("S.", `"${schema}".`));
+    await q("DELETE FROM S.audit WHERE seq > 9");
+    await q("DELETE FROM S.requests WHERE id = 'req_4'");
+    await q("UPDATE S.audit_head SET seq = 9, hash = (SELECT hash FROM S.audit WHERE seq = 9)");
+    rmSync(file);
+    const v = await verifyAuditLog(reader, { ...opts, resume: true });
+    expect(v.ok ? "" : v.reason).toMatch(
+      /the verified mark at event #7 .* holds none from before it/,
+    );
   });
 
   it("a prune that deletes the record records it again", async () => {

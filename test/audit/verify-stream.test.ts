@@ -173,17 +173,18 @@ describe("verifyAuditLog streams and resumes", () => {
       await new Promise((r) => setTimeout(r, 5));
     }
     expect(await store.prune?.({ before: 1_800_000_000_000 })).toMatchObject({ events: 6 });
+    // The prune records again that checkpoints are written (event #7), then req_late (#8, #9).
     await createAndDecide(store, "req_late", "approved");
-    await store.close(); // writes the last head (event #8) to the file
+    await store.close(); // writes the last head (event #9) to the file
 
     const reopened = sqliteStore(db, { auditKey: KEY, checkpointFile });
     cleanups.push(() => reopened.close());
     const result = await verifyAuditLog(reopened, { key: KEY, checkpointFile });
-    expect(result).toMatchObject({ ok: true, count: 2, anchorSeq: 6 });
+    expect(result).toMatchObject({ ok: true, count: 3, anchorSeq: 6 });
     if (!result.ok) throw new Error("unreachable");
     expect(result.checkpoints).toBeGreaterThanOrEqual(1);
 
-    // The events after the anchor deleted and the head moved back: the checkpoint of #8 says no.
+    // The events after the anchor deleted and the head moved back: the checkpoint of #9 says no.
     sql(db, "DELETE FROM audit WHERE seq > 6");
     const d = new Database(db, { readonly: true });
     const anchor = d.prepare("SELECT hash FROM audit_marks WHERE kind = 'anchor'").get() as {

@@ -70,6 +70,35 @@ describe("airlock audit verify without the checkpoint file", () => {
   });
 });
 
+describe("airlock audit verify --from-checkpoint without the checkpoint file", () => {
+  it("a tail cut after the verified event, with the file deleted, exits 1", async () => {
+    const db = join(folder(), "airlock.db");
+    const env = cliEnv(db);
+    expect((await runCli(["request", "--title", "first", "--json"], env)).code).toBe(0);
+    expect((await runCli(["audit", "verify"], env)).code).toBe(0);
+    const made = await runCli(["request", "--title", "second", "--json"], env);
+    const id = (JSON.parse(made.stdout) as { id: string }).id;
+    const raw = new Database(db);
+    const from = raw.prepare("SELECT MIN(seq) AS seq FROM audit WHERE request_id = ?").get(id) as {
+      seq: number;
+    };
+    raw.prepare("DELETE FROM audit WHERE seq >= ?").run(from.seq);
+    raw.prepare("DELETE FROM requests WHERE id = ?").run(id);
+    raw
+      .prepare(
+        "UPDATE audit_head SET seq = (SELECT MAX(seq) FROM audit), hash = (SELECT hash FROM audit ORDER BY seq DESC LIMIT 1)",
+      )
+      .run();
+    raw.close();
+    rmSync(`${db}.checkpoints`);
+    const resumed = await runCli(["audit", "verify", "--from-checkpoint"], env);
+    expect(resumed.code).toBe(1);
+    expect(resumed.stderr.trim()).toMatch(
+      /^audit chain broken at event #\d+: the verified mark at event #\d+ says signed checkpoints of the chain were being written, but the checkpoint file .* holds none from before it/,
+    );
+  });
+});
+
 describe("airlock serve's warning about audit files beside the database", () => {
   /** Starts `airlock serve` on `db` and returns the warnings it printed. */
   async function serveWarnings(
