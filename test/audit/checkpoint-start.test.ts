@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import {
   CHECKPOINTS_STARTED,
+  checkpointsStartedDraft,
   createCheckpointWriter,
   readCheckpoints,
 } from "../../src/audit/checkpoint.js";
@@ -224,8 +225,13 @@ describe("the record that checkpoints start, on SQLite", () => {
         data: { kind: CHECKPOINTS_STARTED, mac: "0".repeat(64) },
       },
     ]);
+    // A genuine record's data and time copied by someone recording under another name.
+    await store.appendAudit([{ ...checkpointsStartedDraft(KEY_BYTES, 2), actor: "mallory" }]);
     expect(existsSync(join(d, "checkpoints"))).toBe(false);
-    expect(await verifyAuditLog(store, { key: KEY })).toMatchObject({ ok: true, count: 1 });
+    expect(await verifyAuditLog(store, { key: KEY })).toMatchObject({ ok: true, count: 2 });
+    // The store's own record (as the store writes it) does ask for the file.
+    await store.appendAudit([checkpointsStartedDraft(KEY_BYTES, 3)]);
+    expect(await verifyAuditLog(store, { key: KEY })).toMatchObject({ ok: false, badSeq: 3 });
   });
 });
 
