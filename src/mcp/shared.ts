@@ -28,8 +28,11 @@ export function maxWaitMs(env: NodeJS.ProcessEnv = process.env): number {
 export interface WaitBoundedOptions {
   /** @default BOUNDED_WAIT_MS (never more) */
   maxMs?: number;
-  /** Called every PROGRESS_INTERVAL_MS while waiting, with the time waited and the bound. */
+  /** Called every `progressIntervalMs` while waiting, with the time waited and the bound: the
+   * time waited never exceeds the bound and grows with every call (MCP progress must increase). */
   onProgress?: (waitedMs: number, maxMs: number) => void | Promise<void>;
+  /** @default PROGRESS_INTERVAL_MS */
+  progressIntervalMs?: number;
   signal?: AbortSignal;
 }
 
@@ -41,14 +44,20 @@ export async function waitBounded(
   options: WaitBoundedOptions = {},
 ): Promise<ApprovalRequest> {
   const maxMs = Math.min(Math.max(0, options.maxMs ?? BOUNDED_WAIT_MS), BOUNDED_WAIT_MS);
-  const started = Date.now();
+  const interval = Math.max(1, options.progressIntervalMs ?? PROGRESS_INTERVAL_MS);
+  // performance.now(), not Date.now(): a wall clock set back would make the time waited shrink.
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  // The last progress reported. A timer fires late (a busy event loop, a slow store), so the time
+  // waited after the last slice is past the bound (12001 of 12000): it is reported as the bound,
+  // and a value not above the last one is not reported at all.
+  let reported = 0;
   const current = await api.get(id);
   if (isTerminal(current.status) || maxMs === 0) return current;
   for (;;) {
-    const waited = Date.now() - started;
-    const left = maxMs - waited;
+    const left = maxMs - elapsed();
     if (left <= 0) return api.get(id);
-    const slice = options.onProgress ? Math.min(left, PROGRESS_INTERVAL_MS) : left;
+    const slice = options.onProgress ? Math.min(left, interval) : left;
     try {
       return await api.waitFor(id, {
         timeoutMs: Math.max(1, slice),
@@ -57,9 +66,11 @@ export async function waitBounded(
     } catch (err) {
       if (!(err instanceof TimeoutError || isTimeoutCode(err))) throw err;
     }
-    if (options.onProgress) {
+    const progress = Math.min(elapsed(), maxMs);
+    if (options.onProgress && progress > reported) {
+      reported = progress;
       try {
-        await options.onProgress(Date.now() - started, maxMs);
+        await options.onProgress(progress, maxMs);
       } catch {
         // A progress notification that cannot be sent does not end the wait.
       }
