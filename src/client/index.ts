@@ -58,6 +58,18 @@ const BACKOFF_MAX_MS = 5_000;
  * `{ items: [request] }` when found, no items otherwise. */
 export type AirlockClient = AirlockApi;
 
+/** Marks what `createClient` made, so an adapter can tell a server's client (whose token names the
+ * requester) from an in-process engine (which would record a nameless requester as `anonymous`).
+ * A registered symbol, so two copies of the package agree. */
+const CLIENT = Symbol.for("airlock.client");
+
+/** True for an object made by `createClient`. */
+export function isAirlockClient(api: unknown): boolean {
+  return (
+    typeof api === "object" && api !== null && (api as { [CLIENT]?: unknown })[CLIENT] === true
+  );
+}
+
 export function createClient(options: ClientOptions): AirlockClient {
   const pollMs = expectPositiveNumber("pollMs", options.pollMs ?? DEFAULTS.pollMs);
   const requestTimeoutMs = expectPositiveNumber(
@@ -92,7 +104,7 @@ export function createClient(options: ClientOptions): AirlockClient {
   const path = (id: string, rest = "") => `/v1/requests/${encodeURIComponent(id)}${rest}`;
   const subject = (id: string) => ({ what: "request", id });
 
-  return {
+  const client: AirlockClient = {
     request(input: RequestInput) {
       const create = () =>
         http.call<ApprovalRequest>("POST", "/v1/requests", {
@@ -205,6 +217,8 @@ export function createClient(options: ClientOptions): AirlockClient {
       });
     },
   };
+  Object.defineProperty(client, CLIENT, { value: true });
+  return client;
 }
 
 function aborted(signal: AbortSignal): AirlockError {

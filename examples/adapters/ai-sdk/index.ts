@@ -70,6 +70,9 @@ export async function runRefundChat(options: RefundChatOptions): Promise<RefundC
     airlock,
     conversationId: options.conversationId ?? "chat-refund-1",
     tools,
+    // Who asks, on each request and as who ran the refund (leave it out with createClient():
+    // the server names the token).
+    requester: "refund-desk",
     gates: {
       lookupOrder: false,
       issueRefund: {

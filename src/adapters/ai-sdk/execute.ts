@@ -13,14 +13,16 @@ import {
 type Execute = (input: unknown, options: ToolExecutionOptions<unknown>) => unknown;
 
 export interface Runner {
-  /** Runs the tool of `request` once with the approved args; a result that is a stream of outputs
-   * is read to its last value when `collect` is set. */
+  /** Runs the tool of `request` once with the approved args (a streaming tool's stream is returned
+   * as it is, for the SDK to read). */
   run(
     toolName: string,
     request: ApprovalRequest,
     options: ToolExecutionOptions<unknown>,
-    collect: boolean,
   ): Promise<RunApprovedResult<unknown>>;
+  /** Why the reviewer's edited args cannot run (they do not fit the tool's input schema), or
+   * undefined when they can, or nothing was edited. */
+  misfit(toolName: string, request: ApprovalRequest): Promise<string | undefined>;
   /** True when the tool streams its outputs (an async generator). */
   streams(toolName: string): boolean;
 }
@@ -37,7 +39,11 @@ export function createRunner(airlock: AirlockApi, tools: ToolSet, by: string | u
     streams(toolName) {
       return originals.get(toolName)?.execute.constructor.name === "AsyncGeneratorFunction";
     },
-    async run(toolName, request, options, collect) {
+    async misfit(toolName, request) {
+      const checked = await approvedInput(request, originals.get(toolName)?.schema);
+      return checked.ok ? undefined : checked.detail;
+    },
+    async run(toolName, request, options) {
       const original = originals.get(toolName);
       if (!original) {
         throw new AirlockError(
@@ -45,14 +51,12 @@ export function createRunner(airlock: AirlockApi, tools: ToolSet, by: string | u
           `the tool \`${toolName}\` has no execute function in the tools given to airlockToolApproval`,
         );
       }
-      const input = await approvedInput(request, original.schema);
+      const checked = await approvedInput(request, original.schema);
+      if (!checked.ok) throw new AirlockError("invalid_input", checked.detail);
       return runApproved(
         airlock,
         request,
-        async () => {
-          const out = original.execute(input, options);
-          return collect && isAsyncIterable(out) ? lastOf(out) : out;
-        },
+        async () => original.execute(checked.input, options),
         by === undefined ? { wait: false } : { wait: false, by },
       );
     },
@@ -61,30 +65,19 @@ export function createRunner(airlock: AirlockApi, tools: ToolSet, by: string | u
 
 /** The args to run with, parsed by the tool's input schema: a reviewer's edit could be anything, and
  * is refused here, before the execution is claimed, when it does not fit. */
-async function approvedInput(request: ApprovalRequest, schema: unknown): Promise<unknown> {
+async function approvedInput(
+  request: ApprovalRequest,
+  schema: unknown,
+): Promise<{ ok: true; input: unknown } | { ok: false; detail: string }> {
   const edited = request.decision?.editedArgs;
   const args = edited ?? request.args;
-  if (edited === undefined || schema == null) return args;
+  if (edited === undefined || schema == null) return { ok: true, input: args };
   const validate = asSchema(schema as Parameters<typeof asSchema>[0]).validate;
-  if (!validate) return args;
+  if (!validate) return { ok: true, input: args };
   const result = await validate(args);
-  if (result.success) return result.value;
-  throw new AirlockError(
-    "invalid_input",
-    `the arguments ${request.decision?.reviewer ?? "the reviewer"} edited do not fit the tool's input schema: ${result.error.message}`,
-  );
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function"
-  );
-}
-
-async function lastOf(stream: AsyncIterable<unknown>): Promise<unknown> {
-  let last: unknown;
-  for await (const value of stream) last = value;
-  return last;
+  if (result.success) return { ok: true, input: result.value };
+  return {
+    ok: false,
+    detail: `the arguments ${request.decision?.reviewer ?? "the reviewer"} edited do not fit the tool's input schema: ${result.error.message}`,
+  };
 }

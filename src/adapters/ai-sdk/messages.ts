@@ -114,11 +114,7 @@ export async function approvalResponses(
         pending.push(request);
         continue;
       } else {
-        answer = await answerFor(runner, open.toolName, request, {
-          toolCallId: open.toolCallId,
-          messages,
-          context: undefined,
-        });
+        answer = await answerFor(runner, open.toolName, request);
       }
     }
     responses.push({ type: "tool-approval-response", approvalId: open.approvalId, ...answer });

@@ -7,11 +7,14 @@
 //     `tool-approval-request`, the turn ends, and the conversation continues when Airlock has decided),
 //     mode `block` waits for the decision inside the call. When the SDK re-validates an approval the
 //     client sent back, Airlock's decision is what counts: a client cannot approve what Airlock did not.
-//   - `tools`: the same tools, whose gated `execute` runs through `runApproved`, once per approval.
+//   - `tools`: the same tools, whose gated `execute` runs through `runApproved`, once per approval,
+//     with the reviewer's edited args when they edited (so an approved edit is an approval: the SDK
+//     runs the call and the tool's output with the edited args is its result).
 //   - `responses(messages)` / `applyDecisions(uiMessages)`: the server-side bridge that turns each
 //     `tool-approval-request` into an Airlock request and each Airlock decision into the matching
 //     `tool-approval-response` (see messages.ts and ui-messages.ts).
 import type { InferToolInput, ModelMessage, ToolApprovalStatus, ToolSet, TypedToolCall } from "ai";
+import { isAirlockClient } from "../../client/index.js";
 import { type AirlockApi, AirlockError, isAirlockError } from "../../index.js";
 import { answerFor } from "./answer.js";
 import { createRunner, type Runner } from "./execute.js";
@@ -45,9 +48,10 @@ export interface AirlockToolApprovalOptions<TOOLS extends ToolSet> {
   /** How each tool's calls are put to a person; `false` leaves a tool ungated. @default every tool
    * gated with the defaults of `ToolGate` */
   gates?: { [K in keyof TOOLS]?: ToolGate<InferToolInput<TOOLS[K]>> | false };
-  /** Who asks, recorded on each request; keys are per requester. Leave it unset with a client of a
-   * server (`createClient`): the server records the token's name, and lookups use it too. @default
-   * the engine's default requester in process, the token's name over HTTP */
+  /** Who asks (the app or agent), recorded on each request and as who executed each call; keys are
+   * per requester. Required with an in-process engine (`createAirlock`). Leave it unset with a
+   * client of a server (`createClient`): the server records the token's name, and lookups use it
+   * too. */
   requester?: string;
   /** In mode `block`, the longest one call waits (not the gate's deadline); past it the call falls
    * back to `defer`. @default no limit */
@@ -59,6 +63,8 @@ export interface AirlockToolApprovalOptions<TOOLS extends ToolSet> {
 export type AirlockApprovalFunction<TOOLS extends ToolSet> = (options: {
   toolCall: TypedToolCall<TOOLS>;
   messages: ModelMessage[];
+  /** The tools the SDK will run the call with (the SDK passes them). */
+  tools?: ToolSet | undefined;
   toolsContext?: unknown;
 }) => Promise<ToolApprovalStatus>;
 
@@ -95,6 +101,13 @@ export function airlockToolApproval<TOOLS extends ToolSet>(
     );
   }
   const requester = options.requester;
+  if (requester === undefined ? !isAirlockClient(airlock) : requester.trim() === "") {
+    // In process nothing names the caller: its requests and executions would read `anonymous`.
+    throw new AirlockError(
+      "invalid_input",
+      `Expected \`requester\` to name who asks (e.g. "support-bot"), got \`${String(requester)}\`: with an in-process engine it is required (it is recorded on each request and as who executed the tool); leave it unset only with createClient(), where the server names the token`,
+    );
+  }
   const gates = (options.gates ?? {}) as Record<string, ToolGate | false | undefined>;
   const ctx: GateContext = {
     airlock,
@@ -111,7 +124,7 @@ export function airlockToolApproval<TOOLS extends ToolSet>(
   const toolApproval: AirlockApprovalFunction<TOOLS> = async ({
     toolCall,
     messages,
-    toolsContext,
+    tools: running,
   }) => {
     const { toolName, toolCallId, input } = toolCall;
     const gate = ctx.gateFor(toolName);
@@ -168,9 +181,15 @@ export function airlockToolApproval<TOOLS extends ToolSet>(
         return waiting(request.id);
       }
     }
-    // An edited call runs here (see answer.ts), with the tool's own context.
-    const context = isJsonObject(toolsContext) ? toolsContext[toolName] : undefined;
-    const answer = await answerFor(runner, toolName, request, { toolCallId, messages, context });
+    const answer = await answerFor(runner, toolName, request);
+    // Only a gated tool's `execute` runs the reviewer's edited args; the SDK's own would run the
+    // model's. Fail closed when the SDK was given other tools.
+    const edited = request.decision?.editedArgs !== undefined;
+    if (answer.approved && edited && running && !isGated(running[toolName])) {
+      return denied(
+        `The reviewer edited the arguments, and the tool \`${toolName}\` given to the SDK is not the one from airlockToolApproval, so it would run the model's arguments: pass \`tools\` from the same airlockToolApproval() to the SDK (Airlock request ${request.id})`,
+      );
+    }
     return { type: answer.approved ? "approved" : "denied", reason: answer.reason };
   };
 
@@ -200,6 +219,13 @@ function callAppearsIn(messages: ModelMessage[], toolCallId: string): boolean {
   );
 }
 
+/** Tools whose `execute` runs through `runApproved` (made by `wrapTools`). */
+const gatedTools = new WeakSet<object>();
+
+function isGated(t: unknown): boolean {
+  return typeof t === "object" && t !== null && gatedTools.has(t);
+}
+
 /** The tools with each gated `execute` running through `runApproved`: it looks the gate up by the
  * call's key and runs the approved (possibly edited) args once; anything else becomes a tool error
  * the model reads, and the tool does not run. */
@@ -219,12 +245,12 @@ function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, ctx: GateContext, runner
           `no Airlock request exists for tool call ${options.toolCallId} of conversation ${ctx.conversationId}: pass \`toolApproval\` from the same airlockToolApproval() to the SDK`,
         );
       }
-      const result = await runner.run(name, request, options, false);
+      const result = await runner.run(name, request, options);
       if (!result.ok) throw new AirlockError("conflict", `${name} did not run: ${result.detail}`);
       return result.value;
     };
     // A tool that streams its outputs (an async generator) stays one, so the SDK still sees them.
-    out[name] = {
+    const wrapped = {
       ...t,
       execute: runner.streams(name)
         ? async function* (_input: unknown, options: Options) {
@@ -232,6 +258,8 @@ function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, ctx: GateContext, runner
           }
         : (_input: unknown, options: Options) => gated(options),
     };
+    gatedTools.add(wrapped);
+    out[name] = wrapped;
   }
   return out as TOOLS;
 }

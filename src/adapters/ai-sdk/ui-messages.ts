@@ -137,11 +137,7 @@ export async function applyDecisions<M extends ChatMessage>(
       parts.push(requested(part));
       continue;
     }
-    const answer = await answerFor(runner, toolName, request, {
-      toolCallId: part.toolCallId,
-      messages: [],
-      context: undefined,
-    });
+    const answer = await answerFor(runner, toolName, request);
     parts.push(responded(part, answer));
   }
   const out = [...messages];

@@ -195,7 +195,7 @@ describe("airlockToolApproval, mode defer", () => {
     );
   });
 
-  it("edit: the tool runs once with the reviewer's args, and the model is told so", async () => {
+  it("edit: an approval; the tool runs once with the reviewer's args and its output is the call's result", async () => {
     const s = setup();
     const { request } = await park(s);
     await airlock.decide(request.id, {
@@ -206,18 +206,65 @@ describe("airlockToolApproval, mode defer", () => {
     });
     const { answered, next } = await resume(s);
     expect(runs).toEqual([{ to: "bob", amount: 100 }]);
-    // The SDK refuses to run an approved call with other input, so the original call is denied with
-    // a message saying what ran instead.
-    expect(answered.responses[0]?.approved).toBe(false);
-    expect(next.text).toContain("alice edited the arguments before approving (cap at 100)");
-    expect(next.text).toContain(
-      'the tool ran once with {"to":"bob","amount":100} instead and returned: {"paid":100',
+    expect(answered.responses[0]).toMatchObject({
+      approved: true,
+      reason: expect.stringContaining(
+        'Approved by alice with edited arguments {"to":"bob","amount":100}: cap at 100',
+      ),
+    });
+    // The model reads the tool's output, not a denial; so does the history the app keeps.
+    expect(next.text).toBe('pay returned {"paid":100,"to":"bob"}');
+    const results = next.responseMessages.flatMap((m) =>
+      m.role === "tool" && typeof m.content !== "string" ? m.content : [],
     );
-    // Resuming again (a second server instance answering the same history) does not pay twice.
-    const again = await s.gate.responses(s.messages.slice(0, -2));
-    expect(again.responses[0]?.reason).toContain("it has already run and will not run again");
+    expect(results).toContainEqual(
+      expect.objectContaining({
+        type: "tool-result",
+        toolName: "pay",
+        output: { type: "json", value: { paid: 100, to: "bob" } },
+      }),
+    );
+    expect(JSON.stringify(results)).not.toContain("execution-denied");
+    const after = await airlock.get(request.id);
+    expect(after.executedAt).toBeTypeOf("number");
+    expect(after.executedBy).toBe("ai-sdk");
+
+    // Answering the same history again (a second server instance) does not pay twice.
+    const history = s.messages.slice(0, -2);
+    const again = await s.gate.responses(history);
+    if (!again.message) throw new Error("not answered");
+    const replay = await generateText({
+      model: scriptedModel(() => [PAY]),
+      tools: s.gate.tools,
+      toolApproval: s.gate.toolApproval,
+      stopWhen: stepCountIs(3),
+      messages: [...history, again.message],
+    });
+    expect(replay.text).toContain("pay failed");
+    expect(replay.text).toContain("already executed");
     expect(runs).toHaveLength(1);
-    expect((await airlock.get(request.id)).executedAt).toBeTypeOf("number");
+  });
+
+  it("edit: the SDK given other tools than the gate's would run the model's args, so it is denied", async () => {
+    const s = setup();
+    const { request } = await park(s);
+    await airlock.decide(request.id, {
+      outcome: "approved",
+      reviewer: "alice",
+      editedArgs: { to: "bob", amount: 100 },
+    });
+    const answered = await s.gate.responses(s.messages);
+    if (!answered.message) throw new Error("not answered");
+    const next = await generateText({
+      model: scriptedModel(() => [PAY]),
+      tools: payTools(),
+      toolApproval: s.gate.toolApproval,
+      stopWhen: stepCountIs(3),
+      messages: [...s.messages, answered.message],
+    });
+    expect(runs).toEqual([]);
+    expect(next.text).toContain("pay was not run: The reviewer edited the arguments");
+    expect(next.text).toContain("pass `tools` from the same airlockToolApproval()");
   });
 
   it("edit: args that do not fit the tool's schema are refused before anything is claimed", async () => {
@@ -322,7 +369,12 @@ describe("airlockToolApproval, mode defer", () => {
     const big = scriptedModel(() => [{ toolName: "pay", input: { to: "eve", amount: 5000 } }], {
       idPrefix: "big",
     });
-    const g = airlockToolApproval({ airlock, conversationId: "conv-2", tools: payTools() });
+    const g = airlockToolApproval({
+      airlock,
+      conversationId: "conv-2",
+      tools: payTools(),
+      requester: "ai-sdk",
+    });
     const denied = await generateText({
       model: big,
       tools: g.tools,
@@ -340,6 +392,7 @@ describe("airlockToolApproval, mode defer", () => {
       airlock,
       conversationId: "conv-3",
       tools: payTools(),
+      requester: "ai-sdk",
       gates: { balance: false },
     });
     const r = await generateText({
@@ -371,12 +424,34 @@ describe("airlockToolApproval, mode defer", () => {
         airlock,
         conversationId: "c",
         tools: payTools(),
+        requester: "ai-sdk",
         mode: "wait" as never,
       }),
     ).toThrow('Expected `mode` to be "defer" or "block", got `wait`');
-    expect(() => airlockToolApproval({ airlock, conversationId: " ", tools: payTools() })).toThrow(
-      /conversationId/,
-    );
+    expect(() =>
+      airlockToolApproval({ airlock, conversationId: " ", tools: payTools(), requester: "a" }),
+    ).toThrow(/conversationId/);
+  });
+
+  it("refuses to build an in-process gate without a requester name (no silent anonymous)", () => {
+    for (const requester of [undefined, "", "  "]) {
+      expect(() =>
+        airlockToolApproval({
+          airlock,
+          conversationId: "c",
+          tools: payTools(),
+          ...(requester === undefined ? {} : { requester }),
+        }),
+      ).toThrow(/Expected `requester` to name who asks.*with an in-process engine it is required/);
+    }
+    // A spread copy of a server's client is no longer known as one: it must name itself too.
+    const client = createClient({ url: "http://127.0.0.1:1", token: "t" });
+    expect(() =>
+      airlockToolApproval({ airlock: { ...client }, conversationId: "c", tools: payTools() }),
+    ).toThrow(/requester/);
+    expect(() =>
+      airlockToolApproval({ airlock: client, conversationId: "c", tools: payTools() }),
+    ).not.toThrow();
   });
 
   it("a tool that streams its outputs (async generator) still streams, once, after approval", async () => {
@@ -390,7 +465,12 @@ describe("airlockToolApproval, mode defer", () => {
         },
       }),
     };
-    const gate = airlockToolApproval({ airlock, conversationId: "conv-gen", tools });
+    const gate = airlockToolApproval({
+      airlock,
+      conversationId: "conv-gen",
+      tools,
+      requester: "ai-sdk",
+    });
     const model = scriptedModel(() => [{ toolName: "migrate", input: { tables: 3 } }], {
       idPrefix: "gen",
     });
@@ -426,6 +506,7 @@ describe("airlockToolApproval, mode block", () => {
       airlock,
       conversationId: "conv-eve",
       tools: payTools(),
+      requester: "ai-sdk",
       mode: "block",
     });
     const rejected = generateText({
@@ -457,7 +538,12 @@ describe("airlockToolApproval, mode block", () => {
 
 describe("airlockToolApproval with ToolLoopAgent and streamText", () => {
   it("is ToolLoopAgent's toolApproval: park, decide, continue", async () => {
-    const gate = airlockToolApproval({ airlock, conversationId: "conv-agent", tools: payTools() });
+    const gate = airlockToolApproval({
+      airlock,
+      conversationId: "conv-agent",
+      tools: payTools(),
+      requester: "ai-sdk",
+    });
     const agent = new ToolLoopAgent({
       model: scriptedModel(() => [PAY], { idPrefix: "agent" }),
       tools: gate.tools,
@@ -482,6 +568,7 @@ describe("airlockToolApproval with ToolLoopAgent and streamText", () => {
       airlock,
       conversationId: "conv-stream",
       tools: payTools(),
+      requester: "ai-sdk",
       mode: "block",
     });
     const result = streamText({

@@ -49,6 +49,7 @@ function gateFor(approvers?: string[]): AirlockToolApproval<Tools> {
     airlock,
     conversationId: "chat-7",
     tools: tools(),
+    requester: "chat-server",
     ...(approvers ? { gates: { deploy: { approvers } } } : {}),
   });
 }
@@ -147,6 +148,35 @@ describe("airlock/ai-sdk with useChat (UI messages)", () => {
     });
     expect(text(messages)).toBe('deploy returned {"deployed":"api@1.2.3"}');
     expect(runs).toBe(1);
+  });
+
+  it("an approved edit reaches the UI as an approval whose output is the edited run's", async () => {
+    const gate = gateFor();
+    let messages = await chatTurn(gate, [user]);
+    const [request] = (await airlock.list({ status: "pending" })).items;
+    if (!request) throw new Error("no request");
+    await airlock.decide(request.id, {
+      outcome: "approved",
+      reviewer: "dana",
+      editedArgs: { service: "api", version: "1.2.4" },
+    });
+    const applied = await gate.applyDecisions(messages);
+    expect(toolPart(applied.messages)).toMatchObject({
+      state: "approval-responded",
+      approval: {
+        approved: true,
+        reason: expect.stringContaining("Approved by dana with edited arguments"),
+      },
+    });
+    messages = await chatTurn(gate, applied.messages);
+    expect(toolPart(messages)).toMatchObject({
+      state: "output-available",
+      output: { deployed: "api@1.2.4" },
+      approval: { approved: true },
+    });
+    expect(text(messages)).toBe('deploy returned {"deployed":"api@1.2.4"}');
+    expect(runs).toBe(1);
+    expect((await airlock.get(request.id)).executedBy).toBe("chat-server");
   });
 
   it("an answer the client sent counts only as a named chat reviewer's decision, recorded in Airlock", async () => {
