@@ -290,7 +290,8 @@ describe("SQLite title search (q)", () => {
     const rs = await seed(before);
     await before.close();
     // Back to the schema before migration 5: the column, the search index and its triggers gone
-    // (and the deadline index migration 6 drops, back; the approver index of migration 9 gone).
+    // (and the deadline index migration 6 drops, back; the approver index of migration 9 gone; the
+    // trust rules' scope of migration 12 gone).
     const d = new Database(path);
     d.exec(`
       DROP TRIGGER request_approvers_insert; DROP TRIGGER request_approvers_update;
@@ -299,6 +300,7 @@ describe("SQLite title search (q)", () => {
       DROP TRIGGER requests_title_update;
       DROP TABLE requests_title;
       ALTER TABLE requests DROP COLUMN title_lower;
+      ALTER TABLE trust_rules DROP COLUMN scope;
       CREATE INDEX requests_pending_deadline ON requests (deadline)
         WHERE status = 'pending' AND deadline IS NOT NULL;
       DELETE FROM airlock_migrations WHERE version >= 5;
