@@ -20,6 +20,23 @@ export function resolveDbPath(opts: GlobalOptions, env: NodeJS.ProcessEnv = proc
   return opts.db ?? env.AIRLOCK_DB ?? "airlock.db";
 }
 
+/** The PostgreSQL database a command was pointed at: `--postgres`, else AIRLOCK_DATABASE_URL (or
+ * AIRLOCK_POSTGRES); undefined: the SQLite file. Shared by `serve` and `audit verify`. */
+export function postgresUrlOf(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  return (flag ?? env.AIRLOCK_DATABASE_URL ?? env.AIRLOCK_POSTGRES) || undefined;
+}
+
+/** The PostgreSQL schema holding Airlock's tables: the option, else AIRLOCK_POSTGRES_SCHEMA. */
+export function postgresSchemaOf(
+  option: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  return option ?? env.AIRLOCK_POSTGRES_SCHEMA;
+}
+
 export function cliLogger(env: NodeJS.ProcessEnv = process.env): Logger {
   return pino({ level: env.AIRLOCK_LOG_LEVEL ?? "warn" }, pino.destination(2));
 }

@@ -27,7 +27,13 @@ import {
   POSTGRES_NEEDS_KEY,
   unkeyedFromEnv,
 } from "./audit-settings.js";
-import { CliError, type GlobalOptions, resolveDbPath } from "./context.js";
+import {
+  CliError,
+  type GlobalOptions,
+  postgresSchemaOf,
+  postgresUrlOf,
+  resolveDbPath,
+} from "./context.js";
 import { type DemoAgents, loadDemo } from "./demo.js";
 import { oneOf, positiveInt, positiveNumber } from "./parse.js";
 import { trustThresholdFlag } from "./trust-threshold.js";
@@ -223,7 +229,7 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
       // starting (or right after it printed its address) stops it gracefully instead of killing it.
       const signals = catchSignals();
       const env = process.env;
-      const postgres = opts.postgres ?? env.AIRLOCK_DATABASE_URL ?? env.AIRLOCK_POSTGRES;
+      const postgres = postgresUrlOf(opts.postgres, env);
       const db = globals().db;
       const config = opts.config ?? env.AIRLOCK_CONFIG;
       let serving: Serving;
@@ -286,7 +292,7 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
   const onError = (err: Error) => logger.error({ err }, "store background error");
   const approverIndex = options.approverIndex ?? "auto";
   const { store, tokens } = options.postgres
-    ? await openPostgres(options.postgres, options.postgresSchema ?? env.AIRLOCK_POSTGRES_SCHEMA, {
+    ? await openPostgres(options.postgres, postgresSchemaOf(options.postgresSchema, env), {
         ...audit,
         onError,
         approverIndex,
@@ -332,6 +338,8 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     const http = createServer({
       airlock,
       auth: { tokens },
+      // /healthz says 503 `starting` (and the API 503) until the admin token is stored, below.
+      starting: true,
       auditKeyed,
       logger,
       trust,
@@ -370,6 +378,9 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
             },
           });
     const adminToken = await ensureAdminToken(tokens, env);
+    // Ready means ready: the token table is migrated and the admin token stored (on PostgreSQL that
+    // took ~200 ms after listening, during which /healthz said 200 and the admin token got 401).
+    http.ready();
     print(
       `Airlock is serving at ${url}/ (the inbox; the API is under ${url}/v1, described at ${url}/openapi.json)`,
     );

@@ -34,11 +34,11 @@ export const healthRoute = defineRoute({
   method: "get",
   path: "/healthz",
   summary:
-    "Health; needs no token, never touches the storage. `status` is `degraded` (still 200) while storage faults are answered with 503",
+    "Health; needs no token, never touches the storage. `status` is `degraded` (still 200) while storage faults are answered with 503; 200 means an API request with a valid token is served",
   public: true,
   responses: {
     200: { description: "serving: `ok` or `degraded`", schema: "Health" },
-    503: { description: "shutting down", schema: "Health" },
+    503: { description: "starting (tokens not stored yet) or shutting down", schema: "Health" },
   },
   problems: [],
 });

@@ -132,8 +132,9 @@ export const tokenList = z.object({ items: z.array(tokenRecordSchema) });
 
 export const health = z.object({
   /** `ok`; `degraded` while the storage fails (the server still answers, with 503 where it must
-   * write); `shutting_down` while it closes (the only status answered with 503). */
-  status: z.enum(["ok", "degraded", "shutting_down"]),
+   * write); `starting` until its tokens are stored and `shutting_down` while it closes (the two
+   * statuses answered with 503). */
+  status: z.enum(["ok", "degraded", "starting", "shutting_down"]),
   /** True when `status` is `ok`. */
   ok: z.boolean(),
   shuttingDown: z.boolean(),

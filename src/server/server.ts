@@ -108,6 +108,11 @@ export interface ServerOptions {
   /** Learned trust (`createLearnedTrust`, whose `policy` the engine runs with): suggestions, rules,
    * accept and revoke under /v1/trust and in the inbox. @default none: no suggestions nor rules */
   trust?: LearnedTrust;
+  /** Listen before being ready: until `ready()` is called, /healthz answers 503 `starting` and every
+   * other route 503 `unavailable` (Retry-After: 1), so whoever waits for /healthz 200 never meets a
+   * server that would refuse its token. `airlock serve` listens first (a port it cannot bind makes
+   * no admin token) and calls `ready()` once the admin token is stored. @default false: ready at once */
+  starting?: boolean;
 }
 
 type Resolved = Required<
@@ -124,6 +129,7 @@ type Resolved = Required<
     | "embedOrigins"
     | "trust"
     | "auditKeyed"
+    | "starting"
   >
 > & {
   rateLimitStore: RateLimitStore | undefined;
@@ -209,6 +215,8 @@ export interface AirlockServer {
   /** Graceful: stops accepting, answers long-polls with the current state, ends event streams,
    * waits for answers in flight. Does not close the engine or the token store (they are yours). */
   close(): Promise<void>;
+  /** Ends the `starting` state (see `ServerOptions.starting`); a no-op when not starting. */
+  ready(): void;
 }
 
 async function metricsResponse(metrics: ServerMetrics): Promise<Response> {
@@ -277,12 +285,23 @@ export function createServer(options: ServerOptions): AirlockServer {
   // nosniff, frame and referrer rules, HSTS... on every answer, errors included; a header a route set
   // itself (the inbox's stricter Referrer-Policy) is kept.
   app.use("*", secureHeaders({ xFrameOptions: "DENY", overwrite: false }));
+  // Until `ready()`, answered without looking at the token: a 401 then would be a lie (the token may
+  // be the admin token about to be stored), and would count against the caller's address.
+  let starting = options.starting === true;
   app.use("*", async (c, next) => {
     if (lifecycle.closing && c.req.path !== "/healthz") {
       c.header("connection", "close");
       throw new HttpProblem(503, "unavailable", "the server is shutting down", {
         headers: { connection: "close", "retry-after": "1" },
       });
+    }
+    if (starting && c.req.path !== "/healthz") {
+      throw new HttpProblem(
+        503,
+        "unavailable",
+        "the server is starting (its API tokens are not stored yet); retry in a moment, or wait until /healthz answers 200",
+        { headers: { "retry-after": "1" } },
+      );
     }
     await next();
   });
@@ -297,7 +316,7 @@ export function createServer(options: ServerOptions): AirlockServer {
   mount(app, "", healthRoute, async (c) => {
     const s = storage.state();
     const closing = lifecycle.closing;
-    const status = closing ? "shutting_down" : s.ok ? "ok" : "degraded";
+    const status = closing ? "shutting_down" : starting ? "starting" : s.ok ? "ok" : "degraded";
     const storageState = s.ok ? { ok: true } : { ok: false, since: s.since, failures: s.failures };
     c.header("cache-control", "no-store");
     return c.json(
@@ -308,7 +327,7 @@ export function createServer(options: ServerOptions): AirlockServer {
         storage: storageState,
         ...(options.auditKeyed === undefined ? {} : { audit: auditKeying(options.auditKeyed) }),
       },
-      closing ? 503 : 200,
+      closing || starting ? 503 : 200,
     );
   });
   app.get("/robots.txt", (c) =>
@@ -381,5 +400,8 @@ export function createServer(options: ServerOptions): AirlockServer {
     registry: metrics.registry,
     listen: (listenOptions) => lifecycle.listen(listenOptions),
     close: () => lifecycle.close(),
+    ready: () => {
+      starting = false;
+    },
   };
 }

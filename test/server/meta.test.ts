@@ -142,6 +142,7 @@ describe("HTTP meta routes", () => {
     expect(doc.components.schemas.Health.properties.status.enum).toEqual([
       "ok",
       "degraded",
+      "starting",
       "shutting_down",
     ]);
     expect(JSON.stringify(doc)).not.toContain("__shared");
