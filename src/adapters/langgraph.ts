@@ -15,6 +15,7 @@ export {
 export {
   airlockToHitlResponse,
   type HitlActionRequest,
+  type HitlBridgeOptions,
   type HitlDecision,
   type HitlDecisionType,
   type HitlLocation,

@@ -62,18 +62,23 @@ export function hitlKey(threadId: string, interruptId: string, index: number): s
   return `langgraph-hitl:${hashArgs({ threadId, interruptId, index })}`;
 }
 
-export interface HitlToAirlockOptions {
-  threadId: string;
-  /** The interrupt's id (`state.tasks[].interrupts[].id`, or `result.__interrupt__[].id`). */
-  interruptId: string;
-  request: HitlRequest;
-  /** @default "anonymous" */
+/** How a thread's HITL action requests are put to people: the same for every interrupt of it, so
+ * `resumeOnDecision` can open the requests of an interrupt a resumed run parks at (`hitl`). */
+export interface HitlBridgeOptions {
+  /** @default "anonymous" in process; the token's name over HTTP */
   requester?: string;
   approvers?: string[];
   timeoutMs?: number;
   onTimeout?: OnTimeout;
   /** The Airlock action per tool. @default `tool.<name>` */
   action?: (tool: string) => string;
+}
+
+export interface HitlToAirlockOptions extends HitlBridgeOptions {
+  threadId: string;
+  /** The interrupt's id (`state.tasks[].interrupts[].id`, or `result.__interrupt__[].id`). */
+  interruptId: string;
+  request: HitlRequest;
 }
 
 /** Opens (or finds, on a second call) one Airlock request per action request of a HITL interrupt. */

@@ -14,6 +14,12 @@
 // re-reads the decision) nor run an approved tool twice (`gate.run` claims the execution).
 // The price: a resumer that dies after its claim and before LangGraph's next checkpoint leaves the
 // thread parked; `resumeThread(..., { force: true })` resumes it anyway.
+//
+// HITL middleware threads: the app bridges a thread's first interrupt (`hitlToAirlock`); a resumed
+// run that calls a gated tool again parks at a new interrupt, which nobody would ever be asked
+// about. Given the bridge's options (`hitl`), a resume opens the requests of the interrupts the
+// thread is parked at afterwards (and of any it finds unbridged, e.g. after a resumer died between
+// its run and the bridging), keyed like `hitlToAirlock`'s, so doing it twice opens nothing new.
 import { randomUUID } from "node:crypto";
 import { Command } from "@langchain/langgraph";
 import {
@@ -25,7 +31,13 @@ import {
 } from "../../index.js";
 import { followSettled } from "../shared/follow-settled.js";
 import { type GateResumeValue, isGateInterrupt } from "./gate.js";
-import { airlockToHitlResponse, hitlKey, isHitlRequest } from "./hitl.js";
+import {
+  airlockToHitlResponse,
+  type HitlBridgeOptions,
+  hitlKey,
+  hitlToAirlock,
+  isHitlRequest,
+} from "./hitl.js";
 
 /** What resuming needs of Airlock. `events` (the engine has it) wakes the resumer at once; without
  * it (the HTTP client) the resumer polls. */
@@ -53,12 +65,22 @@ export interface ResumeThreadOptions {
   /** Extra run config for the resumed run (e.g. `recursionLimit`, `callbacks`). */
   config?: Record<string, unknown>;
   /** The requester `hitlToAirlock` opened this thread's HITL requests with (their keys are per
-   * requester). @default "anonymous" */
+   * requester). @default `hitl.requester`, else "anonymous" in process (the token's name over HTTP) */
   hitlRequester?: string;
+  /** The options the thread's HITL interrupts are bridged with (`hitlToAirlock`'s, but for the
+   * thread and interrupt): when given, HITL interrupts with no Airlock requests yet get them, both
+   * those found before resuming and those the resumed run parks at. */
+  hitl?: HitlBridgeOptions;
 }
 
 export type ResumeThreadResult =
-  | { resumed: true; requestIds: string[]; output: unknown }
+  | {
+      resumed: true;
+      requestIds: string[];
+      output: unknown;
+      /** With `hitl`: the requests of the HITL interrupts the resumed run parked at. */
+      opened: ApprovalRequest[];
+    }
   | {
       resumed: false;
       /** `not_parked`: no Airlock interrupt pending; `pending`: none of its requests is decided;
@@ -76,6 +98,12 @@ interface Ready {
 /** Resumes `threadId` once if one of its pending interrupts has a settled Airlock request. */
 export async function resumeThread(options: ResumeThreadOptions): Promise<ResumeThreadResult> {
   const { graph, airlock, threadId } = options;
+  const hitlRequester = options.hitlRequester ?? options.hitl?.requester;
+  // Requests this resume opens are looked up under the same requester as the thread's others.
+  const bridge: HitlBridgeOptions | undefined = options.hitl && {
+    ...options.hitl,
+    ...(hitlRequester === undefined ? {} : { requester: hitlRequester }),
+  };
   const state = await graph.getState({ configurable: { thread_id: threadId } });
   const ready: Ready[] = [];
   const seen: string[] = [];
@@ -84,7 +112,7 @@ export async function resumeThread(options: ResumeThreadOptions): Promise<Resume
       if (intr.id === undefined) continue;
       const found = await readyInterrupt(
         airlock,
-        options.hitlRequester,
+        { requester: hitlRequester, bridge },
         threadId,
         intr.id,
         intr.value,
@@ -101,7 +129,7 @@ export async function resumeThread(options: ResumeThreadOptions): Promise<Resume
     const first = ready[0]?.requests[0];
     const checkpointId = state.config.configurable?.checkpoint_id;
     const interrupts = ready.map((r) => r.interruptId).sort();
-    const requester = first?.requester ?? options.hitlRequester;
+    const requester = first?.requester ?? hitlRequester;
     const by = options.by ?? defaultName();
     const ticket = await airlock.request({
       key: `langgraph-resume:${hashArgs({ threadId, checkpointId: String(checkpointId ?? ""), interrupts })}`,
@@ -130,12 +158,34 @@ export async function resumeThread(options: ResumeThreadOptions): Promise<Resume
       thread_id: threadId,
     },
   });
-  return { resumed: true, requestIds, output };
+  const opened = bridge ? await bridgeParked(graph, airlock, threadId, bridge) : [];
+  return { resumed: true, requestIds, output, opened };
+}
+
+/** Opens (or finds) the requests of every HITL interrupt `threadId` is parked at. */
+async function bridgeParked(
+  graph: ResumableGraph,
+  airlock: ResumerApi,
+  threadId: string,
+  hitl: HitlBridgeOptions,
+): Promise<ApprovalRequest[]> {
+  const state = await graph.getState({ configurable: { thread_id: threadId } });
+  const opened: ApprovalRequest[] = [];
+  for (const task of state.tasks) {
+    for (const intr of task.interrupts) {
+      if (intr.id === undefined || !isHitlRequest(intr.value)) continue;
+      const request = intr.value;
+      opened.push(
+        ...(await hitlToAirlock(airlock, { ...hitl, threadId, interruptId: intr.id, request })),
+      );
+    }
+  }
+  return opened;
 }
 
 async function readyInterrupt(
   airlock: ResumerApi,
-  hitlRequester: string | undefined,
+  hitl: { requester: string | undefined; bridge: HitlBridgeOptions | undefined },
   threadId: string,
   interruptId: string,
   value: unknown,
@@ -146,14 +196,24 @@ async function readyInterrupt(
     return { interruptId, value: wake, requests: [request] };
   }
   if (isHitlRequest(value)) {
-    const requests: ApprovalRequest[] = [];
+    let requests: ApprovalRequest[] = [];
     for (let i = 0; i < value.actionRequests.length; i++) {
       const key = hitlKey(threadId, interruptId, i);
       const r = await airlock.getByKey(
         key,
-        hitlRequester === undefined ? {} : { requester: hitlRequester },
+        hitl.requester === undefined ? {} : { requester: hitl.requester },
       );
-      if (!r) return undefined; // not bridged to Airlock (yet): not ours to resume
+      if (!r) {
+        // Not bridged to Airlock (yet): not ours to resume, unless we were given the bridge.
+        if (!hitl.bridge) return undefined;
+        requests = await hitlToAirlock(airlock, {
+          ...hitl.bridge,
+          threadId,
+          interruptId,
+          request: value,
+        });
+        break;
+      }
       requests.push(r);
     }
     if (requests.some((r) => r.status === "pending")) {
@@ -176,6 +236,10 @@ export interface ResumeOnDecisionOptions {
   catchUpLimit?: number;
   /** Poll interval when `airlock` has no `events` (the HTTP client). @default 1000 */
   pollMs?: number;
+  /** The options the app bridges its threads' HITL interrupts with (`hitlToAirlock`'s, but for the
+   * thread and interrupt). When given, an interrupt a resumed thread parks at gets its Airlock
+   * requests here, and is resumed when they are decided; without it nobody is asked about it. */
+  hitl?: HitlBridgeOptions;
   /** Called after each resume this resumer ran. */
   onResumed?: (threadId: string, result: Extract<ResumeThreadResult, { resumed: true }>) => void;
   /** Called when a resume fails (the resumer goes on). @default ignore */
@@ -203,7 +267,12 @@ export function resumeOnDecision(options: ResumeOnDecisionOptions): Resumer {
     signal: options.signal,
     catchUpLimit: options.catchUpLimit,
     pollMs: options.pollMs,
-    passKey: (r) => threadOf(r)?.threadId,
+    // A resume ticket is newer than the request it answered; with `hitl`, it must not hide that
+    // request from the catch-up: its thread may be parked at an interrupt nobody bridged yet.
+    passKey: (r) => {
+      const lg = threadOf(r);
+      return options.hitl && lg?.kind === "resume" ? undefined : lg?.threadId;
+    },
     onError: (err) => options.onError?.(err, ""),
     consider(r) {
       const lg = threadOf(r);
@@ -221,6 +290,7 @@ export function resumeOnDecision(options: ResumeOnDecisionOptions): Resumer {
               by,
               ...(options.config ? { config: options.config } : {}),
               ...(hitlRequester !== undefined ? { hitlRequester } : {}),
+              ...(options.hitl ? { hitl: options.hitl } : {}),
             });
             if (result.resumed) options.onResumed?.(threadId, result);
           } catch (err) {
