@@ -26,7 +26,9 @@ import {
   createAirlock,
   createClient,
 } from "../../../src/index.js";
+import { postgresStore } from "../../../src/store/postgres-entry.js";
 import { sqliteStore } from "../../../src/store/sqlite-entry.js";
+import { describePg, dropSchema, freshSchema } from "../../postgres/pg-env.js";
 import { startTestServer, type TestServer } from "../../server/helpers.js";
 
 const RECIPIENTS = ["ann@example.com", "bob@example.com"];
@@ -247,5 +249,20 @@ describe("HITL bridge: a resumed thread that parks again gets its new request op
     });
     const asked = await srv.airlock.list({ action: "tool.send_email" });
     expect(asked.items.map((r) => r.requester)).toEqual(["bot", "bot"]);
+  });
+});
+
+await describePg("HITL bridge on PostgreSQL", ({ url }) => {
+  it("two interrupts, two requests, both approved, the thread completes", async () => {
+    const schema = freshSchema("airlock_hitl");
+    stops.push(() => dropSchema(url, schema));
+    const airlock = await createAirlock({ store: postgresStore(url, { schema }) });
+    stops.push(() => airlock.close());
+    await twoInterrupts({
+      api: airlock,
+      observer: airlock,
+      bridge: { requester: "mail-agent" },
+      approve: (id) => airlock.decide(id, { outcome: "approved", reviewer: "alice" }),
+    });
   });
 });
