@@ -526,6 +526,20 @@ describe("airlockToolApproval, mode block", () => {
     expect(runs).toHaveLength(1);
   });
 
+  it("an edit decided while the call waits runs the edited args as the call's result", async () => {
+    const s = setup({ mode: "block" });
+    const pending = s.turn();
+    const request = await waitForPending();
+    await airlock.decide(request.id, {
+      outcome: "approved",
+      reviewer: "alice",
+      editedArgs: { to: "bob", amount: 80 },
+    });
+    const r = await pending;
+    expect(r.text).toBe('pay returned {"paid":80,"to":"bob"}');
+    expect(runs).toEqual([{ to: "bob", amount: 80 }]);
+  });
+
   it("falls back to defer after waitTimeoutMs, and the conversation goes on after the decision", async () => {
     const s = setup({ mode: "block", waitTimeoutMs: 30 });
     const { request } = await park(s);
