@@ -238,9 +238,8 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   // count from the index alone). An update that changes a column any index holds cannot be a HOT
   // update, and every document change changes doc_bytes: claims would write every index of the
   // table. Of 1,000 updates in 500 gate round trips, 496 were HOT without it and none with it.
-  // 11 is left to the quotas' change being written beside this one.
   // Each learned trust rule's scope (src/store/postgres-trust.ts).
-  { version: 12, sql: postgresTrustScopeSql },
+  { version: 11, sql: postgresTrustScopeSql },
 ];
 
 /** Counts the requests already settled into outcome_stats (migration 7; bulk loads call it too). */

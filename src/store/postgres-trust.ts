@@ -36,7 +36,7 @@ export function postgresTrustRulesSql(s: string): string {
   `;
 }
 
-/** Migration 12: each rule's scope (core/trust-rule.ts), as JSON text; rules accepted before it
+/** Migration 11: each rule's scope (core/trust-rule.ts), as JSON text; rules accepted before it
  * have none and approve nothing. */
 export function postgresTrustScopeSql(s: string): string {
   return `ALTER TABLE ${s}.trust_rules ADD COLUMN scope text;`;

@@ -227,7 +227,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   },
   // 11 is left to the quotas' change being written beside this one.
   // Each learned trust rule's scope (src/store/sqlite-trust.ts).
-  { version: 12, sql: SQLITE_TRUST_SCOPE_SQL },
+  { version: 11, sql: SQLITE_TRUST_SCOPE_SQL },
 ];
 
 /** Lower-cases the titles of the rows written before migration 5 (the trigger indexes each). */

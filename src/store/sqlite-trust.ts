@@ -31,7 +31,7 @@ export const SQLITE_TRUST_RULES_SQL = `
   CREATE UNIQUE INDEX trust_rules_active ON trust_rules (action, shape_hash) WHERE revoked_at IS NULL;
 `;
 
-/** Migration 12: each rule's scope (core/trust-rule.ts), as JSON; rules accepted before it have
+/** Migration 11: each rule's scope (core/trust-rule.ts), as JSON; rules accepted before it have
  * none and approve nothing. */
 export const SQLITE_TRUST_SCOPE_SQL = "ALTER TABLE trust_rules ADD COLUMN scope TEXT;";
 

@@ -46,7 +46,7 @@ export interface TrustRuleRow {
   created_at: number | string;
   revoked_by: string | null;
   revoked_at: number | string | null;
-  /** JSON (migration 12); null for rules accepted before it. */
+  /** JSON (migration 11); null for rules accepted before it. */
   scope: string | null;
 }
 

@@ -28,7 +28,7 @@ it("counts an agent's pending requests from the index alone, after upgrading an 
   await first.close();
 
   // The database as migration 9 left it: the index without the sizes (and none of the later
-  // migrations: the trust rules' scope of migration 12 gone too).
+  // migrations: the trust rules' scope of migration 11 gone too).
   const old = new Database(path);
   old.exec(`
     DROP INDEX requests_pending_requester;

@@ -291,7 +291,7 @@ describe("SQLite title search (q)", () => {
     await before.close();
     // Back to the schema before migration 5: the column, the search index and its triggers gone
     // (and the deadline index migration 6 drops, back; the approver index of migration 9 gone; the
-    // trust rules' scope of migration 12 gone).
+    // trust rules' scope of migration 11 gone).
     const d = new Database(path);
     d.exec(`
       DROP TRIGGER request_approvers_insert; DROP TRIGGER request_approvers_update;
