@@ -139,7 +139,7 @@ describe("airlock CLI", () => {
     expect(clash.stderr).toMatch(/already used/);
   });
 
-  it("refuses self-approval and names bad input on one line", () => {
+  it("refuses self-approval and names bad input on one line", { timeout: 60_000 }, () => {
     const id = airlock(["request", "--title", "mine", "--requester", "carol"]).stdout.trim();
     const self = airlock(["decide", id, "approve", "--as", "carol"]);
     expect(self.code).toBe(4);
