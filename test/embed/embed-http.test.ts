@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmbedTokens } from "../../src/server/embed/token.js";
 import { embedPublicRoutes } from "../../src/server/routes/embed.js";
+import { createToken, revokeToken } from "../../src/server/tokens.js";
 import { gate, startTestServer, type TestServer } from "../server/helpers.js";
 
 const SECRET = "embed-test-secret-0123456789abcdef";
@@ -295,5 +296,52 @@ describe("embed options", () => {
     }
     expect(() => createEmbedTokens("short")).toThrow(/32 characters/);
     expect(() => embedPublicRoutes(["https://chat.example.com/"])).toThrow(/embedOrigins/);
+  });
+});
+
+describe("embed token limits", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ embedSecret: SECRET });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+  const open = async () =>
+    (await s.call(s.tokens.agent, "POST", "/v1/requests", gate("limits", { approvers: ["ops"] })))
+      .body.id as string;
+  const mint = (token: string, id: string) =>
+    s.call(token, "POST", `/v1/requests/${id}/embed-token`, { reviewer: "alice" });
+
+  it("limits mints to 30 a minute per minting token, and to 50 per request", async () => {
+    const id = await open();
+    const byApp: number[] = [];
+    for (let i = 0; i < 31; i++) byApp.push((await mint(s.tokens.app, id)).status);
+    expect(byApp.slice(0, 30).every((st) => st === 201)).toBe(true);
+    const limited = await mint(s.tokens.app, id);
+    expect(limited.status).toBe(429);
+    expect(limited.body.code).toBe("rate_limited");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Another minter's budget is its own; the request's cap counts every minter's.
+    for (let i = 0; i < 20; i++) expect((await mint(s.tokens.admin, id)).status).toBe(201);
+    const capped = await mint(s.tokens.admin, id);
+    expect(capped.status).toBe(429);
+    expect(capped.body.detail).toMatch(/50 card tokens were minted for/);
+    // Another request still gets cards from the same admin.
+    expect((await mint(s.tokens.admin, await open())).status).toBe(201);
+  });
+
+  it("ends a card once its minter's token is revoked", async () => {
+    const app = await createToken(s.tokenStore, { name: "other-app", roles: ["app"] });
+    const id = await open();
+    const card = (await mint(app.token, id)).body.token as string;
+    expect((await s.call(card, "GET", `/v1/embed/requests/${id}`)).status).toBe(200);
+    await revokeToken(s.tokenStore, app.record.id);
+    const after = await s.call(card, "POST", `/v1/embed/requests/${id}/decisions`, {
+      outcome: "approved",
+    });
+    expect(after.status).toBe(401);
+    expect(after.body.detail).toMatch(/no longer stands/);
+    expect((await s.airlock.get(id)).status).toBe("pending");
   });
 });
