@@ -55,6 +55,37 @@ if (npmMissing) {
 
 let work: string;
 let project: string;
+let packed: Promise<{ tarball: string; files: string[] }> | undefined;
+
+/** `npm pack` of the built copy, once for every test that installs the tarball. */
+function pack(): Promise<{ tarball: string; files: string[] }> {
+  packed ??= (async () => {
+    const out = await run("npm", ["pack", "--json", "--pack-destination", work], {
+      cwd: project,
+      env: cleanEnv(),
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const [info] = JSON.parse(out.stdout.slice(out.stdout.indexOf("["))) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
+    return {
+      tarball: join(work, info?.filename as string),
+      files: (info?.files ?? []).map((f) => f.path),
+    };
+  })();
+  return packed;
+}
+
+/** `npm install` from the local cache when it holds everything (after `npm ci`), else with the
+ * registry too. */
+async function install(cwd: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const installArgs = ["install", "--no-audit", "--no-fund", "--ignore-scripts", ...args];
+  const offline = await run("npm", [...installArgs, "--offline"], { cwd, env }).catch(
+    () => undefined,
+  );
+  if (!offline) await run("npm", [...installArgs, "--prefer-offline"], { cwd, env });
+}
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "airlock-package-"));
@@ -107,22 +138,12 @@ describe.skipIf(npmMissing !== undefined)("the packed package", () => {
     timeout: 300_000,
   }, async () => {
     const env = cleanEnv();
-    const packed = await run("npm", ["pack", "--json", "--pack-destination", work], {
-      cwd: project,
-      env,
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf("["))) as {
-      filename: string;
-      files: { path: string }[];
-    }[];
-    const files = (info?.files ?? []).map((f) => f.path);
+    const { tarball, files } = await pack();
     // The library, the bin, the demo and its data; no tests, no sources of the library.
     expect(files).toContain("dist/src/cli/main.js");
     expect(files).toContain("dist/examples/demo.js");
     expect(files).toContain("dist/examples/research-two-phase/corpus/sqlite-overview.md");
     expect(files.some((f) => /\.test\.(js|ts)$/.test(f))).toBe(false);
-    const tarball = join(work, info?.filename as string);
 
     const app = join(work, "app");
     mkdirSync(app);
@@ -140,12 +161,7 @@ describe.skipIf(npmMissing !== undefined)("the packed package", () => {
         overrides: { "better-sqlite3": sqliteVersion },
       }),
     );
-    const installArgs = ["install", "--no-audit", "--no-fund", "--ignore-scripts", tarball];
-    // From the local cache when it holds everything (after `npm ci`), else with the registry too.
-    const offline = await run("npm", [...installArgs, "--offline"], { cwd: app, env }).catch(
-      () => undefined,
-    );
-    if (!offline) await run("npm", [...installArgs, "--prefer-offline"], { cwd: app, env });
+    await install(app, [tarball], env);
     // Install scripts are off: better-sqlite3's would download or compile its native module. The one
     // this checkout built is the same version for the same node.
     cpSync(
@@ -208,6 +224,174 @@ describe.skipIf(npmMissing !== undefined)("the packed package", () => {
     expect(relative(app, installed)).toBe(join("node_modules", PKG.name));
   });
 });
+
+// The declarations as a strict user project type-checks them: `strict`, `skipLibCheck: false`,
+// `moduleResolution: "nodenext"`, the tarball and `typescript` installed and nothing else. The
+// declarations of `airlock/sqlite` and `airlock/postgres` name better-sqlite3's Database (the
+// `configure` hook) and pg's Pool (a pool you own, `store.pool`), and `airlock/server` names the Pool
+// of its PostgreSQL rate-limit store: their `@types/*` are dependencies of the package, like
+// better-sqlite3 and pg themselves, so no user meets TS7016 (a SQLite-only user of `airlock/server`
+// did). The frameworks (langgraph, openai agents, ai sdk, react) are optional peers: only the
+// declarations of their own subpaths name them, so a project that imports `.`, `/sqlite` and
+// `/server` needs none of them installed.
+const CORE_USER = `import { type ApprovalRequest, createAirlock, type Decision, parseReply } from "airlock";
+import { type SqliteStoreOptions, sqliteStore } from "airlock/sqlite";
+import { createServer, memoryTokenStore, type ServerOptions } from "airlock/server";
+
+const options: SqliteStoreOptions = {
+  configure: (db) => {
+    db.pragma("cache_size = 2000");
+  },
+};
+const airlock = await createAirlock({ store: sqliteStore(":memory:", options) });
+const request: ApprovalRequest = await airlock.request({ title: "Deploy api", items: ["a", "b"] });
+const reply = parseReply("SELECT 1", request.items ?? []);
+const decided: ApprovalRequest = await airlock.decide(request.id, {
+  outcome: "approved",
+  reviewer: "alice",
+});
+const last: Decision | undefined = decided.decisions.at(-1);
+const serverOptions: ServerOptions = { airlock, auth: { tokens: memoryTokenStore() } };
+const server = createServer(serverOptions);
+// @ts-expect-error a database path is a string: the declarations are real types, not any
+sqliteStore(42);
+export { last, reply, server };
+`;
+
+const EVERY_SUBPATH = `import { createAirlock, hitlTool, memoryStore } from "airlock";
+import { sqliteStore } from "airlock/sqlite";
+import { type PostgresStore, postgresStore } from "airlock/postgres";
+import { createServer, memoryTokenStore } from "airlock/server";
+import { airlockGate, isGateInterrupt } from "airlock/langgraph";
+import { airlockNeedsApproval, type ParkedTurn } from "airlock/openai-agents";
+import { airlockToolApproval, approvalKey } from "airlock/ai-sdk";
+import { makeRequest, runStoreContract } from "airlock/testing";
+import { createMcpServer, MCP_TOOLS, waitBounded } from "airlock/mcp";
+import { type ApprovalStatus, useApproval } from "airlock/react";
+
+const airlock = await createAirlock({ store: memoryStore() });
+const pg: PostgresStore = postgresStore("postgres://127.0.0.1:5432/test");
+const rows = await pg.pool.query<{ one: number }>("select 1 as one");
+const one: number | undefined = rows.rows[0]?.one;
+const server = createServer({ airlock, auth: { tokens: memoryTokenStore() } });
+const needs = airlockNeedsApproval(airlock, { tool: "send_email" });
+const mcp = createMcpServer(airlock, { maxWaitMs: 1000 });
+const status: ApprovalStatus = "loading";
+const tools: readonly string[] = MCP_TOOLS;
+// @ts-expect-error a pool or a connection string
+postgresStore(42);
+export {
+  airlockGate,
+  airlockToolApproval,
+  approvalKey,
+  hitlTool,
+  isGateInterrupt,
+  makeRequest,
+  mcp,
+  needs,
+  one,
+  runStoreContract,
+  server,
+  sqliteStore,
+  status,
+  tools,
+  useApproval,
+  waitBounded,
+};
+export type { ParkedTurn };
+`;
+
+/** The optional peers of the framework subpaths, at the versions this checkout runs. */
+const PEERS = [
+  "@openai/agents",
+  "ai",
+  "@langchain/core",
+  "@langchain/langgraph",
+  "react",
+  "@types/react",
+];
+
+describe.skipIf(npmMissing !== undefined)("the packed package's type declarations", () => {
+  let app: string;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    env = cleanEnv();
+    const { tarball } = await pack();
+    app = join(work, "types-app");
+    mkdirSync(app);
+    writeFileSync(
+      join(app, "package.json"),
+      JSON.stringify({ name: "airlock-types-check", private: true, type: "module" }),
+    );
+    writeFileSync(
+      join(app, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          strict: true,
+          skipLibCheck: false,
+          noEmit: true,
+        },
+        files: ["main.ts"],
+      }),
+    );
+    await install(app, [tarball, `typescript@${versionHere("typescript")}`], env);
+  }, 300_000);
+
+  async function typecheck(code: string): Promise<string> {
+    writeFileSync(join(app, "main.ts"), code);
+    const tsc = join(app, "node_modules/typescript/bin/tsc");
+    const result = await run(process.execPath, [tsc, "-p", "."], {
+      cwd: app,
+      env,
+      maxBuffer: 64 * 1024 * 1024,
+    }).then(
+      (r) => r.stdout + r.stderr,
+      (err: { stdout?: string; stderr?: string; message: string }) =>
+        `${err.stdout ?? ""}${err.stderr ?? ""}` || err.message,
+    );
+    return result.trim();
+  }
+
+  it("compile under strict, skipLibCheck off, for a project of ., /sqlite and /server with no optional peer installed", {
+    timeout: 120_000,
+  }, async () => {
+    for (const peer of PEERS) expect(existsSync(join(app, "node_modules", peer))).toBe(false);
+    expect(await typecheck(CORE_USER)).toBe("");
+  });
+
+  it("compile under strict, skipLibCheck off, with every subpath export imported and the peers installed", {
+    timeout: 300_000,
+  }, async () => {
+    const exported = Object.keys(
+      (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { exports: object }).exports,
+    )
+      .filter((k) => k !== "./package.json")
+      .map((k) => (k === "." ? PKG.name : `${PKG.name}/${k.slice(2)}`));
+    for (const name of exported) expect(EVERY_SUBPATH).toContain(`from "${name}"`);
+    // @types/node at this Node's major, as a user on it has: @openai/agents 0.20's own declarations
+    // do not compile against @types/node 25 and later (their EventEmitter), whoever imports them.
+    const nodeMajor = process.versions.node.split(".")[0];
+    await install(
+      app,
+      [...PEERS.map((p) => `${p}@${versionHere(p)}`), `@types/node@${nodeMajor}`],
+      env,
+    );
+    expect(await typecheck(EVERY_SUBPATH)).toBe("");
+  });
+});
+
+/** The version of a package this checkout has installed. */
+function versionHere(name: string): string {
+  return (
+    JSON.parse(readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8")) as {
+      version: string;
+    }
+  ).version;
+}
 
 function startServe(bin: string, cwd: string, env: NodeJS.ProcessEnv) {
   const child: ChildProcess = spawn(bin, ["serve", "--demo", "--port", "0"], {
