@@ -2,10 +2,18 @@
 // showed 12001/12000). The bound's last slice ends when its timer fires, and a timer fires late on a
 // busy event loop: here the loop is made busy on purpose (a synchronous stretch longer than the
 // bound), so the time waited is well past the bound when the last progress is reported.
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
 import { Client } from "@modelcontextprotocol/client";
-import { InMemoryTransport } from "@modelcontextprotocol/server";
+import { createMcpHandler, InMemoryTransport, McpServer } from "@modelcontextprotocol/server";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createMcpServer, waitBounded } from "../../src/adapters/mcp.js";
+import { z } from "zod";
+import {
+  createMcpProxy,
+  createMcpServer,
+  parseProxyConfig,
+  waitBounded,
+} from "../../src/adapters/mcp.js";
 import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 
@@ -90,6 +98,56 @@ describe("createMcpServer progress notifications", () => {
     } finally {
       await client.close();
       await server.close();
+    }
+  });
+});
+
+describe("createMcpProxy progress notifications", () => {
+  it("a gated call waiting for approval never reports progress past its total", async () => {
+    const upstream = createMcpHandler(() => {
+      const server = new McpServer({ name: "upstream", version: "1" });
+      server.registerTool("pay", { inputSchema: z.object({ amount: z.number() }) }, async (a) => ({
+        content: [{ type: "text", text: `paid ${a.amount}` }],
+      }));
+      return server;
+    });
+    const http = serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => upstream.fetch(req) });
+    await new Promise<void>((resolve) => http.once("listening", () => resolve()));
+    const proxy = createMcpProxy({
+      api: airlock,
+      config: parseProxyConfig({ rules: [{ name: "payments", tools: "pay" }] }),
+      upstream: { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp` },
+      requester: "agent",
+      maxWaitMs: 300,
+      log: () => {},
+    });
+    const client = new Client({ name: "progress-test", version: "1.0.0" });
+    try {
+      await proxy.start();
+      const [clientSide, proxySide] = InMemoryTransport.createLinkedPair();
+      await proxy.server.connect(proxySide);
+      await client.connect(clientSide);
+      const progress: { progress: number; total?: number }[] = [];
+      const call = client.callTool(
+        { name: "pay", arguments: { amount: 5000 } },
+        { onprogress: (p) => progress.push({ progress: p.progress, total: p.total }) },
+      );
+      for (let i = 0; i < 500; i++) {
+        if ((await airlock.list({ status: "pending" })).items.length > 0) break;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      expect((await airlock.list({ status: "pending" })).items).toHaveLength(1);
+      await busyLater(50, 400);
+      const result = await call;
+      expect(result.isError).toBe(true);
+      expectWithinAndIncreasing(progress, 300);
+    } finally {
+      await client.close();
+      await proxy.close();
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        (http as { closeAllConnections?: () => void }).closeAllConnections?.();
+      });
     }
   });
 });
