@@ -6,6 +6,7 @@ import { parseCutoff } from "../../audit/retention.js";
 import { isAirlockError } from "../../core/errors.js";
 import { type GlobalOptions, localOnly, openSqliteStore, resolveDbPath } from "../context.js";
 import { CliError } from "../errors.js";
+import { requireExistingStore } from "../existing-store.js";
 import { printJson } from "../output.js";
 import { positiveInt } from "../parse.js";
 
@@ -30,7 +31,10 @@ export function registerPrune(program: Command, globals: () => GlobalOptions): v
       } catch (err) {
         throw new CliError(isAirlockError(err) ? err.message : String(err));
       }
-      const store = openSqliteStore(resolveDbPath(globals()));
+      const path = resolveDbPath(globals());
+      // A missing file is an error, not a new empty database pruned of nothing.
+      await requireExistingStore({ kind: "sqlite", path }, "prune");
+      const store = openSqliteStore(path);
       try {
         if (!store.prune) throw new CliError(`the ${store.kind} store cannot prune`);
         const result = await store.prune({
