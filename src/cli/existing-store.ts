@@ -84,11 +84,18 @@ export async function openExistingStore(
   }
 }
 
+/** How each command that checks for its store is pointed at PostgreSQL (the others work on the
+ * SQLite file only). */
+const POSTGRES_HINT: Record<string, string> = {
+  "audit verify":
+    "; PostgreSQL: --postgres URL or AIRLOCK_DATABASE_URL, schema AIRLOCK_POSTGRES_SCHEMA",
+  "audit list": "; PostgreSQL: AIRLOCK_DATABASE_URL, schema AIRLOCK_POSTGRES_SCHEMA",
+  metrics: "; PostgreSQL: AIRLOCK_DATABASE_URL, schema AIRLOCK_POSTGRES_SCHEMA",
+};
+
 function noStore(what: string, command: string): CliError {
-  const postgres =
-    command === "audit verify" ? "--postgres URL or AIRLOCK_DATABASE_URL" : "AIRLOCK_DATABASE_URL";
   return new CliError(
-    `${what}: \`airlock ${command}\` never creates one; point it at your database (--db FILE or AIRLOCK_DB; PostgreSQL: ${postgres}, schema AIRLOCK_POSTGRES_SCHEMA)`,
+    `${what}: \`airlock ${command}\` never creates one; point it at your database (--db FILE or AIRLOCK_DB${POSTGRES_HINT[command] ?? ""})`,
   );
 }
 

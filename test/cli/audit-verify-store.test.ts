@@ -66,7 +66,14 @@ describe("airlock audit verify on SQLite", () => {
     expect(bare.code).toBe(4);
     expect(oneLine(bare)).toMatch(/^airlock: no SQLite database at airlock\.db: /);
     // Nor do the other commands that only read the local database.
-    for (const args of [["audit", "list"], ["metrics"], ["prune", "--before", "2020-01-01"]]) {
+    const others = [
+      ["audit", "list"],
+      ["metrics"],
+      ["prune", "--before", "2020-01-01"],
+      ["list"],
+      ["show", "req_x"],
+    ];
+    for (const args of others) {
       const other = await runAirlockIn(args, childEnv(), cwd);
       expect(other.code, args.join(" ")).toBe(4);
       expect(oneLine(other)).toMatch(/^airlock: no SQLite database at airlock\.db: /);
