@@ -91,6 +91,32 @@ describe("airlock audit verify on SQLite", () => {
     expect(readdirSync(cwd)).toEqual(["empty.db"]);
   });
 
+  it("a file at an older schema version is refused, not migrated", async () => {
+    const cwd = dir();
+    const db = join(dir(), "airlock.db");
+    const store = sqliteStore(db);
+    await store.migrate();
+    await store.close();
+    const raw = new Database(db);
+    const latest = (
+      raw.prepare("SELECT MAX(version) AS v FROM airlock_migrations").get() as {
+        v: number;
+      }
+    ).v;
+    raw.prepare("DELETE FROM airlock_migrations WHERE version = ?").run(latest);
+    raw.close();
+    const r = await runAirlockIn(["--db", db, "audit", "verify"], childEnv(), cwd);
+    expect(r.code).toBe(4);
+    expect(oneLine(r)).toBe(
+      `airlock: the SQLite database at ${db} is at schema version ${latest - 1}, older than this Airlock's (${latest}): \`airlock audit verify\` does not upgrade it; start \`airlock serve\` on it once (that upgrades it), then run this again`,
+    );
+    const after = new Database(db, { readonly: true });
+    expect(after.prepare("SELECT MAX(version) AS v FROM airlock_migrations").get()).toEqual({
+      v: latest - 1,
+    });
+    after.close();
+  });
+
   it("counts the events of an intact log, fails on an edited row, and on an empty log unless --allow-empty", async () => {
     const cwd = dir();
     const db = join(dir(), "airlock.db");
