@@ -16,6 +16,8 @@ import { startTestServer } from "./helpers.js";
 const ADMIN = "admin-token-ready-0123456789";
 const KEY = "k".repeat(32);
 const STARTS = 5;
+/** SQLite's token store is ready when opened, so its window was never seen: fewer starts there. */
+const SQLITE_STARTS = 3;
 /** Bound on one start (from the sources through tsx a start takes a few seconds). */
 const START_MS = 30_000;
 
@@ -126,9 +128,9 @@ await describePg(
 );
 
 describe("airlock serve on SQLite: /healthz 200 means an admin request is served", () => {
-  it(`on a new file, ${STARTS} starts in a row: the first admin request after /healthz 200 is 200`, async () => {
+  it(`on a new file, ${SQLITE_STARTS} starts in a row: the first admin request after /healthz 200 is 200`, async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < STARTS; i++) {
+    for (let i = 0; i < SQLITE_STARTS; i++) {
       const t = tempDir("airlock-ready-sqlite-");
       cleanups.push(t.cleanup);
       const db = join(t.dir, "airlock.db");
@@ -142,7 +144,7 @@ describe("airlock serve on SQLite: /healthz 200 means an admin request is served
       expect(existsSync(db)).toBe(true);
       for (const c of cleanups.splice(0).reverse()) await c();
     }
-    expect(statuses).toEqual(Array(STARTS).fill(200));
+    expect(statuses).toEqual(Array(SQLITE_STARTS).fill(200));
   }, 120_000);
 });
 
