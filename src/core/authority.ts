@@ -136,17 +136,27 @@ export function decidingGroups(actor: Actor, request: ApprovalRequest): string[]
   return [...new Set([...actor.groups, ...request.approvers.map(normalizeIdentity)])];
 }
 
-/** The reviewer and groups the state machine decides `request` under. Throws ForbiddenError for an
- * actor that never decides (an agent's credential, or one with no deciding role); the request-level
- * checks (requester, approvers, pending, quorum) then run in `applyDecision` with this identity. */
+/** Refusals that are about who is acting, answered 403 here with `refusalOf`'s words (which name no
+ * approver or group). The others are about the request's state and stay the state machine's: a
+ * request no longer pending answers 409 with the winning decision, a second approval by the same
+ * person 409, and an overdue one loses to its timeout. */
+const FORBIDDEN: ReadonlySet<RefusalReason> = new Set([
+  "agent",
+  "no_deciding_role",
+  "requester",
+  "not_approver",
+]);
+
+/** The reviewer and groups the state machine decides `request` under. Throws ForbiddenError when
+ * the actor may not decide this request at all; the state checks (pending, quorum, deadline) then
+ * run in `applyDecision` with this identity, which repeats the identity checks as a backstop. */
 export function decidingIdentity(
   actor: Actor,
   request: ApprovalRequest,
 ): { reviewer: string; groups: string[] } {
+  // refusalOf asks who is acting before the request's state: an agent never reaches the state machine.
   const refused = refusalOf(actor, request);
-  if (refused && (refused.reason === "agent" || refused.reason === "no_deciding_role")) {
-    throw new ForbiddenError(refused.message);
-  }
+  if (refused && FORBIDDEN.has(refused.reason)) throw new ForbiddenError(refused.message);
   return { reviewer: actor.name, groups: decidingGroups(actor, request) };
 }
 

@@ -177,7 +177,8 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
       if (input.editedArgs !== undefined) {
         checkSchema(schemas.get(current.action), current.action, input.editedArgs, "editedArgs");
       }
-      return applyDecision(current, input, now, actor?.proof);
+      // Without an actor the caller is code in this process, trusted as the embedding application.
+      return applyDecision(current, input, now, actor?.proof ?? "in_process");
     });
     if (!replayed && isTerminal(stored.status)) logDecision(logger, stored);
     return stored;

@@ -7,7 +7,7 @@ import { type EmbedTokens, embedPrincipal, isEmbedToken } from "./embed/token.js
 import type { Principal, ServerEnv } from "./env.js";
 import { HttpProblem } from "./problem.js";
 import type { RateLimiter } from "./rate-limit.js";
-import { hashToken, type Role, type TokenStore } from "./tokens.js";
+import { effectiveRoles, hashToken, type Role, type TokenStore } from "./tokens.js";
 
 const CHALLENGE = { "www-authenticate": 'Bearer realm="airlock"' };
 
@@ -80,7 +80,7 @@ export function authenticate(options: AuthOptions): MiddlewareHandler<ServerEnv>
       const principal: Principal = {
         tokenId: record.id,
         name: normalizeIdentity(record.name),
-        roles: record.roles,
+        roles: effectiveRoles(record),
         groups: record.groups.map(normalizeIdentity),
       };
       c.set("principal", principal);

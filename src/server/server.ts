@@ -390,7 +390,15 @@ export function createServer(options: ServerOptions): AirlockServer {
   app.route("/v1/tokens", tokenRoutes(deps, o.auth.tokens));
   app.route("/v1/outbox", outboxRoutes(deps));
   app.route("/v1/trust", trustRoutes(deps, options.trust));
-  app.route("/", embedRoutes(deps, o.auth.tokens, embed));
+  app.route(
+    "/",
+    embedRoutes(
+      deps,
+      o.auth.tokens,
+      embed,
+      createRateLimiter({ max: 30, windowMs: 60_000 }, "embed_mints", o.rateLimitStore),
+    ),
+  );
   mount(app, "", openApiRoute, async (c) => c.json(openApiDocument()));
   // Global counts and per-route statistics: for operators (admins, or the metrics token) only.
   mount(app, "", metricsRoute, () => metricsResponse(metrics));

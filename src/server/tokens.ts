@@ -22,6 +22,13 @@ const DECIDING_ROLES: readonly Role[] = ["reviewer", "admin", "app"];
 /** Refused like every name that enters (refuseBadIdentity): mixed scripts, invisible characters only. */
 const principalName = z.string().trim().min(1).max(200).superRefine(refuseBadIdentity);
 
+/** The roles a stored token acts with. A token holding `agent` acts as an agent alone, whatever else
+ * it holds: tokens stored before an agent's token could no longer carry a deciding role keep their
+ * record, but nothing an agent holds decides, mints tokens or cards, or approves by its deadline. */
+export function effectiveRoles(record: Pick<TokenRecord, "roles">): readonly Role[] {
+  return record.roles.includes("agent") ? ["agent"] : record.roles;
+}
+
 /** What creating a token takes: the principal it authenticates, its roles and its groups. */
 export const tokenInputSchema = z
   .object({

@@ -450,9 +450,9 @@ describe("cancelling in the inbox (issue 11 item 2)", () => {
           redirect: "manual",
         });
       };
-      // Its own request: visible to "dual", but not for it to decide, so not to cancel either.
-      const own = await v.airlock.request({ title: "Mine", requester: "dual", approvers: ["ops"] });
-      const refused = await post(v.tokens.dual, own.id, "changed my mind");
+      // Its own request: visible to "olga", but not for her to decide, so not to cancel either.
+      const own = await v.airlock.request({ title: "Mine", requester: "olga", approvers: ["ops"] });
+      const refused = await post(v.tokens.ops2, own.id, "changed my mind");
       expect(refused.status).toBe(403);
       expect((await v.airlock.get(own.id)).status).toBe("pending");
       const r = await v.airlock.request({ title: "Theirs", requester: "bot", approvers: ["ops"] });

@@ -35,7 +35,7 @@ import { hasRole, type Principal } from "../env.js";
 import { createRateLimiter, type RateLimitOptions } from "../rate-limit.js";
 import { type DecisionResult, decideEach, MAX_DECISIONS } from "../routes/decisions.js";
 import { screenForm } from "../screen.js";
-import { hashToken, type TokenStore } from "../tokens.js";
+import { effectiveRoles, hashToken, type TokenStore } from "../tokens.js";
 import { CSP, FAVICON_SVG, htmxScript, INBOX_CSS, INBOX_JS } from "./assets.js";
 import { Layout } from "./layout.js";
 import { BulkConfirmPage, type BulkLine, BulkResultPage } from "./pages/bulk.js";
@@ -295,7 +295,8 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     const next = safeNext(typeof form.next === "string" ? form.next : undefined);
     const hash = token ? hashToken(token) : "";
     const record = token ? await deps.tokens.findByHash(hash) : undefined;
-    if (!record || !(record.roles.includes("reviewer") || record.roles.includes("admin"))) {
+    const roles = record ? effectiveRoles(record) : [];
+    if (!record || !(roles.includes("reviewer") || roles.includes("admin"))) {
       // Only failures are slowed, and only after the token was looked up: a valid token always signs
       // in, even from an address (a proxy's, shared by everyone behind it) that has failed many times.
       if (!(await loginFailures.peek(address)).ok) {
@@ -303,7 +304,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       }
       await loginFailures.take(address);
       const why = record
-        ? "This token cannot sign in to the inbox: it needs the reviewer or admin role."
+        ? "This token cannot sign in to the inbox: it needs the reviewer or admin role (an agent's token never does)."
         : "Unknown or revoked token.";
       return loginPage(c, { error: why, next }, 401);
     }

@@ -11,7 +11,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { Principal } from "../env.js";
-import type { TokenStore } from "../tokens.js";
+import { effectiveRoles, type TokenStore } from "../tokens.js";
 
 export const SESSION_COOKIE = "airlock_session";
 
@@ -138,7 +138,7 @@ export function createSessions(tokens: TokenStore, options: SessionOptions = {})
       return {
         tokenId: record.id,
         name: record.name,
-        roles: record.roles,
+        roles: effectiveRoles(record),
         groups: record.groups,
       };
     },
