@@ -75,6 +75,10 @@ describe("embed tokens over HTTP", () => {
       expect(r.body.detail).not.toMatch(/holds no reviewer token|not in the group|approvers:/);
     }
     expect((await mint(s.tokens.admin, "req_missing", { reviewer: "alice" })).status).toBe(404);
+    // An app reads no requests: a missing one gets the same sentence as any refusal.
+    const missing = await mint(s.tokens.app, "req_missing", { reviewer: "alice" });
+    expect(missing.status).toBe(403);
+    expect(missing.body.detail).toBe(refusals[0]?.body.detail);
     for (const ttlSeconds of [0, 3601, 1.5]) {
       expect((await mint(s.tokens.app, id, { reviewer: "alice", ttlSeconds })).status).toBe(400);
     }
@@ -316,9 +320,9 @@ describe("embed token limits", () => {
   it("limits mints to 30 a minute per minting token, and to 50 per request", async () => {
     const id = await open();
     const byApp: number[] = [];
-    for (let i = 0; i < 31; i++) byApp.push((await mint(s.tokens.app, id)).status);
-    expect(byApp.slice(0, 30).every((st) => st === 201)).toBe(true);
-    const limited = await mint(s.tokens.app, id);
+    for (let i = 0; i < 30; i++) byApp.push((await mint(s.tokens.app, id)).status);
+    expect(byApp.every((st) => st === 201)).toBe(true);
+    const limited = await mint(s.tokens.app, id); // the 31st
     expect(limited.status).toBe(429);
     expect(limited.body.code).toBe("rate_limited");
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);

@@ -1,6 +1,6 @@
 // The embeddable approval card's routes.
 //
-//   POST /v1/requests/{id}/embed-token     an admin or the requester's agent mints a short-lived
+//   POST /v1/requests/{id}/embed-token     an app backend (role app) or an admin mints a short-lived
 //                                           token for one reviewer of one request (embed/mint.ts)
 //   GET  /v1/embed/requests/{id}           the request           } with that embed token only,
 //   GET  /v1/embed/requests/{id}/wait      long-poll             } for that request only (the
@@ -145,11 +145,18 @@ export function embedRoutes(
         { headers: { "retry-after": String(limited.retryAfterSeconds) } },
       );
     }
-    // An app backend reads no requests otherwise; it may mint for any it names.
+    // An app backend reads no requests otherwise: a request it names that does not exist gets the
+    // same sentence as every other refusal, so minting tells it nothing about which ids exist.
     const request = hasRole(caller, "admin")
       ? await loadVisible(airlock, caller, id(c))
-      : await airlock.get(id(c));
+      : await airlock.get(id(c)).catch((err: unknown) => {
+          if (isAirlockError(err, "not_found"))
+            throw new HttpProblem(403, "forbidden", MINT_REFUSED);
+          throw err;
+        });
     const who = await checkMint(caller, request, body, tokens);
+    // Counted from the audit log, so every server sees the same count; mints made at the same
+    // moment may each see the count below the cap (a few past it at most, each still audited).
     const issued = (await airlock.audit({ requestId: request.id, limit: 10_000 })).filter(
       (e) => e.data.event === "embed token issued",
     ).length;
