@@ -3,6 +3,8 @@
 // become the answers (`approval-responded` parts with `approved` and `reason`), and an answer the
 // client sent itself (`addToolApprovalResponse`) counts only as a decision by a named chat reviewer,
 // recorded in Airlock like any other channel's, or not at all.
+import { actorOf } from "../../core/authority.js";
+import type { Airlock } from "../../engine/engine.js";
 import type { ApprovalRequest } from "../../index.js";
 import { isAirlockError } from "../../index.js";
 import { type Answer, answerFor } from "./answer.js";
@@ -158,14 +160,27 @@ async function decideFromChat(
     return { refused: "the answer carries no approved flag" };
   }
   try {
-    const decided = await ctx.airlock.decide(request.id, {
-      outcome: approval.approved ? "approved" : "rejected",
-      reviewer: options.reviewer,
-      groups: options.groups ?? [],
-      channel: "chat",
+    const fields = {
+      outcome: approval.approved ? ("approved" as const) : ("rejected" as const),
       key: `chat:${approval.id}`.slice(0, 200),
       ...(approval.reason ? { comment: approval.reason } : {}),
-    });
+    };
+    const who = { reviewer: options.reviewer, groups: options.groups ?? [] };
+    // In process, the app vouches for its signed-in user: the engine asks core/authority.ts like at
+    // every door. Over HTTP the server does, for the client's token.
+    const decided =
+      "decideAs" in ctx.airlock && typeof ctx.airlock.decideAs === "function"
+        ? await (ctx.airlock as Pick<Airlock, "decideAs">).decideAs(
+            actorOf({
+              name: who.reviewer,
+              groups: who.groups,
+              proof: "in_process",
+              channel: "chat",
+            }),
+            request.id,
+            fields,
+          )
+        : await ctx.airlock.decide(request.id, { ...fields, ...who, channel: "chat" });
     return { request: decided };
   } catch (err) {
     // Decided elsewhere first: the winning decision is the answer.
