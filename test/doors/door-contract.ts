@@ -17,8 +17,10 @@ export type Who =
   /** The agent's own credential (agent `bot`, the requester of the contract's requests). */
   | { kind: "agent" }
   /** A credential an agent holds that also carries a deciding role (a token stored before such
-   * tokens were refused). */
+   * tokens were refused): agent + reviewer. */
   | { kind: "dual" }
+  /** The same, agent + admin. */
+  | { kind: "dual_admin" }
   /** Anything minted with an agent's credential (a card token, an inbox session). */
   | { kind: "minted_by_agent" }
   /** A reviewer who is the request's own requester (`alice` requests, `alice` decides). */
@@ -44,6 +46,9 @@ export interface NotApplicable {
 
 export interface Door {
   name: string;
+  /** False for a door that offers no way to decide at all (the MCP server is the agent's door):
+   * the contract then checks that nothing it offers decides, as any caller. */
+  decides?: false;
   /** Approves `request` as `who`, through the door's real entry point. */
   approve(world: World, who: Who, request: ApprovalRequest): Promise<Attempt | NotApplicable>;
   /** The labels the door shows on its approve and reject controls for `request`, when it draws any. */
@@ -93,6 +98,14 @@ async function expectRefused(
 
 /** Registers the contract's cases (vitest `it`s) for one door; call inside a `describe`. */
 export function doorContract(world: () => World, door: Door): void {
+  if (door.decides === false) {
+    it(`${door.name}: offers nothing that decides, whoever calls it`, async () => {
+      for (const who of [{ kind: "agent" }, { kind: "reviewer", name: "alice" }] as Who[]) {
+        await expectRefused(world(), door, who, await openRequest(world()));
+      }
+    });
+    return;
+  }
   it(`${door.name}: a listed approver decides (the door works)`, async () => {
     const request = await openRequest(world());
     const attempt = await door.approve(world(), { kind: "reviewer", name: "alice" }, request);
@@ -106,6 +119,7 @@ export function doorContract(world: () => World, door: Door): void {
   const refusedKinds: Who[] = [
     { kind: "agent" },
     { kind: "dual" },
+    { kind: "dual_admin" },
     { kind: "minted_by_agent" },
     { kind: "non_approver" },
     { kind: "revoked" },

@@ -1,7 +1,10 @@
 // Every door, through its real entry point on the world's server: how each speaks as each kind of
 // caller (door-contract.ts says what must happen).
 import { PassThrough } from "node:stream";
+import { Client } from "@modelcontextprotocol/client";
+import { InMemoryTransport } from "@modelcontextprotocol/server";
 import nodemailer from "nodemailer";
+import { createMcpServer } from "../../src/adapters/mcp.js";
 import { newNonce, replyToken, signLink } from "../../src/channels/email/tokens.js";
 import { runReview } from "../../src/channels/review.js";
 import { ACTION } from "../../src/channels/slack/blocks.js";
@@ -31,6 +34,8 @@ async function tokenFor(
       return c.agent;
     case "dual":
       return c.dual;
+    case "dual_admin":
+      return c.dualAdmin;
     case "minted_by_agent":
       // An agent's token mints no other token: the attempt itself is refused (403).
       return undefined;
@@ -194,6 +199,88 @@ function buttonText(html: string, id: string): string {
     .trim();
 }
 
+/** The inbox's bulk form: the request ticked on the queue and "Approve selected" posted (confirmed),
+ * as a signed-in session would. The result page answers 200 whatever each item did, so the door
+ * reads the record: an approval recorded or not. */
+export const inboxBulkDoor: Door = {
+  name: "inbox bulk form",
+  async approve(world, who, request) {
+    let cookie: string | undefined;
+    if (who.kind === "minted_by_agent") {
+      cookie = await signIn(world, world.credentials.dual);
+      if (!cookie) return { refused: true, said: "an agent's token could not sign in" };
+    } else if (who.kind === "derived_from_revoked") {
+      const derived = await tokenFor(world, who, async (t) => signIn(world, t));
+      if (derived === undefined || typeof derived !== "string") {
+        return { refused: true, said: "no session" };
+      }
+      cookie = derived;
+    } else {
+      const token = await tokenFor(world, who);
+      if (token === undefined || typeof token !== "string") return token as NotApplicable;
+      cookie = await signIn(world, token);
+      if (!cookie) return { refused: true, said: "the token could not sign in" };
+    }
+    const queue = await fetch(`${world.url}/`, { headers: { cookie } });
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await queue.text())?.[1];
+    if (!csrf) return { refused: true, said: `queue ${queue.status} (signed out)` };
+    const before = approvalsOf(await world.airlock.get(request.id));
+    const res = await fetch(`${world.url}/inbox/decisions`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        cookie,
+        origin: world.url,
+      },
+      body: new URLSearchParams({
+        _csrf: csrf,
+        action: "approve",
+        scope: "ticked",
+        ids: request.id,
+        confirmed: "yes",
+      }).toString(),
+      redirect: "manual",
+    });
+    const text = await res.text();
+    const recorded = approvalsOf(await world.airlock.get(request.id)) > before;
+    return {
+      refused: !recorded,
+      said: `${res.status} ${text.replace(/<[^>]+>/g, " ").slice(0, 300)}`,
+    };
+  },
+};
+
+/** `airlock mcp` (the agent's own door): every tool it offers, called on the request's id as the
+ * requester's agent, over MCP (an in-memory transport to the real server). */
+export const mcpServerDoor: Door = {
+  name: "MCP server",
+  decides: false,
+  async approve(world, _who, request) {
+    const server = createMcpServer(world.airlock, { requester: "bot", maxWaitMs: 200 });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "door-contract", version: "1.0.0" });
+    try {
+      await client.connect(clientSide);
+      const { tools } = await client.listTools();
+      // Whatever a tool takes, it is given the request's id and an approving outcome.
+      const args = {
+        id: request.id,
+        requestId: request.id,
+        outcome: "approved",
+        decision: "approve",
+      };
+      for (const tool of tools) {
+        await client.callTool({ name: tool.name, arguments: args }).catch(() => undefined);
+      }
+      return { refused: true, said: `tools tried: ${tools.map((t) => t.name).join(", ")}` };
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  },
+};
+
 /** A card token the world's server would accept, as if minted by `minter` (for cases no minting
  * route would serve any more: a card minted with an agent's token before that was refused). */
 async function forgedCard(
@@ -246,14 +333,11 @@ export const cardDoor: Door = {
         return decideWithCard(world, minted.token, request);
       }
       case "agent":
-      case "dual": {
+      case "dual":
+      case "dual_admin": {
         // The agent (or a token it holds) asks for a card for a real approver.
-        const minted = await mintCard(
-          world,
-          who.kind === "agent" ? c.agent : c.dual,
-          request,
-          "alice",
-        );
+        const minter = who.kind === "agent" ? c.agent : who.kind === "dual" ? c.dual : c.dualAdmin;
+        const minted = await mintCard(world, minter, request, "alice");
         if (minted.token) return decideWithCard(world, minted.token, request);
         return { refused: true, said: minted.said };
       }
@@ -325,10 +409,12 @@ export const slackDoor: Door = {
         break;
       case "agent":
       case "dual":
+      case "dual_admin":
       case "minted_by_agent":
-        // The agent's own name mapped to a Slack user: still the requester, still refused.
-        user = "U_BOT";
-        break;
+        return {
+          notApplicable:
+            "an agent holds no Slack identity: Slack users are people mapped by the server's configuration (one mapped to the agent's own name is the requester case)",
+        };
       case "revoked":
       case "derived_from_revoked":
         return {
@@ -396,10 +482,12 @@ export const mailLinkDoor: Door = {
         break;
       case "agent":
       case "dual":
+      case "dual_admin":
       case "minted_by_agent":
-        // The agent's own name given an address: still the requester, still refused.
-        to = "bot@example.com";
-        break;
+        return {
+          notApplicable:
+            "an agent holds no mail address: addresses are people's, mapped by the server's configuration (one mapped to the agent's own name is the requester case)",
+        };
       case "revoked":
       case "derived_from_revoked":
         return {
@@ -487,9 +575,12 @@ function mailAddressFor(who: Who): string | NotApplicable {
       return "carol@example.com";
     case "agent":
     case "dual":
+    case "dual_admin":
     case "minted_by_agent":
-      // The agent's own name given an address: still the requester, still refused.
-      return "bot@example.com";
+      return {
+        notApplicable:
+          "an agent holds no mail address: addresses are people's, mapped by the server's configuration (one mapped to the agent's own name is the requester case)",
+      };
     case "revoked":
     case "derived_from_revoked":
       return {
@@ -518,10 +609,12 @@ export const consoleDoor: Door = {
         break;
       case "agent":
       case "dual":
+      case "dual_admin":
       case "minted_by_agent":
-        // Whoever runs the console naming themselves as the agent: still the requester.
-        as = { name: "bot", groups: ["ops"] };
-        break;
+        return {
+          notApplicable:
+            "the console holds no credential: it acts as the person at the database's machine (one naming themselves as the agent is the requester case)",
+        };
       case "revoked":
       case "derived_from_revoked":
         return {
@@ -583,10 +676,12 @@ export const ALL_DOORS: Door[] = [
   apiDoor,
   bulkApiDoor,
   inboxDoor,
+  inboxBulkDoor,
   cardDoor,
   slackDoor,
   mailLinkDoor,
   mailReplyDoor,
   cliDoor,
   consoleDoor,
+  mcpServerDoor,
 ];

@@ -26,6 +26,8 @@ export interface Credentials {
   agent: string;
   /** a legacy token of "dual", agent and reviewer in ops. */
   dual: string;
+  /** a legacy token of "boss", agent and admin. */
+  dualAdmin: string;
   /** reviewer "alice", ops. */
   alice: string;
   /** reviewer "olga", ops. */
@@ -135,6 +137,7 @@ async function assemble(options: WorldOptions, slack: FakeSlack, sink: SmtpSink)
   const credentials: Credentials = {
     agent: await make("bot", ["agent"]),
     dual: await legacyToken(options.tokens, "dual", ["agent", "reviewer"], ["ops"]),
+    dualAdmin: await legacyToken(options.tokens, "boss", ["agent", "admin"]),
     alice: await make("alice", ["reviewer"], ["ops"]),
     olga: await make("olga", ["reviewer"], ["ops"]),
     carol: await make("carol", ["reviewer"], ["finance"]),
