@@ -1,10 +1,13 @@
 // Every door, through its real entry point on the world's server: how each speaks as each kind of
 // caller (door-contract.ts says what must happen).
+import type { AddressInfo } from "node:net";
 import { PassThrough } from "node:stream";
+import { serve } from "@hono/node-server";
 import { Client } from "@modelcontextprotocol/client";
-import { InMemoryTransport } from "@modelcontextprotocol/server";
+import { createMcpHandler, InMemoryTransport, McpServer } from "@modelcontextprotocol/server";
 import nodemailer from "nodemailer";
-import { createMcpServer } from "../../src/adapters/mcp.js";
+import { z } from "zod";
+import { createMcpProxy, createMcpServer, parseProxyConfig } from "../../src/adapters/mcp.js";
 import { newNonce, replyToken, signLink } from "../../src/channels/email/tokens.js";
 import { runReview } from "../../src/channels/review.js";
 import { ACTION } from "../../src/channels/slack/blocks.js";
@@ -277,6 +280,57 @@ export const mcpServerDoor: Door = {
     } finally {
       await client.close();
       await server.close();
+    }
+  },
+};
+
+/** `airlock mcp-proxy` in front of an upstream MCP server on loopback: the agent calls every tool
+ * the proxy offers (a gated `pay` among them, and the proxy's own, if any) with the request's id and
+ * an approving outcome. The proxy opens gates; it decides none, and runs no gated call unapproved. */
+export const mcpProxyDoor: Door = {
+  name: "MCP proxy",
+  decides: false,
+  async approve(world, _who, request) {
+    const ran: unknown[] = [];
+    const upstream = createMcpHandler(() => {
+      const server = new McpServer({ name: "upstream", version: "1" });
+      server.registerTool("pay", { inputSchema: z.object({ amount: z.number() }) }, async (a) => {
+        ran.push(a);
+        return { content: [{ type: "text", text: `paid ${a.amount}` }] };
+      });
+      return server;
+    });
+    const http = serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => upstream.fetch(req) });
+    await new Promise<void>((resolve) => http.once("listening", () => resolve()));
+    const proxy = createMcpProxy({
+      api: world.airlock,
+      config: parseProxyConfig({ rules: [{ name: "payments", tools: "pay" }] }),
+      upstream: { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp` },
+      requester: "bot",
+      maxWaitMs: 200,
+      log: () => {},
+    });
+    const client = new Client({ name: "door-contract", version: "1.0.0" });
+    try {
+      await proxy.start();
+      const [clientSide, proxySide] = InMemoryTransport.createLinkedPair();
+      await proxy.server.connect(proxySide);
+      await client.connect(clientSide);
+      const { tools } = await client.listTools();
+      const args = { amount: 5, id: request.id, requestId: request.id, outcome: "approved" };
+      for (const tool of tools) {
+        await client.callTool({ name: tool.name, arguments: args }).catch(() => undefined);
+      }
+      if (ran.length > 0)
+        return { refused: false, said: `the gated tool ran: ${JSON.stringify(ran)}` };
+      return { refused: true, said: `tools tried: ${tools.map((t) => t.name).join(", ")}` };
+    } finally {
+      await client.close();
+      await proxy.close();
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        (http as { closeAllConnections?: () => void }).closeAllConnections?.();
+      });
     }
   },
 };
@@ -684,4 +738,5 @@ export const ALL_DOORS: Door[] = [
   cliDoor,
   consoleDoor,
   mcpServerDoor,
+  mcpProxyDoor,
 ];
