@@ -3,7 +3,7 @@
 // The one home of the rule every door asks (HTTP API, inbox, bulk, embed card, Slack, mail link and
 // reply, console, CLI, MCP, adapters): a door proves who is acting in its own way (a bearer token, a
 // session cookie, a signed Slack payload, a signed mail link, an SMTP envelope), turns that proof into
-// an `Actor`, and hands the actor to the engine's `decideAs`, which applies `authorizeDecision` inside
+// an `Actor`, and hands the actor to the engine's `decideAs`, which applies `decidingIdentity` inside
 // the decision's compare-and-set. No door restates the rule.
 //
 // The rule:
