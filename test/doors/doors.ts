@@ -141,26 +141,28 @@ async function signIn(world: World, token: string): Promise<string | undefined> 
   return session?.split(";")[0];
 }
 
+/** The inbox session `who` acts with (a session is what the inbox derives from a token: sign in
+ * first, act after), or the refusal met on the way. */
+async function sessionFor(world: World, who: Who): Promise<string | Attempt | NotApplicable> {
+  if (who.kind === "minted_by_agent") {
+    const cookie = await signIn(world, world.credentials.dual);
+    return cookie ?? { refused: true, said: "an agent's token could not sign in" };
+  }
+  if (who.kind === "derived_from_revoked") {
+    const derived = await tokenFor(world, who, async (t) => signIn(world, t));
+    return typeof derived === "string" ? derived : { refused: true, said: "no session" };
+  }
+  const token = await tokenFor(world, who);
+  if (token === undefined || typeof token !== "string") return token as NotApplicable;
+  const cookie = await signIn(world, token);
+  return cookie ?? { refused: true, said: "the token could not sign in" };
+}
+
 export const inboxDoor: Door = {
   name: "inbox",
   async approve(world, who, request) {
-    // A session is what the inbox derives from a token: sign in first, act after.
-    let cookie: string | undefined;
-    if (who.kind === "minted_by_agent") {
-      cookie = await signIn(world, world.credentials.dual);
-      if (!cookie) return { refused: true, said: "an agent's token could not sign in" };
-    } else if (who.kind === "derived_from_revoked") {
-      const derived = await tokenFor(world, who, async (t) => signIn(world, t));
-      if (derived === undefined || typeof derived !== "string") {
-        return { refused: true, said: "no session" };
-      }
-      cookie = derived;
-    } else {
-      const token = await tokenFor(world, who);
-      if (token === undefined || typeof token !== "string") return token as NotApplicable;
-      cookie = await signIn(world, token);
-      if (!cookie) return { refused: true, said: "the token could not sign in" };
-    }
+    const cookie = await sessionFor(world, who);
+    if (typeof cookie !== "string") return cookie;
     const page = await fetch(`${world.url}/requests/${request.id}`, { headers: { cookie } });
     const html = await page.text();
     const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
@@ -208,22 +210,8 @@ function buttonText(html: string, id: string): string {
 export const inboxBulkDoor: Door = {
   name: "inbox bulk form",
   async approve(world, who, request) {
-    let cookie: string | undefined;
-    if (who.kind === "minted_by_agent") {
-      cookie = await signIn(world, world.credentials.dual);
-      if (!cookie) return { refused: true, said: "an agent's token could not sign in" };
-    } else if (who.kind === "derived_from_revoked") {
-      const derived = await tokenFor(world, who, async (t) => signIn(world, t));
-      if (derived === undefined || typeof derived !== "string") {
-        return { refused: true, said: "no session" };
-      }
-      cookie = derived;
-    } else {
-      const token = await tokenFor(world, who);
-      if (token === undefined || typeof token !== "string") return token as NotApplicable;
-      cookie = await signIn(world, token);
-      if (!cookie) return { refused: true, said: "the token could not sign in" };
-    }
+    const cookie = await sessionFor(world, who);
+    if (typeof cookie !== "string") return cookie;
     const queue = await fetch(`${world.url}/`, { headers: { cookie } });
     const csrf = /name="_csrf" value="([^"]+)"/.exec(await queue.text())?.[1];
     if (!csrf) return { refused: true, said: `queue ${queue.status} (signed out)` };
