@@ -15,6 +15,7 @@ import {
   type GlobalOptions,
   postgresSchemaOf,
   postgresUrlOf,
+  remoteTarget,
   resolveDbPath,
 } from "./context.js";
 
@@ -155,4 +156,11 @@ async function postgresVersion(
   } finally {
     await client.end().catch(() => {});
   }
+}
+
+/** Without AIRLOCK_URL a command that only reads or decides what is already there works on the local
+ * SQLite file, which it must not create. */
+export async function requireLocalStore(globals: GlobalOptions, command: string): Promise<void> {
+  if (remoteTarget()) return;
+  await requireExistingStore({ kind: "sqlite", path: resolveDbPath(globals) }, command);
 }

@@ -72,6 +72,8 @@ describe("airlock audit verify on SQLite", () => {
       ["prune", "--before", "2020-01-01"],
       ["list"],
       ["show", "req_x"],
+      ["decide", "req_x", "approve", "--as", "alice"],
+      ["cancel", "req_x"],
     ];
     for (const args of others) {
       const other = await runAirlockIn(args, childEnv(), cwd);

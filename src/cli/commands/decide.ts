@@ -4,6 +4,7 @@ import { createClient } from "../../client/index.js";
 import { actorOf, withoutIdentity } from "../../core/authority.js";
 import type { ApprovalRequest, Decision, DecisionInput } from "../../core/schemas.js";
 import { CliError, type GlobalOptions, remoteTarget, withGate } from "../context.js";
+import { requireLocalStore } from "../existing-store.js";
 import { decisionSummary, printJson, safeLine } from "../output.js";
 import { collect, jsonObject, selectionToIds } from "../parse.js";
 import { defaultReviewer } from "./request.js";
@@ -67,6 +68,8 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
       if ((opts.select || opts.edit) && outcome !== "approved") {
         throw new CliError("--select and --edit go with approve only");
       }
+      // Deciding is about requests already there: never create an empty database to find none.
+      await requireLocalStore(globals(), "decide");
       await withGate(globals(), async ({ api: engine, remote, local }) => {
         const current = await engine.get(id);
         // Against a server the reviewer is the token's principal: send a name only when given.
@@ -124,6 +127,7 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
     .option("--reason <text>", "why")
     .option("--as <name>", "who cancels (default: AIRLOCK_USER or the OS user name)")
     .action(async (id: string, opts: { reason?: string; as?: string }) => {
+      await requireLocalStore(globals(), "cancel");
       await withGate(globals(), async ({ api: engine, remote }) => {
         const by = opts.as ?? (remote ? undefined : defaultReviewer());
         const r = await engine.cancel(id, {

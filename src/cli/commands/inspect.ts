@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { STATUSES, type Status } from "../../core/schemas.js";
 import { LIST_ORDERS, type ListOrder } from "../../core/store.js";
-import { type GlobalOptions, remoteTarget, resolveDbPath, withGate } from "../context.js";
-import { requireExistingStore } from "../existing-store.js";
+import { type GlobalOptions, withGate } from "../context.js";
+import { requireLocalStore } from "../existing-store.js";
 import { describeRequest, printJson, relativeTime, table } from "../output.js";
 import { oneOf, positiveInt } from "../parse.js";
 
@@ -33,7 +33,7 @@ export function registerInspect(program: Command, globals: () => GlobalOptions):
     )
     .option("--json", "print JSON: { items, nextCursor }")
     .action(async (opts: ListOptions) => {
-      await localMustExist(globals(), "list");
+      await requireLocalStore(globals(), "list");
       await withGate(globals(), async ({ api: engine }) => {
         const page = await engine.list({
           ...(opts.order ? { order: opts.order } : {}),
@@ -74,17 +74,11 @@ export function registerInspect(program: Command, globals: () => GlobalOptions):
     .argument("<id>", "request id")
     .option("--json", "print the request as JSON")
     .action(async (id: string, opts: { json?: boolean }) => {
-      await localMustExist(globals(), "show");
+      await requireLocalStore(globals(), "show");
       await withGate(globals(), async ({ api: engine }) => {
         const r = await engine.get(id);
         if (opts.json) printJson(r);
         else process.stdout.write(`${describeRequest(r, Date.now())}\n`);
       });
     });
-}
-
-/** Without AIRLOCK_URL these read the local SQLite file, which they must not create. */
-async function localMustExist(globals: GlobalOptions, command: string): Promise<void> {
-  if (remoteTarget()) return;
-  await requireExistingStore({ kind: "sqlite", path: resolveDbPath(globals) }, command);
 }
