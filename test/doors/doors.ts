@@ -433,37 +433,50 @@ export const cardDoor: Door = {
   },
 };
 
-const SLACK_USERS = { alice: "U_ALICE", olga: "U_OLGA" } as const;
+/** The configured person a door without tokens (Slack, mail, the console) speaks as for `who`: the
+ * listed approvers alice and olga, alice on her own request, carol (finance) who approves nothing;
+ * or why the case does not apply, since such a door knows people by the server's configuration, and
+ * an agent holds no `identity` there. */
+function personFor(
+  who: Who,
+  identity: string,
+  /** Why a revoked token means nothing at this door. */
+  noToken: string,
+): "alice" | "olga" | "carol" | NotApplicable {
+  switch (who.kind) {
+    case "reviewer":
+      return who.name;
+    case "requester":
+      return "alice"; // alice requested it
+    case "non_approver":
+      return "carol";
+    case "agent":
+    case "dual":
+    case "dual_admin":
+    case "minted_by_agent":
+      return {
+        notApplicable: `an agent holds no ${identity}: the door knows people by the server's configuration (one mapped to the agent's own name is the requester case)`,
+      };
+    case "revoked":
+    case "derived_from_revoked":
+      return {
+        notApplicable: noToken,
+      };
+  }
+}
+
+const SLACK_USERS = { alice: "U_ALICE", olga: "U_OLGA", carol: "U_CAROL" } as const;
 
 export const slackDoor: Door = {
   name: "Slack",
   async approve(world, who, request) {
-    let user: string;
-    switch (who.kind) {
-      case "reviewer":
-        user = SLACK_USERS[who.name];
-        break;
-      case "requester":
-        user = "U_ALICE"; // alice requested it
-        break;
-      case "non_approver":
-        user = "U_CAROL";
-        break;
-      case "agent":
-      case "dual":
-      case "dual_admin":
-      case "minted_by_agent":
-        return {
-          notApplicable:
-            "an agent holds no Slack identity: Slack users are people mapped by the server's configuration (one mapped to the agent's own name is the requester case)",
-        };
-      case "revoked":
-      case "derived_from_revoked":
-        return {
-          notApplicable:
-            "Slack users are mapped to reviewers by the server's configuration, not by API tokens",
-        };
-    }
+    const person = personFor(
+      who,
+      "Slack identity",
+      "Slack users are mapped to reviewers by the server's configuration, not by API tokens",
+    );
+    if (typeof person !== "string") return person;
+    const user = SLACK_USERS[person];
     const approvedBy = (r: ApprovalRequest) =>
       r.decisions.filter((d) => d.outcome === "approved" && d.channel === "slack").length;
     const before = approvedBy(await world.airlock.get(request.id));
@@ -506,37 +519,17 @@ export const slackDoor: Door = {
   },
 };
 
-const MAIL = { alice: "alice@example.com", olga: "olga@example.com" } as const;
+const MAIL = {
+  alice: "alice@example.com",
+  olga: "olga@example.com",
+  carol: "carol@example.com",
+} as const;
 
 export const mailLinkDoor: Door = {
   name: "mail link",
   async approve(world, who, request) {
-    let to: string;
-    switch (who.kind) {
-      case "reviewer":
-        to = MAIL[who.name];
-        break;
-      case "requester":
-        to = "alice@example.com"; // alice requested it
-        break;
-      case "non_approver":
-        to = "carol@example.com";
-        break;
-      case "agent":
-      case "dual":
-      case "dual_admin":
-      case "minted_by_agent":
-        return {
-          notApplicable:
-            "an agent holds no mail address: addresses are people's, mapped by the server's configuration (one mapped to the agent's own name is the requester case)",
-        };
-      case "revoked":
-      case "derived_from_revoked":
-        return {
-          notApplicable:
-            "mail addresses are mapped to reviewers by the server's configuration, not by API tokens",
-        };
-    }
+    const to = mailAddressFor(who);
+    if (typeof to !== "string") return to;
     // A link exactly as the channel signs it for that address (one mail, one nonce).
     const token = signLink(LINK_SECRET, {
       r: request.id,
@@ -608,28 +601,12 @@ const approvalsOf = (r: ApprovalRequest) =>
 
 /** The address a mail door speaks from for `who`, or why it cannot. */
 function mailAddressFor(who: Who): string | NotApplicable {
-  switch (who.kind) {
-    case "reviewer":
-      return MAIL[who.name];
-    case "requester":
-      return "alice@example.com"; // alice requested it
-    case "non_approver":
-      return "carol@example.com";
-    case "agent":
-    case "dual":
-    case "dual_admin":
-    case "minted_by_agent":
-      return {
-        notApplicable:
-          "an agent holds no mail address: addresses are people's, mapped by the server's configuration (one mapped to the agent's own name is the requester case)",
-      };
-    case "revoked":
-    case "derived_from_revoked":
-      return {
-        notApplicable:
-          "mail addresses are mapped to reviewers by the server's configuration, not by API tokens",
-      };
-  }
+  const person = personFor(
+    who,
+    "mail address",
+    "mail addresses are mapped to reviewers by the server's configuration, not by API tokens",
+  );
+  return typeof person === "string" ? MAIL[person] : person;
 }
 
 /** The operator's console (`airlock review`'s loop) on the world's own database, fed `a` on its input
@@ -638,32 +615,13 @@ function mailAddressFor(who: Who): string | NotApplicable {
 export const consoleDoor: Door = {
   name: "console",
   async approve(world, who, request) {
-    let as: { name: string; groups: string[] };
-    switch (who.kind) {
-      case "reviewer":
-        as = { name: who.name, groups: ["ops"] };
-        break;
-      case "requester":
-        as = { name: "alice", groups: ["ops"] }; // alice requested it
-        break;
-      case "non_approver":
-        as = { name: "carol", groups: ["finance"] };
-        break;
-      case "agent":
-      case "dual":
-      case "dual_admin":
-      case "minted_by_agent":
-        return {
-          notApplicable:
-            "the console holds no credential: it acts as the person at the database's machine (one naming themselves as the agent is the requester case)",
-        };
-      case "revoked":
-      case "derived_from_revoked":
-        return {
-          notApplicable:
-            "the console acts as the person at the terminal of the database's machine, with no token",
-        };
-    }
+    const person = personFor(
+      who,
+      "credential at the console",
+      "the console acts as the person at the database's machine, with no token",
+    );
+    if (typeof person !== "string") return person;
+    const as = { name: person, groups: person === "carol" ? ["finance"] : ["ops"] };
     for (const other of (await world.airlock.list({ status: "pending", limit: 100 })).items) {
       if (other.id !== request.id)
         await world.airlock.cancel(other.id, { reason: "door contract" });
