@@ -112,7 +112,11 @@ export function isApproved(request: Pick<ApprovalRequest, "status" | "decision">
 // toward a quorum, and never the approver of their own request.
 
 /** True when this reviewer, or one of their groups, is listed (or nobody is listed). */
-export function mayDecide(request: ApprovalRequest, reviewer: string, groups: string[]): boolean {
+export function mayDecide(
+  request: Pick<ApprovalRequest, "approvers">,
+  reviewer: string,
+  groups: readonly string[],
+): boolean {
   if (request.approvers.length === 0) return true;
   const listed = new Set(request.approvers.map(normalizeIdentity));
   return (

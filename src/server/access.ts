@@ -13,8 +13,9 @@
 
 import { type Actor, actorOf } from "../core/authority.js";
 import { NotFoundError } from "../core/errors.js";
-import { normalizeIdentity, sameIdentity } from "../core/identity.js";
+import { sameIdentity } from "../core/identity.js";
 import type { ApprovalRequest, Channel, Proof } from "../core/schemas.js";
+import { mayDecide } from "../core/state.js";
 import type { ListFilter } from "../core/store.js";
 import type { Airlock } from "../engine/engine.js";
 import { hasRole, type Principal } from "./env.js";
@@ -29,11 +30,9 @@ export function canSee(p: Principal, r: Pick<ApprovalRequest, "requester" | "app
 }
 
 /** True when the caller, or one of its groups, is among the request's approvers (or it names none).
- * Names are compared in their normal form (see normalizeIdentity). */
+ * The rule is the state machine's (`mayDecide`), names compared in their normal form. */
 export function isApprover(p: Principal, r: Pick<ApprovalRequest, "approvers">): boolean {
-  if (r.approvers.length === 0) return true;
-  const mine = new Set([p.name, ...p.groups].map(normalizeIdentity));
-  return r.approvers.some((a) => mine.has(normalizeIdentity(a)));
+  return mayDecide(r, p.name, p.groups);
 }
 
 /** The request, if the caller may see it; otherwise the same not_found a missing id gets. */
