@@ -178,8 +178,8 @@ def test_hitl_tool_auto_quick_and_resume_once(server: Server, tokens: Tokens) ->
         approval_id = marker["hitl_result"]["approval_id"]
         assert marker["hitl_result"]["approval_level"] == "quick"
         stored = alice.get(approval_id)
-        assert stored.model_extra and stored.model_extra["revisionCommentRequired"] is True
-        assert stored.model_extra["hitl"]["approvalType"] == "expense"
+        assert stored.revision_comment_required is True
+        assert stored.hitl is not None and stored.hitl.approval_type == "expense"
         assert approve_expense.resume(approval_id) == marker  # still pending: the marker again
         alice.decide(approval_id, "approved", edited_args={"expense_id": "E-2", "amount": 15})
         assert approve_expense.resume(approval_id) == {"approved": "E-2", "amount": 15}

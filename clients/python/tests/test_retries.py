@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -85,12 +86,13 @@ def test_request_with_a_key_is_retried_with_its_idempotency_key() -> None:
 
 
 def test_calls_that_could_act_twice_are_sent_once() -> None:
-    for call in (
+    calls: list[Callable[[Airlock], object]] = [
         lambda al: al.request("T"),
         lambda al: al.decide("req_1", "approved"),
         lambda al: al.claim_execution("req_1"),
         lambda al: al.cancel("req_1"),
-    ):
+    ]
+    for call in calls:
         script = Script(problem(503, "store_unavailable", "0"))
         with client(script) as al, pytest.raises(UnavailableError) as caught:
             call(al)

@@ -1,22 +1,26 @@
-"""What the sync and async clients share: each API call described as data (``Call``), answers and
-failures mapped to models and exceptions, and the retry policy. The two clients only do the I/O."""
+"""What the sync and async clients share: each API call described as data (``Call``), the other
+effects a verb may ask for (``Sleep``, ``Invoke``), answers and failures mapped to models and
+exceptions, and the retry policy. The verbs themselves are written once, in ``_api.py``; the two
+clients only perform the effects (``client.py`` blocking, ``async_client.py`` awaited)."""
 
 from __future__ import annotations
 
 import hmac
+import inspect
 import ipaddress
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import quote, urlsplit
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import httpx
+from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-from .errors import AirlockError, UnavailableError, error_from_problem
-from .models import DecisionInput, RequestInput
+from .errors import AirlockError, InvalidInputError, UnavailableError, error_from_problem
+from .models import RequestInput
 
 BACKOFF_MIN_S = 0.1
 BACKOFF_MAX_S = 5.0
@@ -138,8 +142,72 @@ class Call:
     timeout_s: float | None = None
 
 
-def request_path(request_id: str, rest: str = "") -> str:
-    return f"/v1/requests/{quote(request_id, safe='')}{rest}"
+@dataclass(frozen=True)
+class Sleep:
+    """Pause before going on (a retry's backoff)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Invoke:
+    """Run the caller's own function (a gated function, a tool): called as it is by the sync
+    client, and awaited by the async one when it returns an awaitable."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+Effect = Call | Sleep | Invoke
+R = TypeVar("R")
+#: A verb written once: a generator that yields effects, is sent each effect's result (a ``Call``'s
+#: JSON answer, an ``Invoke``'s return value) or has its failure thrown in, and returns the verb's
+#: result.
+Steps = Generator[Effect, Any, R]
+
+
+M = TypeVar("M", bound=Callable[..., Any])
+
+
+def as_method(method: M, steps: Callable[..., Any], name: str, owner: str, *, awaited: bool) -> M:
+    """Gives a client's method made from a verb the verb's name, documentation and signature
+    (``self`` in place of the options; the verb's result as the return annotation)."""
+    sig = inspect.signature(steps)
+    result = sig.return_annotation
+    if isinstance(result, str) and result.startswith("Steps[") and result.endswith("]"):
+        result = result[len("Steps[") : -1]
+        if awaited:
+            result = f"Coroutine[Any, Any, {result}]"
+    params = [*sig.parameters.values()][1:]
+    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    attrs = vars(method)
+    attrs["__signature__"] = sig.replace(parameters=[this, *params], return_annotation=result)
+    attrs["route"] = vars(steps).get("route")
+    method.__name__ = name
+    method.__qualname__ = f"{owner}.{name}"
+    method.__doc__ = steps.__doc__
+    return method
+
+
+In = TypeVar("In", bound=BaseModel)
+
+
+def validated(model: type[In], data: dict[str, Any]) -> In:
+    """``data`` as the input model, or the ``InvalidInputError`` the server would answer (naming
+    the field as on the wire), before anything is sent."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(part) for part in first["loc"] if not isinstance(part, int))
+        # A union names each branch tried (``onTimeout.literal[...]``): keep the field's own name.
+        field_name = where.split(".")[0] if where else None
+        raise InvalidInputError(
+            "invalid_input",
+            f"{first['msg']}, got {first.get('input')!r}",
+            field=field_name,
+        ) from err
 
 
 def create_call(
@@ -158,14 +226,14 @@ def create_call(
     if action is not None:
         data["action"] = action
     if items is not None:
-        data["items"] = list(items)
+        data["items"] = [*items]
     if args is not None:
         data["args"] = args
     if key is not None:
         data["key"] = key
     if timeout_s is not None:
         data["timeout_ms"] = max(1, round(timeout_s * 1000))
-    body = RequestInput.model_validate(data).to_wire()
+    body = validated(RequestInput, data).to_wire()
     # Without a key a repeat could open a second gate: such a create is sent once.
     return Call(
         "POST",
@@ -176,70 +244,38 @@ def create_call(
     )
 
 
-def list_query(
-    status: str | Sequence[str] | None,
-    action: str | None,
-    approver: str | Sequence[str] | None,
-    requester: str | None,
-    cursor: str | None,
-    limit: int | None,
-    order: str | None,
-) -> dict[str, Any]:
-    q = {
-        "status": status,
-        "action": action,
-        "approver": approver,
-        "requester": requester,
-        "cursor": cursor,
-        "limit": limit,
-        "order": order,
-    }
+def list_query(params: dict[str, Any]) -> dict[str, Any]:
+    """Query parameters without the unset ones; a list or tuple repeats its parameter."""
     return {
-        k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in q.items() if v is not None
+        k: ([*v] if isinstance(v, (list, tuple)) else v) for k, v in params.items() if v is not None
     }
 
 
-def decide_call(
-    request_id: str,
+def decision_fields(
     outcome: str,
-    *,
     method: str | None,
     selected: Sequence[str] | None,
     edited_args: dict[str, Any] | None,
     comment: str | None,
     key: str | None,
     valid_for_s: float | None,
-) -> Call:
-    body = DecisionInput.model_validate(
-        {
-            "outcome": outcome,
-            "method": method,
-            "selected": None if selected is None else list(selected),
-            "edited_args": edited_args,
-            "comment": comment,
-            "key": key,
-            "valid_for_ms": None if valid_for_s is None else max(1, round(valid_for_s * 1000)),
-        }
-    ).to_wire()
-    return Call("POST", request_path(request_id, "/decisions"), safe=False, body=body)
+) -> dict[str, Any]:
+    return {
+        "outcome": outcome,
+        "method": method,
+        "selected": None if selected is None else [*selected],
+        "edited_args": edited_args,
+        "comment": comment,
+        "key": key,
+        "valid_for_ms": None if valid_for_s is None else max(1, round(valid_for_s * 1000)),
+    }
 
 
-def cancel_call(request_id: str, reason: str | None) -> Call:
-    body = {} if reason is None else {"reason": reason}
-    return Call("POST", request_path(request_id, "/cancel"), safe=False, body=body)
-
-
-def record_call(event_type: str, request_id: str | None, data: dict[str, Any] | None) -> Call:
-    body: dict[str, Any] = {"type": event_type, "data": data or {}}
-    if request_id is not None:
-        body["requestId"] = request_id
-    return Call("POST", "/v1/audit", safe=False, body=body)
-
-
-def wait_call(request_id: str, seconds: float) -> Call:
+def wait_call(path: str, seconds: float) -> Call:
+    """One long-poll of ``seconds`` (the client waits ``POLL_MARGIN_S`` longer for the answer)."""
     return Call(
         "GET",
-        request_path(request_id, "/wait"),
+        path,
         safe=True,
         query={"timeout": f"{seconds:.3f}"},
         timeout_s=seconds + POLL_MARGIN_S,

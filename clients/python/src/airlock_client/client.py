@@ -1,28 +1,41 @@
-"""``Airlock``: the synchronous client. Same verbs as the TypeScript ``createClient`` and as
-``AsyncAirlock``: request / get / get_by_key / list / wait / decide / cancel / claim_execution /
-record."""
+"""``Airlock``: the synchronous client. Its verbs are ``_api.py``'s, run blocking: the same as
+``AsyncAirlock``'s, awaited, and as the TypeScript ``createClient``'s (request / get / get_by_key /
+list / wait / decide / cancel / claim_execution / record), plus the server's bulk decisions, audit
+reading, outbox, embed-token minting and learned-trust rules."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 import httpx
 
-from . import _core
-from ._core import Backoff, Call, Deadline, ItemInput
-from .errors import UnavailableError, WaitTimeoutError
-from .models import ApprovalRequest, AuditEvent, RequestPage
+from . import _api, _core
+from ._core import Call, Effect, Options, Sleep, Steps
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _verb(
+    steps: Callable[Concatenate[Options, P], Steps[R]], name: str
+) -> Callable[Concatenate[Airlock, P], R]:
+    """A method of ``Airlock`` running the verb ``steps`` with the client's options."""
+
+    def method(self: Airlock, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self._perform(steps(self.options, *args, **kwargs))
+
+    return _core.as_method(method, steps, name, "Airlock", awaited=False)
 
 
 class Airlock:
     """A client of one Airlock server.
 
-    ``url`` and ``token`` default to ``AIRLOCK_URL`` and ``AIRLOCK_TOKEN``. Safe calls (``get``,
-    ``get_by_key``, ``list`` and ``request`` with a ``key``) are tried again, ``retries`` times with
-    backoff, when the server is unreachable or answers 503 or 429 ``rate_limited`` (honouring
-    Retry-After up to ``max_retry_delay_s``); ``wait`` keeps trying until its own timeout.
+    ``url`` and ``token`` default to ``AIRLOCK_URL`` and ``AIRLOCK_TOKEN``. Safe calls (reads, and
+    ``request`` with a ``key``) are tried again, ``retries`` times with backoff, when the server is
+    unreachable or answers 503 or 429 ``rate_limited`` (honouring Retry-After up to
+    ``max_retry_delay_s``); ``wait`` keeps trying until its own timeout.
 
     The token never shows in ``repr(client.options)`` nor ``vars(client)`` (it is held as a
     ``Secret``). Plain ``http://`` is refused unless the host is this machine (localhost,
@@ -52,8 +65,6 @@ class Airlock:
             transport=transport,
         )
 
-    # --- plumbing -------------------------------------------------------------------------------
-
     def close(self) -> None:
         self._http.close()
 
@@ -62,6 +73,55 @@ class Airlock:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+    # --- the verbs (_api.py) ----------------------------------------------------------------------
+
+    request = _verb(_api.request, "request")
+    get = _verb(_api.get, "get")
+    get_by_key = _verb(_api.get_by_key, "get_by_key")
+    list = _verb(_api.list_, "list")
+    wait = _verb(_api.wait, "wait")
+    decide = _verb(_api.decide, "decide")
+    cancel = _verb(_api.cancel, "cancel")
+    claim_execution = _verb(_api.claim_execution, "claim_execution")
+    decide_many = _verb(_api.decide_many, "decide_many")
+    record = _verb(_api.record, "record")
+    audit = _verb(_api.audit, "audit")
+    outbox = _verb(_api.outbox, "outbox")
+    mint_embed_token = _verb(_api.mint_embed_token, "mint_embed_token")
+    trust_suggestions = _verb(_api.trust_suggestions, "trust_suggestions")
+    trust_rules = _verb(_api.trust_rules, "trust_rules")
+    accept_trust_rule = _verb(_api.accept_trust_rule, "accept_trust_rule")
+    revoke_trust_rule = _verb(_api.revoke_trust_rule, "revoke_trust_rule")
+
+    # --- performing the effects -------------------------------------------------------------------
+
+    def _perform(self, steps: Steps[R]) -> R:
+        """Runs a verb (or a flow made of verbs) to its end: performs each effect it yields and
+        sends back the result, or throws in the failure."""
+        reply: Any = None
+        failure: Exception | None = None
+        try:
+            while True:  # ends when the generator returns (or raises)
+                try:
+                    effect = steps.send(reply) if failure is None else steps.throw(failure)
+                except StopIteration as done:
+                    return cast(R, done.value)
+                reply, failure = None, None
+                try:
+                    reply = self._effect(effect)
+                except Exception as err:  # handed to the verb, which may retry or raise it
+                    failure = err
+        finally:
+            steps.close()
+
+    def _effect(self, effect: Effect) -> Any:
+        if isinstance(effect, Call):
+            return self._send(effect)
+        if isinstance(effect, Sleep):
+            time.sleep(effect.seconds)
+            return None
+        return effect.fn(*effect.args, **effect.kwargs)
 
     def _send(self, call: Call) -> Any:
         try:
@@ -76,142 +136,3 @@ class Airlock:
         except httpx.TransportError as err:
             raise _core.network_error(err, self.options.url, call) from err
         return _core.read_answer(res, call)
-
-    def _run(self, call: Call) -> Any:
-        if not call.safe:
-            return self._send(call)
-        backoff = Backoff(self.options.max_retry_delay_s)
-        attempt = 0
-        while True:
-            try:
-                return self._send(call)
-            except UnavailableError as err:
-                pause = _core.retry_pause(err, attempt, self.options, backoff)
-                if pause is None:
-                    raise
-                time.sleep(pause)
-                attempt += 1
-
-    # --- the API --------------------------------------------------------------------------------
-
-    def request(
-        self,
-        title: str,
-        *,
-        action: str | None = None,
-        items: Sequence[ItemInput] | None = None,
-        args: dict[str, Any] | None = None,
-        key: str | None = None,
-        timeout_s: float | None = None,
-        **fields: Any,
-    ) -> ApprovalRequest:
-        """Opens a gate. With ``key``, a repeat (a crashed caller replaying) returns the first
-        request. ``timeout_s`` is the gate's deadline; further fields (``summary``, ``approvers``,
-        ``risk``, ``on_timeout``, ``metadata``, ``question``, ``critiques``, ...) go as they are."""
-        call = _core.create_call(
-            title,
-            action=action,
-            items=items,
-            args=args,
-            key=key,
-            timeout_s=timeout_s,
-            fields=fields,
-        )
-        return ApprovalRequest.model_validate(self._run(call))
-
-    def get(self, request_id: str) -> ApprovalRequest:
-        return ApprovalRequest.model_validate(
-            self._run(Call("GET", _core.request_path(request_id), safe=True))
-        )
-
-    def get_by_key(self, key: str, *, requester: str | None = None) -> ApprovalRequest | None:
-        """The request created with this idempotency key (by default by this token), or None."""
-        query = {"key": key} if requester is None else {"key": key, "requester": requester}
-        page = RequestPage.model_validate(
-            self._run(Call("GET", "/v1/requests", safe=True, query=query))
-        )
-        return page.items[0] if page.items else None
-
-    def list(
-        self,
-        *,
-        status: str | Sequence[str] | None = None,
-        action: str | None = None,
-        approver: str | Sequence[str] | None = None,
-        requester: str | None = None,
-        cursor: str | None = None,
-        limit: int | None = None,
-        order: str | None = None,
-    ) -> RequestPage:
-        query = _core.list_query(status, action, approver, requester, cursor, limit, order)
-        return RequestPage.model_validate(
-            self._run(Call("GET", "/v1/requests", safe=True, query=query))
-        )
-
-    def wait(self, request_id: str, timeout_s: float | None = None) -> ApprovalRequest:
-        """Long-polls until the request is terminal and returns it. Reconnects through server
-        restarts, 503 and 429 until ``timeout_s`` (None: no limit), then raises
-        ``WaitTimeoutError``. A missing request or a refused token raises at once."""
-        deadline = Deadline(timeout_s)
-        backoff = Backoff()
-        while True:
-            remaining = deadline.remaining()
-            if remaining <= 0:
-                raise WaitTimeoutError(request_id, timeout_s or 0)
-            seconds = min(self.options.poll_s, remaining)
-            try:
-                request = ApprovalRequest.model_validate(
-                    self._send(_core.wait_call(request_id, seconds))
-                )
-            except UnavailableError as err:
-                pause = backoff.pause_for(err) or backoff.next_s
-                time.sleep(max(0.0, min(pause, deadline.remaining())))
-                continue
-            backoff.reset()
-            if request.terminal:
-                return request
-
-    def decide(
-        self,
-        request_id: str,
-        outcome: str,
-        *,
-        method: str | None = None,
-        selected: Sequence[str] | None = None,
-        edited_args: dict[str, Any] | None = None,
-        comment: str | None = None,
-        key: str | None = None,
-        valid_for_s: float | None = None,
-    ) -> ApprovalRequest:
-        """Decides as the token's principal (a reviewer or admin token). ``outcome`` is
-        ``approved``, ``rejected`` or ``revise``; ``selected`` are item ids. A request decided first
-        by someone else raises ``ConflictError`` carrying the winning decision."""
-        call = _core.decide_call(
-            request_id,
-            outcome,
-            method=method,
-            selected=selected,
-            edited_args=edited_args,
-            comment=comment,
-            key=key,
-            valid_for_s=valid_for_s,
-        )
-        return ApprovalRequest.model_validate(self._run(call))
-
-    def cancel(self, request_id: str, *, reason: str | None = None) -> ApprovalRequest:
-        return ApprovalRequest.model_validate(self._run(_core.cancel_call(request_id, reason)))
-
-    def claim_execution(self, request_id: str) -> ApprovalRequest:
-        """Claims an approved request for execution, once; a second claim raises ``ConflictError``."""
-        call = Call("POST", _core.request_path(request_id, "/execution"), safe=False, body={})
-        return ApprovalRequest.model_validate(self._run(call))
-
-    def record(
-        self,
-        event_type: str,
-        *,
-        request_id: str | None = None,
-        data: dict[str, Any] | None = None,
-    ) -> AuditEvent:
-        """Appends an ``auto_executed`` or ``notified`` audit event (the actor is the token's)."""
-        return AuditEvent.model_validate(self._run(_core.record_call(event_type, request_id, data)))

@@ -9,8 +9,10 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
+from . import _api
+from ._core import Invoke, Steps
 from .async_client import AsyncAirlock
 from .binding import approved_args, claim_conflict, hash_args
 from .client import Airlock
@@ -88,6 +90,21 @@ def require_approval(
                     bound.arguments[k] = tuple(v) if param.kind is param.VAR_POSITIONAL else v
             return bound.args, bound.kwargs
 
+        def flow(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Steps[Any]:
+            """The whole gated call, written once: open (or find) the gate, wait, check the
+            approval binds these arguments, claim the execution, run."""
+            bound, call_args = open_args(args, kwargs)
+            inp = gate_input(call_args)
+            req = yield from _api.request(client.options, inp.pop("title"), **inp)
+            if not req.terminal:
+                req = yield from _api.wait(client.options, req.id, wait_timeout_s)
+            a, kw = run_with(bound, req)
+            try:
+                yield from _api.claim_execution(client.options, req.id)
+            except ConflictError as err:
+                raise claim_conflict(err, req) from err
+            return (yield Invoke(fn, a, kw))
+
         if inspect.iscoroutinefunction(fn):
             if not isinstance(client, AsyncAirlock):
                 raise TypeError(
@@ -97,19 +114,9 @@ def require_approval(
 
             @functools.wraps(fn)
             async def async_gated(*args: Any, **kwargs: Any) -> Any:
-                bound, call_args = open_args(args, kwargs)
-                inp = gate_input(call_args)
-                req = await aclient.request(inp.pop("title"), **inp)
-                if not req.terminal:
-                    req = await aclient.wait(req.id, wait_timeout_s)
-                a, kw = run_with(bound, req)
-                try:
-                    await aclient.claim_execution(req.id)
-                except ConflictError as err:
-                    raise claim_conflict(err, req) from err
-                return await fn(*a, **kw)
+                return await aclient._perform(flow(args, kwargs))
 
-            return async_gated  # type: ignore[return-value]
+            return cast(F, async_gated)
 
         if not isinstance(client, Airlock):
             raise TypeError(f"`{fn.__qualname__}` is not async: gate it with an Airlock client")
@@ -117,19 +124,9 @@ def require_approval(
 
         @functools.wraps(fn)
         def gated(*args: Any, **kwargs: Any) -> Any:
-            bound, call_args = open_args(args, kwargs)
-            inp = gate_input(call_args)
-            req = sclient.request(inp.pop("title"), **inp)
-            if not req.terminal:
-                req = sclient.wait(req.id, wait_timeout_s)
-            a, kw = run_with(bound, req)
-            try:
-                sclient.claim_execution(req.id)
-            except ConflictError as err:
-                raise claim_conflict(err, req) from err
-            return fn(*a, **kw)
+            return sclient._perform(flow(args, kwargs))
 
-        return gated  # type: ignore[return-value]
+        return cast(F, gated)
 
     return decorate
 

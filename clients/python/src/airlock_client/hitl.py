@@ -10,12 +10,14 @@ from __future__ import annotations
 import functools
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from enum import Enum
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from . import _api
+from ._core import Invoke, Steps
 from .async_client import AsyncAirlock
 from .binding import approved_args, hash_args
 from .client import Airlock
@@ -116,8 +118,41 @@ def get_hitl_config(fn: Any) -> HITLConfig | None:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class HitlTool(Protocol):
+    """A tool wrapped by ``hitl_tool``: called with the tool's keyword arguments (and
+    ``_hitl_context``), it returns the tool's result, a pending marker or a rejection."""
+
+    def __call__(self, **kwargs: Any) -> Any: ...
+
+    def resume(self, approval_id: str, *, wait: bool | None = None) -> Any: ...
+
+
+class AsyncHitlTool(Protocol):
+    """An ``async def`` tool wrapped by ``hitl_tool``: ``HitlTool``, awaited."""
+
+    def __call__(self, **kwargs: Any) -> Awaitable[Any]: ...
+
+    def resume(self, approval_id: str, *, wait: bool | None = None) -> Awaitable[Any]: ...
+
+
+class HitlDecorator(Protocol):
+    @overload
+    def __call__(self, fn: Callable[..., Awaitable[Any]], /) -> AsyncHitlTool: ...
+    @overload
+    def __call__(self, fn: Callable[..., Any], /) -> HitlTool: ...
+
+
+@overload
+def hitl_tool(fn: Callable[..., Awaitable[Any]], /, **options: Any) -> AsyncHitlTool: ...
+@overload
+def hitl_tool(fn: Callable[..., Any], /, **options: Any) -> HitlTool: ...
+@overload
+def hitl_tool(fn: None = None, /, **options: Any) -> HitlDecorator: ...
+
+
 def hitl_tool(
     fn: F | None = None,
+    /,
     *,
     name: str | None = None,
     airlock: Airlock | AsyncAirlock | None = None,
@@ -239,8 +274,7 @@ def hitl_tool(
 
         def check_tool(request: ApprovalRequest) -> ApprovalRequest:
             """Refuses to resume a request opened for another tool (its arguments are not ours)."""
-            hitl = (request.model_extra or {}).get("hitl")
-            tool_of = hitl.get("tool") if isinstance(hitl, dict) else None
+            tool_of = request.hitl.tool if request.hitl is not None else None
             if request.action != gate_action or tool_of != tool_name:
                 raise ValueError(
                     f"request {request.id} is not a call to the tool `{tool_name}` "
@@ -256,116 +290,101 @@ def hitl_tool(
                 )
             return kwargs, context
 
-        if is_async:
-            aclient = airlock if isinstance(airlock, AsyncAirlock) else None
+        client = airlock
+        options = airlock.options if airlock is not None else None
 
-            async def asettle(request: ApprovalRequest) -> Any:
-                assert aclient is not None
-                try:
-                    args = approved_args(request)
-                    try:
-                        await aclient.claim_execution(request.id)
-                    except ConflictError as err:
-                        raise NotApprovedError("already_executed", err.detail, request) from err
-                except NotApprovedError as err:
-                    return rejection(request, err)
-                return await tool(**args)
-
-            @functools.wraps(tool)
-            async def acall(**kwargs: Any) -> Any:
-                args, context = split(kwargs)
-                conf, level = score(args, context)
-                if level is ApprovalLevel.AUTO:
-                    if aclient is not None:
-                        await aclient.record("auto_executed", data=audit_data(args, conf))
-                    return await tool(**args)
-                if aclient is None:
-                    return marker(args, level, conf, None)
-                fields = request_fields(args, context, level, conf)
-                req = await aclient.request(fields.pop("title"), **fields)
-                if req.pending and not blocking:
-                    return marker(
-                        args,
-                        ApprovalLevel(req.level if req.level != "auto" else "quick"),
-                        conf,
-                        req.id,
-                    )
-                if req.pending:
-                    req = await aclient.wait(req.id)
-                return await asettle(req)
-
-            async def aresume(approval_id: str, *, wait: bool | None = None) -> Any:
-                if aclient is None:
-                    raise ValueError(
-                        f"the tool `{tool_name}` has no `airlock` client to resume with"
-                    )
-                req = check_tool(await aclient.get(approval_id))
-                if req.pending:
-                    if not (blocking if wait is None else wait):
-                        return marker(
-                            req.args,
-                            ApprovalLevel(req.level if req.level != "auto" else "quick"),
-                            req.confidence or 0,
-                            req.id,
-                        )
-                    req = await aclient.wait(approval_id)
-                return await asettle(req)
-
-            acall.resume = aresume  # type: ignore[attr-defined]
-            setattr(acall, _CONFIG_ATTR, cfg)
-            return acall  # type: ignore[return-value]
-
-        sclient = airlock if isinstance(airlock, Airlock) else None
-
-        def settle(request: ApprovalRequest) -> Any:
-            assert sclient is not None
+        def settle(request: ApprovalRequest) -> Steps[Any]:
+            """Runs an approved call with the approved arguments, once; anything else is the
+            rejection the model reads."""
+            assert options is not None
             try:
                 args = approved_args(request)
                 try:
-                    sclient.claim_execution(request.id)
+                    yield from _api.claim_execution(options, request.id)
                 except ConflictError as err:
                     raise NotApprovedError("already_executed", err.detail, request) from err
             except NotApprovedError as err:
                 return rejection(request, err)
-            return tool(**args)
+            return (yield Invoke(tool, (), args))
+
+        def pending_marker(request: ApprovalRequest, args: dict[str, Any], conf: float) -> Any:
+            level = ApprovalLevel(request.level if request.level != "auto" else "quick")
+            return marker(args, level, conf, request.id)
+
+        def call_flow(
+            args: dict[str, Any], context: dict[str, Any], conf: int, level: ApprovalLevel
+        ) -> Steps[Any]:
+            assert options is not None
+            if level is ApprovalLevel.AUTO:
+                yield from _api.record(options, "auto_executed", data=audit_data(args, conf))
+                return (yield Invoke(tool, (), args))
+            fields = request_fields(args, context, level, conf)
+            req = yield from _api.request(options, fields.pop("title"), **fields)
+            if req.pending and not blocking:
+                return pending_marker(req, args, conf)
+            if req.pending:
+                req = yield from _api.wait(options, req.id)
+            return (yield from settle(req))
+
+        def resume_flow(approval_id: str, wait: bool | None) -> Steps[Any]:
+            assert options is not None
+            req = check_tool((yield from _api.get(options, approval_id)))
+            if req.pending:
+                if not (blocking if wait is None else wait):
+                    return pending_marker(req, req.args, req.confidence or 0)
+                req = yield from _api.wait(options, approval_id)
+            return (yield from settle(req))
+
+        def prepare(
+            kwargs: dict[str, Any],
+        ) -> tuple[dict[str, Any], dict[str, Any], int, ApprovalLevel]:
+            args, context = split(kwargs)
+            return (args, context, *score(args, context))
+
+        def no_client() -> ValueError:
+            return ValueError(f"the tool `{tool_name}` has no `airlock` client to resume with")
+
+        # The flows above are the tool's whole behaviour; the wrappers below only run them, blocking
+        # or awaited (``Airlock._perform`` / ``AsyncAirlock._perform``).
+        if is_async:
+            aclient = client if isinstance(client, AsyncAirlock) else None
+
+            @functools.wraps(tool)
+            async def acall(**kwargs: Any) -> Any:
+                args, context, conf, level = prepare(kwargs)
+                if aclient is not None:
+                    return await aclient._perform(call_flow(args, context, conf, level))
+                if level is ApprovalLevel.AUTO:
+                    return await tool(**args)
+                return marker(args, level, conf, None)
+
+            async def aresume(approval_id: str, *, wait: bool | None = None) -> Any:
+                if aclient is None:
+                    raise no_client()
+                return await aclient._perform(resume_flow(approval_id, wait))
+
+            acall.__dict__["resume"] = aresume
+            acall.__dict__[_CONFIG_ATTR] = cfg
+            return cast(F, acall)
+
+        sclient = client if isinstance(client, Airlock) else None
 
         @functools.wraps(tool)
         def call(**kwargs: Any) -> Any:
-            args, context = split(kwargs)
-            conf, level = score(args, context)
+            args, context, conf, level = prepare(kwargs)
+            if sclient is not None:
+                return sclient._perform(call_flow(args, context, conf, level))
             if level is ApprovalLevel.AUTO:
-                if sclient is not None:
-                    sclient.record("auto_executed", data=audit_data(args, conf))
                 return tool(**args)
-            if sclient is None:
-                return marker(args, level, conf, None)
-            fields = request_fields(args, context, level, conf)
-            req = sclient.request(fields.pop("title"), **fields)
-            if req.pending and not blocking:
-                return marker(
-                    args, ApprovalLevel(req.level if req.level != "auto" else "quick"), conf, req.id
-                )
-            if req.pending:
-                req = sclient.wait(req.id)
-            return settle(req)
+            return marker(args, level, conf, None)
 
         def resume(approval_id: str, *, wait: bool | None = None) -> Any:
             if sclient is None:
-                raise ValueError(f"the tool `{tool_name}` has no `airlock` client to resume with")
-            req = check_tool(sclient.get(approval_id))
-            if req.pending:
-                if not (blocking if wait is None else wait):
-                    return marker(
-                        req.args,
-                        ApprovalLevel(req.level if req.level != "auto" else "quick"),
-                        req.confidence or 0,
-                        req.id,
-                    )
-                req = sclient.wait(approval_id)
-            return settle(req)
+                raise no_client()
+            return sclient._perform(resume_flow(approval_id, wait))
 
-        call.resume = resume  # type: ignore[attr-defined]
-        setattr(call, _CONFIG_ATTR, cfg)
-        return call  # type: ignore[return-value]
+        call.__dict__["resume"] = resume
+        call.__dict__[_CONFIG_ATTR] = cfg
+        return cast(F, call)
 
     return wrap(fn) if fn is not None else wrap
