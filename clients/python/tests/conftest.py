@@ -22,6 +22,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 START_TIMEOUT_S = 30.0
+TRUST_THRESHOLD = 3
 
 
 def free_port() -> int:
@@ -49,6 +50,8 @@ class Tokens:
     agent: str
     alice: str
     bob: str
+    #: An app backend's token (mints approval-card tokens).
+    app: str
 
 
 class Server:
@@ -78,6 +81,9 @@ class Server:
             "127.0.0.1",
             "--rate-limit",
             "off",
+            # Learned trust suggests a rule after 3 approvals in a row (20 by default).
+            "--trust-threshold",
+            str(TRUST_THRESHOLD),
         ]
         self.proc = subprocess.Popen(
             cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
@@ -135,6 +141,7 @@ class Server:
             agent=self.mint("bot", "agent"),
             alice=self.mint("alice", "reviewer"),
             bob=self.mint("bob", "reviewer"),
+            app=self.mint("chat-app", "app"),
         )
 
 

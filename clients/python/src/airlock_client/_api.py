@@ -144,7 +144,7 @@ def get(o: Options, /, request_id: str) -> Steps[ApprovalRequest]:
     "/v1/requests",
     RequestPage,
     query=("key", "requester"),
-    not_offered={name: "`list` offers it" for name in (*LIST_QUERY, "view")},
+    not_offered={n: "`list` offers it" for n in (*LIST_QUERY, "view") if n != "requester"},
 )
 def get_by_key(
     o: Options, /, key: str, *, requester: str | None = None
