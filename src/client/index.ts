@@ -1,5 +1,5 @@
 // `createClient({ url, token })`: the engine's gate API (`AirlockApi`: request / get / getByKey / list /
-// waitFor / decide / cancel / claimExecution / record) over HTTP, so code written against an
+// waitFor / decide / cancel / claimExecution / record / takeTicket / finishTicket) over HTTP, so code written against an
 // in-process gate runs unchanged against a server (`runApproved` included). Errors are the
 // engine's classes with the same codes. `waitFor` long-polls, reconnecting (with backoff when the
 // server is unreachable or busy) until its own `timeoutMs`, and honours its AbortSignal.
@@ -15,6 +15,7 @@ import {
 } from "../core/validate.js";
 import type { AirlockApi } from "../engine/api.js";
 import type { CancelOptions, WaitOptions } from "../engine/engine.js";
+import type { FinishTicketOptions, TakeTicketOptions, Ticket } from "../engine/tickets.js";
 import { isRetryable, UnavailableError } from "./errors.js";
 import { createTransport } from "./http.js";
 
@@ -55,7 +56,8 @@ const BACKOFF_MAX_MS = 5_000;
  * POST /v1/requests/:id/execution; `record` is POST /v1/audit, where the server accepts the types
  * `auto_executed` and `notified` (others get 400), sets the actor from the token and ignores `at`
  * (it stamps its own time). `getByKey` is GET /v1/requests?key=K (and `&requester=R` when given):
- * `{ items: [request] }` when found, no items otherwise. */
+ * `{ items: [request] }` when found, no items otherwise. `takeTicket` is POST /v1/tickets and
+ * `finishTicket` POST /v1/tickets/finish: a ticket's scope is the token's principal. */
 export type AirlockClient = AirlockApi;
 
 /** Marks what `createClient` made, so an adapter can tell a server's client (whose token names the
@@ -207,6 +209,31 @@ export function createClient(options: ClientOptions): AirlockClient {
         timeoutMs: requestTimeoutMs,
         ...(event.requestId === undefined ? {} : { subject: subject(event.requestId) }),
       });
+    },
+
+    takeTicket(key: string, opts: TakeTicketOptions = {}) {
+      // The scope and the holder's name are the token's principal: `requester` and `by` are not sent.
+      const body = {
+        key,
+        ...(opts.holder === undefined ? {} : { holder: opts.holder }),
+        ...(opts.leaseMs === undefined ? {} : { leaseMs: opts.leaseMs }),
+      };
+      const take = () =>
+        http.call<Ticket>("POST", "/v1/tickets", { body, timeoutMs: requestTimeoutMs });
+      // A first take is tried once: one that went through and whose answer was lost holds the
+      // ticket for a holder nobody knows, and a repeat would answer that it is taken. A renewal
+      // (a holder given) is the same take again.
+      return opts.holder === undefined ? take() : retrying(take);
+    },
+
+    async finishTicket(key: string, opts: FinishTicketOptions) {
+      const out = await retrying(() =>
+        http.call<{ finished: boolean }>("POST", "/v1/tickets/finish", {
+          body: { key, holder: opts.holder },
+          timeoutMs: requestTimeoutMs,
+        }),
+      );
+      return out.finished;
     },
 
     cancel(id: string, opts: CancelOptions = {}) {

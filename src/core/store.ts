@@ -211,6 +211,39 @@ export interface CountOptions {
   upTo?: number;
 }
 
+/** A take of a ticket (`Store.takeTicket`): a named once-only right to go on, such as the resume of
+ * one parked turn, held under a lease. Tickets are not requests: no list, count, metric, quota or
+ * audit event sees them. */
+export interface TicketTake {
+  /** Whose tickets the key names (the engine scopes them by requester, so one agent cannot take or
+   * block another's). */
+  scope: string;
+  key: string;
+  /** Who takes it: unique per take (the engine adds a random part to the taker's name). */
+  holder: string;
+  /** When, epoch ms. */
+  now: number;
+  /** How long the take holds without being finished or renewed; once it has passed, the holder is
+   * presumed dead and the next take gets the ticket. */
+  leaseMs: number;
+}
+
+export type TicketTakeResult =
+  /** Taken by this take: a new ticket, one whose lease ran out unfinished (taken over), or one this
+   * same holder held already (its lease renewed). */
+  | { taken: true; expiresAt: number }
+  /** Held by another holder whose lease has not run out, or finished (never taken again). */
+  | { taken: false; holder: string; expiresAt: number; finishedAt?: number };
+
+/** Marks a ticket done (`Store.finishTicket`). */
+export interface TicketFinish {
+  scope: string;
+  key: string;
+  /** The holder that took it. */
+  holder: string;
+  now: number;
+}
+
 export interface Store {
   readonly kind: string;
   /** Creates or upgrades the schema. Idempotent; safe when several processes start at once. */
@@ -320,6 +353,19 @@ export interface Store {
     at: number,
     events: AuditDraft[],
   ): Promise<TrustRuleRevoke>;
+  /** Takes the ticket `take.key` of `take.scope` for `take.holder` in one atomic step (one statement
+   * or transaction, under any concurrency, across processes): inserted when it does not exist,
+   * taken over when its lease ran out unfinished, renewed when `holder` holds it; otherwise left as
+   * it is, and the answer says who holds it. Optional: a store without it keeps no tickets (the
+   * adapters' resumes then need `force`). */
+  takeTicket?(take: TicketTake): Promise<TicketTakeResult>;
+  /** Marks the ticket finished, so no take gets it again, if `holder` holds it (or finished it:
+   * a repeat answers true again). False when another holder took it over, or there is no such
+   * ticket. */
+  finishTicket?(finish: TicketFinish): Promise<boolean>;
+  /** Deletes the tickets finished, or expired unfinished, before `before` (epoch ms). Returns how
+   * many. A deleted finished ticket can be taken again, so `before` should be well in the past. */
+  pruneTickets?(before: number): Promise<number>;
   /** Calls `listener` soon after another process (or connection) commits a change. Returns an
    * unsubscribe function. Changes made through this same store object need no signal: the engine
    * knows about them. */

@@ -42,6 +42,7 @@ import { outboxDrafts } from "./outbox-drafts.js";
 import { recentRequests } from "./recent.js";
 import { recordEvent } from "./record.js";
 import { createSweeper, fireDueWith, followDeadlines } from "./sweeper.js";
+import { engineTickets } from "./tickets.js";
 import { transact } from "./transact.js";
 import type { Airlock, AirlockOptions } from "./types.js";
 import { createWaiters } from "./waiters.js";
@@ -186,6 +187,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
 
   return {
     logger,
+    ...engineTickets({ store, now, guard }),
 
     async request(raw, options = {}) {
       guard();

@@ -11,6 +11,7 @@ import { EMBED_ROUTES, embedToken } from "./routes/embed.js";
 import { eventsRoute } from "./routes/events.js";
 import { OUTBOX_ROUTES, outboxPage } from "./routes/outbox.js";
 import { REQUEST_ROUTES } from "./routes/requests.js";
+import { TICKET_ROUTES, ticketFinished, ticketSchema } from "./routes/tickets.js";
 import { TOKEN_ROUTES } from "./routes/tokens.js";
 import {
   TRUST_ROUTES,
@@ -73,6 +74,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
   ...OUTBOX_ROUTES,
   ...EMBED_ROUTES,
   ...TRUST_ROUTES,
+  ...TICKET_ROUTES,
 ] as RouteSpec[];
 
 const OUTPUTS: Record<string, z.ZodType> = {
@@ -92,6 +94,8 @@ const OUTPUTS: Record<string, z.ZodType> = {
   TrustRule: trustRuleSchema,
   TrustRuleList: trustRuleList,
   TrustSuggestionList: trustSuggestionList,
+  Ticket: ticketSchema,
+  TicketFinished: ticketFinished,
 };
 
 const PROBLEM_TEXT: Record<number, string> = {

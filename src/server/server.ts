@@ -35,6 +35,7 @@ import { embedPublicRoutes, embedRoutes } from "./routes/embed.js";
 import { eventRoutes } from "./routes/events.js";
 import { outboxRoutes } from "./routes/outbox.js";
 import { requestRoutes } from "./routes/requests.js";
+import { ticketRoutes } from "./routes/tickets.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { trustRoutes } from "./routes/trust.js";
 import { screenUrl } from "./screen.js";
@@ -390,6 +391,7 @@ export function createServer(options: ServerOptions): AirlockServer {
   app.route("/v1/tokens", tokenRoutes(deps, o.auth.tokens));
   app.route("/v1/outbox", outboxRoutes(deps));
   app.route("/v1/trust", trustRoutes(deps, options.trust));
+  app.route("/v1/tickets", ticketRoutes(deps));
   app.route(
     "/",
     embedRoutes(

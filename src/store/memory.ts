@@ -7,6 +7,7 @@ import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js
 import type { ListFilter, OutcomeRow, Page, Store } from "../core/store.js";
 import { memoryOutbox } from "./memory-outbox.js";
 import { memoryPruning } from "./memory-prune.js";
+import { memoryTickets } from "./memory-tickets.js";
 import { memoryTrustRules } from "./memory-trust.js";
 import {
   checkClaim,
@@ -311,6 +312,7 @@ export function memoryStore(): Store {
       return n;
     },
     ...memoryTrustRules({ guard, append }),
+    ...memoryTickets({ guard }),
     onExternalChange() {
       return () => {};
     },

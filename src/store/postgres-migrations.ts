@@ -6,6 +6,7 @@ import { GENESIS_HASH } from "../audit/chain.js";
 import { durationBucketSql, HOUR_MS } from "../core/outcome-stats.js";
 import { postgresApproverIndexSql } from "./postgres-approver-index.js";
 import { titleLower } from "./postgres-sql.js";
+import { postgresTicketsSql } from "./postgres-tickets.js";
 import { postgresTrustRulesSql, postgresTrustScopeSql } from "./postgres-trust.js";
 
 export interface PostgresMigration {
@@ -240,6 +241,9 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   // table. Of 1,000 updates in 500 gate round trips, 496 were HOT without it and none with it.
   // Each learned trust rule's scope (src/store/postgres-trust.ts).
   { version: 11, sql: postgresTrustScopeSql },
+  // 12 is left to the execution columns being written beside this change.
+  // Resume tickets, which are not requests (src/store/postgres-tickets.ts).
+  { version: 13, sql: postgresTicketsSql },
 ];
 
 /** Counts the requests already settled into outcome_stats (migration 7; bulk loads call it too). */

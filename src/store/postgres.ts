@@ -77,6 +77,7 @@ import {
   updateValues,
   type WrittenRow,
 } from "./postgres-sql.js";
+import { postgresTickets } from "./postgres-tickets.js";
 import { postgresTrustRules } from "./postgres-trust.js";
 import { createWriter, headMissing, headOf, type WriteOutcome } from "./postgres-writes.js";
 import {
@@ -647,6 +648,7 @@ export function postgresStore(
       });
     },
 
+    ...postgresTickets({ schema: sql.schema, run }),
     ...postgresTrustRules({
       schema: sql.schema,
       run,

@@ -6,6 +6,7 @@ import { durationBucketSql, HOUR_MS } from "../core/outcome-stats.js";
 import { NO_DEADLINE } from "./paging.js";
 import { approverIndexSql } from "./sqlite-approver-index.js";
 import type { Migration } from "./sqlite-migrate.js";
+import { SQLITE_TICKETS_SQL } from "./sqlite-tickets.js";
 import { SQLITE_TITLE_INDEX_SQL } from "./sqlite-title-index.js";
 import { SQLITE_TRUST_RULES_SQL, SQLITE_TRUST_SCOPE_SQL } from "./sqlite-trust.js";
 
@@ -228,6 +229,9 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   // 11 is left to the quotas' change being written beside this one.
   // Each learned trust rule's scope (src/store/sqlite-trust.ts).
   { version: 11, sql: SQLITE_TRUST_SCOPE_SQL },
+  // 12 is left to the execution columns being written beside this change.
+  // Resume tickets, which are not requests (src/store/sqlite-tickets.ts).
+  { version: 13, sql: SQLITE_TICKETS_SQL },
 ];
 
 /** Lower-cases the titles of the rows written before migration 5 (the trigger indexes each). */

@@ -89,6 +89,7 @@ import {
   type TitleSearch,
   trigrams,
 } from "./sqlite-search.js";
+import { sqliteTickets } from "./sqlite-tickets.js";
 import {
   indexTitlesLeftBehind,
   TITLE_INDEX_BATCH,
@@ -760,6 +761,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       return attempt("countPending", () => stmt.countPending.get()?.n ?? 0);
     },
     ...sqliteTrustRules({ db, appendChain, attempt, noted }),
+    ...sqliteTickets({ db, attempt }),
     onExternalChange(listener) {
       listeners.add(listener);
       if (!pollTimer && !closed) {

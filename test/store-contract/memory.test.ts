@@ -1,5 +1,6 @@
 import { memoryStore } from "../../src/store/memory.js";
 import { runStoreContract } from "../../src/testing/index.js";
+import { runTicketContract } from "../../src/testing/ticket-contract.js";
 
 runStoreContract({
   name: "memory",
@@ -15,3 +16,5 @@ runStoreContract({
     },
   ],
 });
+
+runTicketContract({ name: "memory", create: async () => memoryStore() });

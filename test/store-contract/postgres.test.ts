@@ -7,6 +7,7 @@ import { afterAll } from "vitest";
 import type { Store } from "../../src/core/store.js";
 import { type PostgresStore, postgresStore } from "../../src/store/postgres.js";
 import { runStoreContract } from "../../src/testing/index.js";
+import { runTicketContract } from "../../src/testing/ticket-contract.js";
 import { describePg, dropSchema, freshSchema } from "../postgres/pg-env.js";
 
 await describePg("postgres store contract", ({ url }) => {
@@ -29,6 +30,12 @@ await describePg("postgres store contract", ({ url }) => {
     create: async () => postgresStore(url, { schema: schema(), max: 4 }),
     reopen,
     createKeyed: async (options) => postgresStore(url, { schema: schema(), max: 2, ...options }),
+  });
+  // Several pools on one schema: the races take through several connections of each.
+  runTicketContract({
+    name: "postgres",
+    create: async () => postgresStore(url, { schema: schema(), max: 4 }),
+    reopen,
   });
   runStoreContract({
     name: "postgres on a pool you pass",

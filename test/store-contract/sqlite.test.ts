@@ -3,6 +3,7 @@ import { afterAll } from "vitest";
 import type { Store } from "../../src/core/store.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
 import { runStoreContract } from "../../src/testing/index.js";
+import { runTicketContract } from "../../src/testing/ticket-contract.js";
 import { tempDir } from "../helpers.js";
 
 runStoreContract({
@@ -45,5 +46,28 @@ runStoreContract({
   destroy: async (store) => {
     files.delete(store);
     dirs.pop()?.();
+  },
+});
+
+runTicketContract({ name: "sqlite :memory:", create: async () => sqliteStore(":memory:") });
+
+// On a file, the races take through several connections (another store object each).
+const ticketFiles = new Map<Store, { file: string; cleanup: () => void }>();
+runTicketContract({
+  name: "sqlite file",
+  create: async () => {
+    const t = tempDir();
+    const file = join(t.dir, "airlock.db");
+    const store = sqliteStore(file);
+    ticketFiles.set(store, { file, cleanup: t.cleanup });
+    return store;
+  },
+  reopen: async (store) => sqliteStore(ticketFiles.get(store)?.file as string),
+  destroy: async (store) => {
+    const t = ticketFiles.get(store);
+    ticketFiles.delete(store);
+    // Closed first: the suite closes it again, which is safe.
+    await store.close();
+    t?.cleanup();
   },
 });

@@ -3,17 +3,18 @@
 // tails Airlock's events (or polls, over HTTP) and calls `resumeThread` for each thread whose gate
 // settled, after catching up with the decisions taken while no resumer ran.
 //
-// Exactly once: before invoking the graph, a resume takes a ticket from Airlock itself — a request
-// keyed by the thread, the checkpoint it is parked at and the interrupts it answers (action
-// `langgraph.resume`), created pending with its requester as its only approver (so no one can approve
-// it: self-approval is refused) and no deadline, then taken by cancelling it — `pending → cancelled`
-// is Airlock's compare-and-set, and an agent token may do it (it may not create a request that skips
-// approval). Two resumers (or a resumer and `resumeThread` called by hand) race for that cancel and
-// only the winner runs the rest of the graph; the loser's cancel is a `conflict`. A raw
-// `graph.invoke(new Command({ resume }))` takes no ticket; it still cannot approve anything (the gate
-// re-reads the decision) nor run an approved tool twice (`gate.run` claims the execution).
-// The price: a resumer that dies after its claim and before LangGraph's next checkpoint leaves the
-// thread parked; `resumeThread(..., { force: true })` resumes it anyway.
+// Exactly once: before invoking the graph, a resume takes a ticket from Airlock (engine/tickets.ts;
+// not a request: no listing, metric or quota sees it), keyed by the thread, the checkpoint it is
+// parked at and the interrupts it answers, and scoped by the requester of the thread's requests (over
+// HTTP, the token's principal). Of two resumers (or a resumer and `resumeThread` called by hand) only
+// the one that gets the ticket runs the rest of the graph; the other answers `already_resumed`. The
+// winner renews the ticket's lease while the graph runs and finishes it afterwards, so it is never
+// taken again. A resumer that dies mid-resume leaves the ticket unfinished: once its lease
+// (`ticketLeaseMs`, 5 minutes by default) has run out, the next `resumeThread` takes it and resumes
+// the thread from its last checkpoint (an approved tool that already ran is not run again: `gate.run`
+// claims each execution). A raw `graph.invoke(new Command({ resume }))` takes no ticket; it still
+// cannot approve anything (the gate re-reads the decision) nor run an approved tool twice.
+// `resumeThread(..., { force: true })` resumes without the ticket, at once.
 //
 // HITL middleware threads: the app bridges a thread's first interrupt (`hitlToAirlock`); a resumed
 // run that calls a gated tool again parks at a new interrupt, which nobody would ever be asked
@@ -22,13 +23,8 @@
 // its run and the bridging), keyed like `hitlToAirlock`'s, so doing it twice opens nothing new.
 import { randomUUID } from "node:crypto";
 import { Command } from "@langchain/langgraph";
-import {
-  type Airlock,
-  type AirlockApi,
-  type ApprovalRequest,
-  hashArgs,
-  isAirlockError,
-} from "../../index.js";
+import { withTicket } from "../../engine/tickets.js";
+import { type Airlock, type AirlockApi, type ApprovalRequest, hashArgs } from "../../index.js";
 import { followSettled } from "../shared/follow-settled.js";
 import { type GateResumeValue, isGateInterrupt } from "./gate.js";
 import {
@@ -41,7 +37,10 @@ import {
 
 /** What resuming needs of Airlock. `events` (the engine has it) wakes the resumer at once; without
  * it (the HTTP client) the resumer polls. */
-export type ResumerApi = Pick<AirlockApi, "request" | "get" | "getByKey" | "list" | "cancel"> & {
+export type ResumerApi = Pick<
+  AirlockApi,
+  "request" | "get" | "getByKey" | "list" | "takeTicket" | "finishTicket"
+> & {
   events?: Airlock["events"];
 };
 
@@ -60,8 +59,12 @@ export interface ResumeThreadOptions {
   threadId: string;
   /** Recorded as who claimed the resume. @default a random resumer name */
   by?: string;
-  /** Resume without taking the ticket (after a resumer died mid-resume). */
+  /** Resume without taking the ticket, e.g. at once after a resumer died mid-resume instead of
+   * after its ticket's lease. */
   force?: boolean;
+  /** How long the ticket is held unless renewed: a resumer that died is taken over after it. The
+   * winner renews it every third of it while the graph runs. @default 300000 (5 minutes) */
+  ticketLeaseMs?: number;
   /** Extra run config for the resumed run (e.g. `recursionLimit`, `callbacks`). */
   config?: Record<string, unknown>;
   /** The requester `hitlToAirlock` opened this thread's HITL requests with (their keys are per
@@ -84,10 +87,14 @@ export type ResumeThreadResult =
   | {
       resumed: false;
       /** `not_parked`: no Airlock interrupt pending; `pending`: none of its requests is decided;
-       * `already_resumed`: another resumer took the ticket. */
+       * `already_resumed`: another resumer holds the ticket (or finished it). */
       reason: "not_parked" | "pending" | "already_resumed";
       requestIds: string[];
     };
+
+/** Prefix of the key of a resume's ticket; a hash of the thread, its checkpoint and the interrupts
+ * the resume answers follows. */
+export const RESUME_KEY_PREFIX = "langgraph-resume:";
 
 interface Ready {
   interruptId: string;
@@ -125,41 +132,34 @@ export async function resumeThread(options: ResumeThreadOptions): Promise<Resume
   if (seen.length === 0) return { resumed: false, reason: "not_parked", requestIds: [] };
   if (ready.length === 0) return { resumed: false, reason: "pending", requestIds: seen };
   const requestIds = ready.flatMap((r) => r.requests.map((q) => q.id));
-  if (!options.force) {
-    const first = ready[0]?.requests[0];
-    const checkpointId = state.config.configurable?.checkpoint_id;
-    const interrupts = ready.map((r) => r.interruptId).sort();
-    const requester = first?.requester ?? hitlRequester;
-    const by = options.by ?? defaultName();
-    const ticket = await airlock.request({
-      key: `langgraph-resume:${hashArgs({ threadId, checkpointId: String(checkpointId ?? ""), interrupts })}`,
-      action: "langgraph.resume",
-      title: `Resume LangGraph thread ${threadId.slice(0, 100)}`,
-      args: { threadId, interrupts, requestIds },
-      ...(requester === undefined ? {} : { requester }),
-      // Its requester may not approve it, so no one can: only a cancel (the take) settles it.
-      approvers: [requester ?? "anonymous"],
-      metadata: { langgraph: { kind: "resume", threadId } },
+  const run = async (): Promise<ResumeThreadResult> => {
+    const resume = Object.fromEntries(ready.map((r) => [r.interruptId, r.value]));
+    const output = await graph.invoke(new Command({ resume }), {
+      ...options.config,
+      configurable: {
+        ...((options.config?.configurable as Record<string, unknown> | undefined) ?? {}),
+        thread_id: threadId,
+      },
     });
-    try {
-      await airlock.cancel(ticket.id, { reason: `resumed by ${by}` });
-    } catch (err) {
-      if (isAirlockError(err, "conflict")) {
-        return { resumed: false, reason: "already_resumed", requestIds };
-      }
-      throw err;
-    }
-  }
-  const resume = Object.fromEntries(ready.map((r) => [r.interruptId, r.value]));
-  const output = await graph.invoke(new Command({ resume }), {
-    ...options.config,
-    configurable: {
-      ...((options.config?.configurable as Record<string, unknown> | undefined) ?? {}),
-      thread_id: threadId,
+    const opened = bridge ? await bridgeParked(graph, airlock, threadId, bridge) : [];
+    return { resumed: true, requestIds, output, opened };
+  };
+  if (options.force) return run();
+  const checkpointId = state.config.configurable?.checkpoint_id;
+  const interrupts = ready.map((r) => r.interruptId).sort();
+  const requester = ready[0]?.requests[0]?.requester ?? hitlRequester;
+  const key = `${RESUME_KEY_PREFIX}${hashArgs({ threadId, checkpointId: String(checkpointId ?? ""), interrupts })}`;
+  const held = await withTicket(
+    airlock,
+    key,
+    {
+      by: options.by ?? defaultName(),
+      ...(requester === undefined ? {} : { requester }),
+      ...(options.ticketLeaseMs === undefined ? {} : { leaseMs: options.ticketLeaseMs }),
     },
-  });
-  const opened = bridge ? await bridgeParked(graph, airlock, threadId, bridge) : [];
-  return { resumed: true, requestIds, output, opened };
+    run,
+  );
+  return held.ran ? held.value : { resumed: false, reason: "already_resumed", requestIds };
 }
 
 /** Opens (or finds) the requests of every HITL interrupt `threadId` is parked at. */
@@ -240,6 +240,8 @@ export interface ResumeOnDecisionOptions {
    * thread and interrupt). When given, an interrupt a resumed thread parks at gets its Airlock
    * requests here, and is resumed when they are decided; without it nobody is asked about it. */
   hitl?: HitlBridgeOptions;
+  /** How long each resume's ticket is held unless renewed (`resumeThread`'s). @default 300000 */
+  ticketLeaseMs?: number;
   /** Called after each resume this resumer ran. */
   onResumed?: (threadId: string, result: Extract<ResumeThreadResult, { resumed: true }>) => void;
   /** Called when a resume fails (the resumer goes on). @default ignore */
@@ -267,8 +269,9 @@ export function resumeOnDecision(options: ResumeOnDecisionOptions): Resumer {
     signal: options.signal,
     catchUpLimit: options.catchUpLimit,
     pollMs: options.pollMs,
-    // A resume ticket is newer than the request it answered; with `hitl`, it must not hide that
-    // request from the catch-up: its thread may be parked at an interrupt nobody bridged yet.
+    // Earlier versions took resume tickets as requests (metadata kind `resume`), newer than the
+    // request each answered; with `hitl`, one must not hide that request from the catch-up: its
+    // thread may be parked at an interrupt nobody bridged yet. Such tickets are never resumed.
     passKey: (r) => {
       const lg = threadOf(r);
       return options.hitl && lg?.kind === "resume" ? undefined : lg?.threadId;
@@ -289,6 +292,9 @@ export function resumeOnDecision(options: ResumeOnDecisionOptions): Resumer {
               threadId,
               by,
               ...(options.config ? { config: options.config } : {}),
+              ...(options.ticketLeaseMs === undefined
+                ? {}
+                : { ticketLeaseMs: options.ticketLeaseMs }),
               ...(hitlRequester !== undefined ? { hitlRequester } : {}),
               ...(options.hitl ? { hitl: options.hitl } : {}),
             });

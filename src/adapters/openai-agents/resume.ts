@@ -1,12 +1,14 @@
 // Resuming a parked run, in this process or any other: read the turn's gates from Airlock, rebuild the
 // RunState stored with the first one, turn each decision into the SDK's own `approve` / `reject`, and
-// run on. Exactly once, twice over: a resume first takes the turn's ticket (a pending request that only
-// a cancel can settle, taken by cancelling it: `pending → cancelled` is Airlock's compare-and-set, one
-// an agent token may perform), so of two resumers only one
-// goes on, even when nothing in the turn was approved; and every approved call is claimed on its own
-// (`runApproved`: verify → claim → run), so a forced resume never runs a call twice either. The price
-// of at-most-once: a resumer that dies after its claims and before the SDK ran the tools leaves the
-// turn claimed; `force: true` resumes it, and the calls it had claimed are told to the model as not run.
+// run on. Exactly once, twice over: a resume first takes the turn's ticket (engine/tickets.ts; not a
+// request: no listing, metric or quota sees it), keyed by the turn's first gate and scoped by its
+// requester (over HTTP, the token's principal), so of two resumers only one goes on, even when nothing
+// in the turn was approved; the winner renews the ticket while the run goes on and finishes it after,
+// so the turn is never resumed again. And every approved call is claimed on its own (`runApproved`:
+// verify → claim → run), so a resume that runs again never runs a call twice either. A resumer that
+// dies mid-resume leaves the ticket unfinished: once its lease (`ticketLeaseMs`, 5 minutes by
+// default) has run out, the next resume takes it over, and the calls the dead one had claimed are told
+// to the model as not run again. `force: true` resumes without the ticket, at once.
 //
 // Edited args, which the SDK refuses (an approval applies to the call as the model made it): the
 // adapter runs the tool itself with the reviewer's args (bound by their hash and claimed, like any
@@ -22,6 +24,7 @@ import {
   RunState,
   type RunToolApprovalItem,
 } from "@openai/agents";
+import { withTicket } from "../../engine/tickets.js";
 import {
   type AirlockApi,
   type ApprovalRequest,
@@ -29,7 +32,6 @@ import {
   canonicalJson,
   hashArgs,
   InvalidInputError,
-  isAirlockError,
   runApproved,
 } from "../../index.js";
 import { callOf, type GateMetadata, gateMetadata } from "./gate.js";
@@ -49,9 +51,13 @@ export interface ResumeOptions<TContext, TAgent extends AnyAgent> extends ParkOp
   runOptions?: NonStreamRunOptions<TContext, TAgent>;
   /** Who resumes, recorded with each claim. @default each request's requester */
   by?: string;
-  /** Resume without taking the turn's ticket, for a turn whose resumer died after taking it. Each
-   * approved call is still claimed on its own, so nothing that ran runs again. @default false */
+  /** Resume without taking the turn's ticket, e.g. at once for a turn whose resumer died instead of
+   * after its ticket's lease. Each approved call is still claimed on its own, so nothing that ran
+   * runs again. @default false */
   force?: boolean;
+  /** How long the turn's ticket is held unless renewed: a resumer that died is taken over after it.
+   * The winner renews it every third of it while the run goes on. @default 300000 (5 minutes) */
+  ticketLeaseMs?: number;
 }
 
 export type ResumeOutcome<TContext, TAgent extends AnyAgent> =
@@ -60,7 +66,7 @@ export type ResumeOutcome<TContext, TAgent extends AnyAgent> =
   | { status: "resumed"; result: RunResult<TContext, TAgent>; requests: ApprovalRequest[] }
   /** A gate is still pending (only without `wait`); nothing ran. */
   | { status: "pending"; requests: ApprovalRequest[] }
-  /** Another resumer claimed this turn first; nothing ran here. */
+  /** Another resumer holds this turn's ticket, or finished it; nothing ran here. */
   | { status: "already_resumed"; requests: ApprovalRequest[]; detail: string };
 
 /** Resumes the parked turn that `requestIds` belong to (any one of its gates suffices); see the
@@ -131,16 +137,46 @@ export async function resumeRun<TContext, TAgent extends AnyAgent>(
       requests.map((r) => (r.status === "pending" ? airlock.waitFor(r.id, wait) : r)),
     );
   }
-  const holderRequest = requests[0] as ApprovalRequest;
-  if (!options.force) {
-    const taken = await takeTicket(airlock, holderRequest, requests, options.by);
-    if (!taken.ok) return { status: "already_resumed", requests, detail: taken.detail };
-  }
-  run ??= await restore();
+  const first = requests[0] as ApprovalRequest;
+  const goOn = async (): Promise<ResumeOutcome<TContext, TAgent>> => {
+    run ??= await restore();
+    const result = await runTurn(airlock, runner, agent, meta.turn, requests, run, options);
+    return { status: "resumed", result, requests };
+  };
+  if (options.force) return goOn();
+  const held = await withTicket(
+    airlock,
+    `${RESUME_KEY_PREFIX}${first.id}`,
+    {
+      requester: first.requester,
+      by: options.by ?? first.requester,
+      ...(options.ticketLeaseMs === undefined ? {} : { leaseMs: options.ticketLeaseMs }),
+    },
+    goOn,
+  );
+  if (held.ran) return held.value;
+  const { ticket } = held;
+  const detail = ticket.finished
+    ? `the turn's ticket was finished by ${ticket.holder}`
+    : `the turn's ticket is held by ${ticket.holder} until ${new Date(ticket.expiresAt).toISOString()}`;
+  return { status: "already_resumed", requests, detail };
+}
+
+/** Applies each gate's decision to the restored run and runs it on. */
+async function runTurn<TContext, TAgent extends AnyAgent>(
+  airlock: AirlockApi,
+  runner: Runner,
+  agent: TAgent,
+  turn: string[],
+  requests: ApprovalRequest[],
+  run: { state: RunState<TContext, TAgent>; items: Map<string, RunToolApprovalItem> },
+  options: Pick<ResumeOptions<TContext, TAgent>, "by" | "runOptions">,
+): Promise<RunResult<TContext, TAgent>> {
   const { state, items } = run;
+  const { by } = options;
 
   for (const [i, request] of requests.entries()) {
-    const callId = meta.turn[i] as string;
+    const callId = turn[i] as string;
     const item = items.get(callId);
     if (!item) {
       throw new InvalidInputError(
@@ -172,7 +208,7 @@ export async function resumeRun<TContext, TAgent extends AnyAgent>(
       airlock,
       request,
       async (args) => (tool ? runEdited(tool, state, item, args) : undefined),
-      options.by === undefined ? {} : { by: options.by },
+      by === undefined ? {} : { by },
     );
     if (!outcome.ok) {
       state.reject(item, {
@@ -192,8 +228,7 @@ export async function resumeRun<TContext, TAgent extends AnyAgent>(
       state.approve(item);
     }
   }
-  const result = await runner.run(agent, state, options.runOptions);
-  return { status: "resumed", result, requests };
+  return runner.run(agent, state, options.runOptions);
 }
 
 export type ApproveOptions<TContext, TAgent extends AnyAgent> = Omit<
@@ -235,36 +270,6 @@ export async function approveInterruptions<TContext, TAgent extends AnyAgent>(
 }
 
 /** The requests of the turn, in its order, opening the gates a parking process did not get to. */
-/** The turn's resume ticket: a request keyed by the turn's first gate (action `openai-agents.resume`),
- * created pending with its requester as its only approver (self-approval is refused, so no one can
- * approve it) and no deadline, and taken by cancelling it: `pending → cancelled` is the
- * compare-and-set that lets exactly one resumer go on, even for a turn in which nothing was approved.
- * An agent token may do both (it may not create a request that skips approval). */
-async function takeTicket(
-  airlock: AirlockApi,
-  holder: ApprovalRequest,
-  requests: ApprovalRequest[],
-  by: string | undefined,
-): Promise<{ ok: true } | { ok: false; detail: string }> {
-  const ticket = await airlock.request({
-    key: `${RESUME_KEY_PREFIX}${holder.id}`,
-    action: "openai-agents.resume",
-    title: `Resume the OpenAI Agents run gated by ${holder.id}`,
-    args: { requestIds: requests.map((r) => r.id) },
-    requester: holder.requester,
-    approvers: [holder.requester],
-    correlationId: holder.correlationId,
-    metadata: { openaiAgentsResume: { gate: holder.id } },
-  });
-  try {
-    await airlock.cancel(ticket.id, { reason: `resumed by ${by ?? holder.requester}` });
-    return { ok: true };
-  } catch (err) {
-    if (!isAirlockError(err, "conflict")) throw err;
-    return { ok: false, detail: err.message };
-  }
-}
-
 async function completeTurn(
   airlock: AirlockApi,
   turn: string[],

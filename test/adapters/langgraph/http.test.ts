@@ -1,6 +1,6 @@
-// The resumers against a real server on 127.0.0.1 with an AGENT token (not admin): an agent may not
-// create a request that skips approval, so the resume ticket must be a compare-and-set an agent can
-// perform (a pending ticket taken by cancelling it). The decision is made with a reviewer token.
+// The resumers against a real server on 127.0.0.1 with an AGENT token (not admin): the resume ticket
+// is taken through POST /v1/tickets, which an agent may call (scoped to the token's principal), and
+// is no request. The decision is made with a reviewer token.
 import { join } from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -76,9 +76,9 @@ describe("airlock/langgraph over HTTP with an agent token", () => {
     expect(resumed).toHaveLength(1);
     expect(count(log, "tool")).toBe(1);
     expect((await graph.getState(threadConfig("h1"))).next).toEqual([]);
-    const tickets = await airlock.list({ action: "langgraph.resume" });
-    expect(tickets.items).toHaveLength(1);
-    expect(tickets.items[0]).toMatchObject({ status: "cancelled", requester: "bot" });
+    // The ticket is not a request: the agent's only request is its gate, decided.
+    const listed = await airlock.list();
+    expect(listed.items.map((r) => [r.id, r.status])).toEqual([[id, "approved"]]);
   });
 
   it("two resumeThread calls at once: one resumes, the other finds it already resumed", async () => {

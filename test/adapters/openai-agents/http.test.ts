@@ -1,7 +1,8 @@
 // The resumers against a real server on 127.0.0.1 with an AGENT token (not admin): gates are opened
 // under the token's own name (no hard-coded requester), the resumer's listing is not narrowed to
-// another requester, and the turn's ticket is a compare-and-set an agent may perform (a pending
-// ticket taken by cancelling it). The decision is made with a reviewer token.
+// another requester, and the turn's ticket is taken through POST /v1/tickets, which an agent may
+// call (scoped to the token's principal), and is no request. The decision is made with a reviewer
+// token.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   parkInterruptions,
@@ -65,13 +66,14 @@ describe("airlock/openai-agents over HTTP with an agent token", () => {
     expect(manual.status).toBe("already_resumed");
     expect(outputs).toEqual(["Done. sent to partner@elsewhere.org"]);
     expect(sent).toEqual(["partner@elsewhere.org"]);
-    const ticket = await airlock.getByKey(`openai-agents-resume:${id}`);
-    expect(ticket).toMatchObject({
-      action: "openai-agents.resume",
-      status: "cancelled",
-      requester: "bot",
-      approvers: ["bot"],
+    // The ticket is finished, held by the agent's principal, and no request.
+    expect(await airlock.takeTicket(`openai-agents-resume:${id}`)).toMatchObject({
+      taken: false,
+      finished: true,
+      holder: expect.stringMatching(/^bot#/),
     });
+    expect(await airlock.getByKey(`openai-agents-resume:${id}`)).toBeUndefined();
+    expect((await airlock.list()).items.map((r) => r.id)).toEqual([id]);
   });
 
   it("two resumeRun calls at once: one resumes, the other finds it already resumed", async () => {

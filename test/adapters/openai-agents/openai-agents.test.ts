@@ -221,12 +221,14 @@ describe("airlock/openai-agents", () => {
     // One continuation: the model was asked once more, not twice.
     expect(model.requests).toBe(2);
     expect(sent).toEqual([]);
-    const ticket = await airlock.getByKey(`openai-agents-resume:${id}`);
-    expect(ticket?.action).toBe("openai-agents.resume");
-    // Taken by a cancel (the compare-and-set), which no one else could decide: its own approver.
-    expect(ticket?.status).toBe("cancelled");
-    expect(ticket?.approvers).toEqual([ticket?.requester]);
-    expect(ticket?.decision?.comment).toMatch(/^resumed by /);
+    // The turn's ticket, finished by the winner, is no request: the gate is the only one.
+    const requester = (await airlock.get(id)).requester;
+    expect(await airlock.takeTicket(`openai-agents-resume:${id}`, { requester })).toMatchObject({
+      taken: false,
+      finished: true,
+      holder: expect.stringMatching(new RegExp(`^${requester}#`)),
+    });
+    expect((await airlock.list()).items.map((r) => r.id)).toEqual([id]);
   });
 
   it("force resumes a turn whose ticket was taken, and still never runs a claimed call again", async () => {
@@ -305,7 +307,7 @@ describe("airlock/openai-agents", () => {
     const reviewer = (async () => {
       for await (const e of airlock.events({ types: ["created"], after: 0, signal: stop.signal })) {
         const r = await airlock.get(e.requestId as string);
-        if (r.status !== "pending" || r.action === "openai-agents.resume") continue;
+        if (r.status !== "pending") continue;
         decided.push(r.id);
         await airlock.decide(r.id, { outcome: "approved", reviewer: "alice" });
       }

@@ -80,6 +80,8 @@ describe("resumeOnDecision (airlock/openai-agents)", () => {
       cancel: (i, o) => second.airlock.cancel(i, o),
       claimExecution: (i, o) => second.airlock.claimExecution(i, o),
       record: (e) => second.airlock.record(e),
+      takeTicket: (k, o) => second.airlock.takeTicket(k, o),
+      finishTicket: (k, o) => second.airlock.finishTicket(k, o),
     };
     const c2 = collector();
     const r2 = resumeOnDecision({
