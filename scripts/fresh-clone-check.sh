@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's quick start on a fresh clone, exactly as written: `npm ci && npm start` serves the
 # demo (checked over HTTP), and the CLI gate works from the clone's root. Run by .ci/run.
+# (test/docs/readme.test.ts checks that the README opens with these two commands.)
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
@@ -35,7 +36,7 @@ curl -fsS "$url/healthz" >/dev/null
 curl -fsS "$url/login" | grep -q "Sign in to the Airlock inbox"
 kill -TERM -- "-$server"; wait "$server" || true; server=""
 
-# The CLI gate from the README, on its own database.
+# The CLI gate of docs/guide/shell.md (linked from the README), on its own database.
 export AIRLOCK_DB="$work/gate.db"
 npx airlock request --title "Deploy v2 to prod" --item "migrate db" --item "restart api" --timeout 60 --wait >"$work/wait.out" 2>/dev/null &
 waiter=$!
@@ -49,5 +50,6 @@ wait "$waiter"
 grep -q '"status": "approved"' "$work/wait.out"
 grep -q '"restart api"' "$work/wait.out"
 npx airlock audit verify >/dev/null
-node -e 'import("airlock").then((m) => { if (typeof m.createAirlock !== "function") process.exit(1); })'
+# The package imports itself by its npm name from the clone's root, as the docs' imports do.
+node -e 'import("airlock-hitl").then((m) => { if (typeof m.createAirlock !== "function") process.exit(1); })'
 echo "fresh clone: npm ci && npm start and the CLI quick start work"

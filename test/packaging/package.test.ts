@@ -113,8 +113,23 @@ beforeAll(async () => {
   await run(process.execPath, ["scripts/build.mjs"], { cwd: project, env: cleanEnv() });
 }, 180_000);
 
+// The installed projects hold tens of thousands of files: removing them can take longer than the
+// default hook timeout on a busy machine.
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
+}, 120_000);
+
+describe("the package's name", () => {
+  it("is a name of its own on npm, not `airlock` (an unrelated package there)", () => {
+    expect(PKG.name).toBe("airlock-hitl");
+    // The command keeps its name.
+    const bin = (
+      JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+        bin: Record<string, string>;
+      }
+    ).bin;
+    expect(Object.keys(bin)).toEqual(["airlock"]);
+  });
 });
 
 describe("the build", () => {
@@ -225,18 +240,19 @@ describe.skipIf(npmMissing !== undefined)("the packed package", () => {
   });
 });
 
-// The declarations as a strict user project type-checks them: `strict`, `skipLibCheck: false`,
+// The declarations as a strict user project type-checks them (importing the package by its name,
+// package.json's, as every import below does): `strict`, `skipLibCheck: false`,
 // `moduleResolution: "nodenext"`, the tarball and `typescript` installed and nothing else. The
-// declarations of `airlock/sqlite` and `airlock/postgres` name better-sqlite3's Database (the
-// `configure` hook) and pg's Pool (a pool you own, `store.pool`), and `airlock/server` names the Pool
+// declarations of `airlock-hitl/sqlite` and `airlock-hitl/postgres` name better-sqlite3's Database (the
+// `configure` hook) and pg's Pool (a pool you own, `store.pool`), and `airlock-hitl/server` names the Pool
 // of its PostgreSQL rate-limit store: their `@types/*` are dependencies of the package, like
-// better-sqlite3 and pg themselves, so no user meets TS7016 (a SQLite-only user of `airlock/server`
+// better-sqlite3 and pg themselves, so no user meets TS7016 (a SQLite-only user of `airlock-hitl/server`
 // did). The frameworks (langgraph, openai agents, ai sdk, react) are optional peers: only the
 // declarations of their own subpaths name them, so a project that imports `.`, `/sqlite` and
 // `/server` needs none of them installed.
-const CORE_USER = `import { type ApprovalRequest, createAirlock, type Decision, parseReply } from "airlock";
-import { type SqliteStoreOptions, sqliteStore } from "airlock/sqlite";
-import { createServer, memoryTokenStore, type ServerOptions } from "airlock/server";
+const CORE_USER = `import { type ApprovalRequest, createAirlock, type Decision, parseReply } from "${PKG.name}";
+import { type SqliteStoreOptions, sqliteStore } from "${PKG.name}/sqlite";
+import { createServer, memoryTokenStore, type ServerOptions } from "${PKG.name}/server";
 
 const options: SqliteStoreOptions = {
   configure: (db) => {
@@ -258,16 +274,16 @@ sqliteStore(42);
 export { last, reply, server };
 `;
 
-const EVERY_SUBPATH = `import { createAirlock, hitlTool, memoryStore } from "airlock";
-import { sqliteStore } from "airlock/sqlite";
-import { type PostgresStore, postgresStore } from "airlock/postgres";
-import { createServer, memoryTokenStore } from "airlock/server";
-import { airlockGate, isGateInterrupt } from "airlock/langgraph";
-import { airlockNeedsApproval, type ParkedTurn } from "airlock/openai-agents";
-import { airlockToolApproval, approvalKey } from "airlock/ai-sdk";
-import { makeRequest, runStoreContract } from "airlock/testing";
-import { createMcpServer, MCP_TOOLS, waitBounded } from "airlock/mcp";
-import { type ApprovalStatus, useApproval } from "airlock/react";
+const EVERY_SUBPATH = `import { createAirlock, hitlTool, memoryStore } from "${PKG.name}";
+import { sqliteStore } from "${PKG.name}/sqlite";
+import { type PostgresStore, postgresStore } from "${PKG.name}/postgres";
+import { createServer, memoryTokenStore } from "${PKG.name}/server";
+import { airlockGate, isGateInterrupt } from "${PKG.name}/langgraph";
+import { airlockNeedsApproval, type ParkedTurn } from "${PKG.name}/openai-agents";
+import { airlockToolApproval, approvalKey } from "${PKG.name}/ai-sdk";
+import { makeRequest, runStoreContract } from "${PKG.name}/testing";
+import { createMcpServer, MCP_TOOLS, waitBounded } from "${PKG.name}/mcp";
+import { type ApprovalStatus, useApproval } from "${PKG.name}/react";
 
 const airlock = await createAirlock({ store: memoryStore() });
 const pg: PostgresStore = postgresStore("postgres://127.0.0.1:5432/test");
