@@ -170,6 +170,10 @@ function pick(e: Airlock): Gate {
     cancel: (id, o) => e.cancel(id, o),
     getByKey: (k, o) => e.getByKey(k, o),
     claimExecution: (id, o) => e.claimExecution(id, o),
+    takeTicket: (k, o) => e.takeTicket(k, o),
+    finishTicket: (k, o) => e.finishTicket(k, o),
+    renewExecution: (id, o) => e.renewExecution(id, o),
+    finishExecution: (id, o, by) => e.finishExecution(id, o, by),
     record: (ev) => e.record(ev),
   };
 }

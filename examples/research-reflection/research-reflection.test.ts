@@ -142,6 +142,10 @@ describe("research-reflection (pattern 1)", () => {
       cancel: (id, o) => engine.cancel(id, o),
       getByKey: (k, o) => engine.getByKey(k, o),
       claimExecution: (id, o) => engine.claimExecution(id, o),
+      takeTicket: (k, o) => engine.takeTicket(k, o),
+      finishTicket: (k, o) => engine.finishTicket(k, o),
+      renewExecution: (id, o) => engine.renewExecution(id, o),
+      finishExecution: (id, o, by) => engine.finishExecution(id, o, by),
       record: (e) => engine.record(e),
       waitFor: async (): Promise<ApprovalRequest> => {
         throw new Error("connection to the approval server lost");

@@ -5,6 +5,7 @@
 // server is unreachable or busy) until its own `timeoutMs`, and honours its AbortSignal.
 
 import { AirlockError, TimeoutError } from "../core/errors.js";
+import type { ExecutionOutcome } from "../core/execution.js";
 import type { ApprovalRequest, AuditEvent, DecisionInput, RequestInput } from "../core/schemas.js";
 import { isTerminal } from "../core/state.js";
 import type { ListFilter, Page } from "../core/store.js";
@@ -146,6 +147,7 @@ export function createClient(options: ClientOptions): AirlockClient {
             action: filter.action,
             approver: filter.approver,
             requester: filter.requester,
+            execution: filter.execution,
             q: filter.q,
             cursor: filter.cursor,
             limit: filter.limit,
@@ -194,12 +196,36 @@ export function createClient(options: ClientOptions): AirlockClient {
       });
     },
 
-    claimExecution(id: string) {
+    claimExecution(id: string, opts: { leaseMs?: number } = {}) {
+      // Never repeated: a claim that went through and whose answer was lost must not look like
+      // somebody else's claim. (`by` is the token's principal on a server.)
       return http.call<ApprovalRequest>("POST", path(id, "/execution"), {
-        body: {},
+        body: opts.leaseMs === undefined ? {} : { leaseMs: opts.leaseMs },
         timeoutMs: requestTimeoutMs,
         subject: subject(id),
       });
+    },
+
+    renewExecution(id: string, input: { attempt: number; leaseMs?: number }) {
+      return retrying(() =>
+        http.call<ApprovalRequest>("POST", path(id, "/execution/renewal"), {
+          body: input,
+          timeoutMs: requestTimeoutMs,
+          subject: subject(id),
+        }),
+      );
+    },
+
+    finishExecution(id: string, outcome: ExecutionOutcome) {
+      // Repeated while the server cannot answer: the outcome must reach the log. A repeat of one
+      // that went through is a 409 naming the outcome recorded, which runApproved accepts.
+      return retrying(() =>
+        http.call<ApprovalRequest>("POST", path(id, "/execution/outcome"), {
+          body: outcome,
+          timeoutMs: requestTimeoutMs,
+          subject: subject(id),
+        }),
+      );
     },
 
     record(event) {

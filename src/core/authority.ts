@@ -130,6 +130,32 @@ export function refusalOf(
   return undefined;
 }
 
+/** Why `actor` may not settle an execution of `request` that is not known to have run or failed
+ * (retry, mark done, abandon), or undefined when they may: the same people who may decide it (an
+ * approver, an admin), never an agent's credential nor the requester. */
+export function resolutionRefusal(actor: Actor, request: ApprovalRequest): Refusal | undefined {
+  const no = (reason: RefusalReason, message: string): Refusal => ({ reason, message });
+  if (actor.agent) {
+    return no(
+      "agent",
+      `${actor.name} acts with an agent's credential, and no credential an agent holds settles what became of an approved action: a person does, with their own reviewer token`,
+    );
+  }
+  if (!actor.decides) {
+    return no(
+      "no_deciding_role",
+      `the credential of ${actor.name} may read ${request.id} but not settle its execution`,
+    );
+  }
+  if (sameIdentity(actor.name, request.requester)) {
+    return no("requester", `${actor.name} requested ${request.id} and cannot settle its execution`);
+  }
+  if (!mayDecide(request, actor.name, decidingGroups(actor, request))) {
+    return no("not_approver", `${actor.name} is not an approver of ${request.id}`);
+  }
+  return undefined;
+}
+
 /** The groups the engine credits the actor with: its own, and for an admin the request's approvers. */
 export function decidingGroups(actor: Actor, request: ApprovalRequest): string[] {
   if (!actor.admin) return [...actor.groups];

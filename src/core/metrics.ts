@@ -23,10 +23,12 @@ export interface MetricsBucket {
 
 export interface Metrics extends MetricsBucket {
   pending: number;
+  /** Approved actions not known to have run: claimed, and no outcome before the lease ended. */
+  executionUnknown: number;
   byAction: Record<string, MetricsBucket>;
 }
 
-export function computeMetrics(rows: OutcomeRow[], pending: number): Metrics {
+export function computeMetrics(rows: OutcomeRow[], pending: number, executionUnknown = 0): Metrics {
   const byAction: Record<string, OutcomeRow[]> = {};
   for (const r of rows) {
     const list = byAction[r.action] ?? [];
@@ -36,6 +38,7 @@ export function computeMetrics(rows: OutcomeRow[], pending: number): Metrics {
   return {
     ...bucket(rows),
     pending,
+    executionUnknown,
     byAction: Object.fromEntries(Object.entries(byAction).map(([a, list]) => [a, bucket(list)])),
   };
 }

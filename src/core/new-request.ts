@@ -56,6 +56,7 @@ export function newRequest(
   const confidence = verdict.confidence ?? input.confidence;
   if (confidence !== undefined) request.confidence = confidence;
   if (input.revisionOf !== undefined) request.revisionOf = input.revisionOf;
+  if (input.idempotent === true) request.idempotent = true;
   for (const field of PRESENTATION_FIELDS) {
     if (input[field] !== undefined) Object.assign(request, { [field]: input[field] });
   }

@@ -63,7 +63,11 @@ export function settledStat(
 
 /** The dashboard's figures from the counters of a window (see computeMetrics for the same figures
  * from one row per request). */
-export function metricsFromStats(stats: readonly OutcomeStat[], pending: number): Metrics {
+export function metricsFromStats(
+  stats: readonly OutcomeStat[],
+  pending: number,
+  executionUnknown = 0,
+): Metrics {
   const byAction = new Map<string, OutcomeStat[]>();
   for (const s of stats) {
     const list = byAction.get(s.action) ?? [];
@@ -73,6 +77,7 @@ export function metricsFromStats(stats: readonly OutcomeStat[], pending: number)
   return {
     ...bucketOf(stats),
     pending,
+    executionUnknown,
     byAction: Object.fromEntries([...byAction].map(([a, list]) => [a, bucketOf(list)])),
   };
 }

@@ -305,6 +305,9 @@ export const requestInputSchema = z
     revisionCommentRequired: z.boolean().default(false),
     revisionOf: storable(z.string().min(1).max(100)).optional(),
     correlationId: storable(z.string().min(1).max(200)).optional(),
+    /** Running the approved action twice does no harm: a claim whose process died (its outcome not
+     * known) may be claimed and run again. Otherwise a person decides (retry, done or abandon). */
+    idempotent: z.boolean().optional(),
     ...presentationShape,
     /** The caller's own data, kept and shown as is; Airlock reads nothing in it. */
     metadata: inputJson.default({}),
@@ -354,6 +357,41 @@ export const decisionInputSchema = z
 export type DecisionInput = z.input<typeof decisionInputSchema>;
 export type ParsedDecisionInput = z.output<typeof decisionInputSchema>;
 
+/** An approved action's execution: `claimed` (a process is running it, under a lease), then
+ * `executed` or `failed` as the process reports; `unknown` when the lease ran out with no report (the
+ * process died: "approved, not known to have run"); `released` when a person allowed another attempt;
+ * `abandoned` when a person gave up on it. */
+export const EXECUTION_STATES = [
+  "claimed",
+  "executed",
+  "failed",
+  "unknown",
+  "released",
+  "abandoned",
+] as const;
+export const executionStateSchema = z.enum(EXECUTION_STATES);
+export type ExecutionState = z.infer<typeof executionStateSchema>;
+
+export const executionSchema = z.object({
+  state: executionStateSchema,
+  /** 1 for the first claim, one more for each claim after a release or an idempotent re-run. */
+  attempt: z.number().int(),
+  claimedAt: z.number(),
+  claimedBy: z.string(),
+  /** While `claimed`: past this instant with no outcome, the execution becomes `unknown`. */
+  leaseUntil: z.number().optional(),
+  /** When the outcome was reported, or a person settled it. */
+  endedAt: z.number().optional(),
+  /** SHA-256 of the canonical JSON of what the action returned (`executed`). */
+  resultDigest: z.string().optional(),
+  /** What the action threw (`failed`), redacted and cut to 2,000 characters. */
+  error: z.string().optional(),
+  /** The person who settled an unknown or failed execution (retry, done, abandon), and why. */
+  resolvedBy: z.string().optional(),
+  comment: z.string().optional(),
+});
+export type Execution = z.infer<typeof executionSchema>;
+
 export const approvalRequestSchema = z.object({
   id: z.string(),
   key: z.string().optional(),
@@ -391,7 +429,12 @@ export const approvalRequestSchema = z.object({
   createdAt: z.number(),
   updatedAt: z.number(),
   version: z.number().int(),
-  /** When the approved action was claimed for execution (`claimExecution`): an approval runs once. */
+  /** Declared safe to run twice (see the input's `idempotent`). */
+  idempotent: z.boolean().optional(),
+  /** What became of the approved action once claimed (core/execution.ts). */
+  execution: executionSchema.optional(),
+  /** When the approved action was known to have run (its `executed` outcome), and who ran it. On
+   * requests stored before execution states, the time it was claimed. */
   executedAt: z.number().optional(),
   executedBy: z.string().optional(),
 });
@@ -407,7 +450,11 @@ export const EVENT_TYPES = [
   "escalated",
   "cancelled",
   "auto_executed",
+  "claimed",
   "executed",
+  "execution_failed",
+  "execution_unknown",
+  "execution_resolved",
 ] as const;
 export const eventTypeSchema = z.enum(EVENT_TYPES);
 export type EventType = z.infer<typeof eventTypeSchema>;

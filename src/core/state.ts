@@ -392,7 +392,8 @@ function terminal(request: ApprovalRequest, decision: Decision, now: number): Tr
   };
 }
 
-function bump(
+/** The request after a change: `changes` applied, `updatedAt` and `version` moved on. */
+export function bump(
   request: ApprovalRequest,
   now: number,
   changes: Partial<ApprovalRequest>,
@@ -400,7 +401,8 @@ function bump(
   return { ...request, ...changes, updatedAt: now, version: request.version + 1 };
 }
 
-function event(
+/** An audit event about `request`. */
+export function event(
   type: AuditDraft["type"],
   request: ApprovalRequest,
   actor: string,
@@ -462,37 +464,4 @@ function intersect(selections: (string[] | undefined)[], request: ApprovalReques
     (acc, sel) => (sel === undefined ? acc : acc.filter((id) => sel.includes(id))),
     all,
   );
-}
-
-/** Claims an approved request for execution, once: a second claim (a double resume, a retried job)
- * is a conflict that names the first. */
-export function applyExecution(request: ApprovalRequest, by: string, now: number): Transition {
-  if (!isApproved(request) || !request.decision) {
-    throw new ConflictError(
-      `request ${request.id} is ${request.status}, not approved: there is nothing to execute`,
-      request,
-    );
-  }
-  if (request.executedAt !== undefined) {
-    throw new ConflictError(
-      `request ${request.id} was already executed by ${request.executedBy ?? "someone"} at ${new Date(request.executedAt).toISOString()}; an approval runs once`,
-      request,
-    );
-  }
-  const validUntil = request.decision.validUntil;
-  if (validUntil !== undefined && now > validUntil) {
-    throw new ConflictError(
-      `the approval of ${request.id} expired at ${new Date(validUntil).toISOString()}; ask again`,
-      request,
-    );
-  }
-  const next = bump(request, now, { executedAt: now, executedBy: by });
-  return {
-    next,
-    events: [
-      event("executed", request, by, now, {
-        argsHash: request.decision.argsHash ?? request.argsHash,
-      }),
-    ],
-  };
 }

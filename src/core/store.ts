@@ -14,6 +14,7 @@ import type {
   ApprovalRequest,
   AuditDraft,
   AuditEvent,
+  ExecutionState,
   Level,
   Method,
   Outcome,
@@ -36,6 +37,9 @@ export interface ListFilter {
    * with no approvers is open to everyone). */
   approver?: string | string[];
   requester?: string;
+  /** Approved requests whose execution is in this state (e.g. `unknown`: approved, not known to
+   * have run). */
+  execution?: ExecutionState | ExecutionState[];
   /** Requests whose title contains this text, ignoring case (`titleMatches` in paging.ts is the
    * reference: Unicode lower case on both sides, a plain substring, no wildcards). At most 200
    * characters. */
@@ -69,6 +73,8 @@ export interface RequestSummary {
   correlationId: string;
   revisionOf?: string;
   itemCount: number;
+  /** The execution's state, once an approved request was claimed. */
+  execution?: ExecutionState;
   /** The terminal decision, in brief, once there is one. */
   decision?: { outcome: Outcome; method: Method; reviewer: string; decidedAt: number };
 }
@@ -334,6 +340,11 @@ export interface Store {
   nextDeadline(): Promise<number | undefined>;
   /** Pending requests whose deadline is at or before `now`, earliest first. */
   dueRequests(now: number, limit: number): Promise<ApprovalRequest[]>;
+  /** Approved requests whose execution is `claimed` with a lease that ended at or before `now`,
+   * earliest lease first (their process died or hangs: core/execution.ts). */
+  staleExecutions(now: number, limit: number): Promise<ApprovalRequest[]>;
+  /** The earliest lease end among claimed executions, if any. */
+  nextLeaseEnd(): Promise<number | undefined>;
   outcomes(since: number): Promise<OutcomeRow[]>;
   /** The pre-aggregated counters (outcome-stats.ts) of requests settled in the hour of `since` or
    * later. Optional: the engine computes metrics from `outcomes` without it. */

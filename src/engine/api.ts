@@ -9,7 +9,16 @@ import type { AirlockTickets } from "./tickets.js";
  * resume of a parked run: tickets.ts). */
 export type AirlockApi = Pick<
   Airlock,
-  "get" | "getByKey" | "list" | "waitFor" | "decide" | "cancel" | "claimExecution" | "record"
+  | "get"
+  | "getByKey"
+  | "list"
+  | "waitFor"
+  | "decide"
+  | "cancel"
+  | "claimExecution"
+  | "renewExecution"
+  | "finishExecution"
+  | "record"
 > &
   AirlockTickets & {
     /** Opens a gate. (The engine's `RequestOptions`, a pending quota, are the caller's in process;

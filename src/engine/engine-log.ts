@@ -34,12 +34,28 @@ export function logCancelled(logger: Logger, r: ApprovalRequest): void {
   );
 }
 
-/** "Approved action executed": the execution was claimed (`claimExecution`). */
-export function logExecuted(logger: Logger, r: ApprovalRequest): void {
+/** "Approved action claimed": a process is about to run it (`claimExecution`). */
+export function logClaimed(logger: Logger, r: ApprovalRequest): void {
   logger.info(
-    { correlation_id: r.correlationId, request_id: r.id, by: r.executedBy },
-    "Approved action executed",
+    {
+      correlation_id: r.correlationId,
+      request_id: r.id,
+      by: r.execution?.claimedBy,
+      attempt: r.execution?.attempt,
+    },
+    "Approved action claimed",
   );
+}
+
+/** "Approved action executed" once the action returned, or "Approved action failed". */
+export function logExecuted(logger: Logger, r: ApprovalRequest): void {
+  const x = r.execution;
+  const base = { correlation_id: r.correlationId, request_id: r.id, attempt: x?.attempt };
+  if (x?.state === "failed") {
+    logger.warn({ ...base, by: x.claimedBy, error: x.error }, "Approved action failed");
+    return;
+  }
+  logger.info({ ...base, by: r.executedBy }, "Approved action executed");
 }
 
 /** "Human decision recorded" (or "Human review timeout") for a request that just became terminal. */

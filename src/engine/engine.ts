@@ -9,9 +9,10 @@ import pino from "pino";
 import type { ZodType } from "zod";
 import { redact } from "../audit/redact.js";
 import { verifyAuditLog } from "../audit/verify.js";
-import { type Actor, decidingIdentity } from "../core/authority.js";
+import { type Actor, decidingIdentity, resolutionRefusal } from "../core/authority.js";
 import { systemClock } from "../core/clock.js";
-import { AirlockError, NotFoundError } from "../core/errors.js";
+import { AirlockError, ForbiddenError, NotFoundError } from "../core/errors.js";
+import { applyClaim, applyOutcome, applyRenewal, applyResolution } from "../core/execution.js";
 import { normalizeIdentity, sameIdentity } from "../core/identity.js";
 import { computeMetrics } from "../core/metrics.js";
 import { metricsFromStats } from "../core/outcome-stats.js";
@@ -28,14 +29,20 @@ import {
   activeDeadline,
   applyCancel,
   applyDecision,
-  applyExecution,
   isTerminal,
   type Transition,
 } from "../core/state.js";
 import type { ListFilter } from "../core/store.js";
 import { expectPositiveInt, parseOrThrow } from "../core/validate.js";
 import { checkSchema, createRequest } from "./create.js";
-import { logCancelled, logCreated, logDeadline, logDecision, logExecuted } from "./engine-log.js";
+import {
+  logCancelled,
+  logClaimed,
+  logCreated,
+  logDeadline,
+  logDecision,
+  logExecuted,
+} from "./engine-log.js";
 import { eventStream } from "./event-stream.js";
 import { storeFeed } from "./feed.js";
 import { outboxDrafts } from "./outbox-drafts.js";
@@ -105,6 +112,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
   const onDeadline = (stored: ApprovalRequest) => logDeadline(logger, stored);
   const fireDue = fireDueWith({
     dueRequests: (now, limit) => store.dueRequests(now, limit),
+    staleExecutions: (now, limit) => store.staleExecutions(now, limit),
     commit,
     onDeadline,
   });
@@ -112,7 +120,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     options.sweeper === false
       ? undefined
       : createSweeper({
-          nextDeadline: () => store.nextDeadline(),
+          nextDeadline: () => nextSweep(store),
           fireDue,
           now: () => clock.now(),
           onError,
@@ -271,10 +279,52 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
     async claimExecution(id, opts = {}) {
       guard();
       const stored = await transact(cas, id, async (current, now) =>
-        applyExecution(current, opts.by ?? current.requester, now),
+        applyClaim(
+          current,
+          {
+            by: opts.by ?? current.requester,
+            ...(opts.leaseMs === undefined ? {} : { leaseMs: opts.leaseMs }),
+          },
+          now,
+        ),
+      );
+      const leaseUntil = stored.execution?.leaseUntil;
+      if (leaseUntil !== undefined) sweeper?.schedule(leaseUntil);
+      logClaimed(logger, stored);
+      return stored;
+    },
+
+    async renewExecution(id, input) {
+      guard();
+      const stored = await transact(cas, id, async (current, now) =>
+        applyRenewal(current, input, now),
+      );
+      const leaseUntil = stored.execution?.leaseUntil;
+      if (leaseUntil !== undefined) sweeper?.schedule(leaseUntil);
+      return stored;
+    },
+
+    async finishExecution(id, outcome, opts = {}) {
+      guard();
+      const stored = await transact(cas, id, async (current, now) =>
+        applyOutcome(
+          current,
+          outcome,
+          opts.by ?? current.execution?.claimedBy ?? current.requester,
+          now,
+        ),
       );
       logExecuted(logger, stored);
       return stored;
+    },
+
+    async resolveExecution(actor, id, input) {
+      guard();
+      return transact(cas, id, async (current, now) => {
+        const refusal = resolutionRefusal(actor, current);
+        if (refusal) throw new ForbiddenError(refusal.message);
+        return applyResolution(current, { ...input, by: actor.name }, now);
+      });
     },
 
     events(opts = {}) {
@@ -309,9 +359,12 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
       guard();
       const since = clock.now() - (opts.sinceMs ?? DEFAULT_METRICS_WINDOW_MS);
       const pending = await store.countPending();
+      const unknown = await store.countRequests({ execution: "unknown" });
       // Pre-aggregated where the store keeps counters: the cost does not grow with history.
-      if (store.outcomeStats) return metricsFromStats(await store.outcomeStats(since), pending);
-      return computeMetrics(await store.outcomes(since), pending);
+      if (store.outcomeStats) {
+        return metricsFromStats(await store.outcomeStats(since), pending, unknown);
+      }
+      return computeMetrics(await store.outcomes(since), pending, unknown);
     },
 
     registerSchema(action, schema) {
@@ -338,6 +391,13 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
       await store.close();
     },
   };
+}
+
+/** The sweeper's next wake-up: the nearest gate deadline or execution lease end. */
+async function nextSweep(store: AirlockOptions["store"]): Promise<number | undefined> {
+  const [deadline, lease] = await Promise.all([store.nextDeadline(), store.nextLeaseEnd()]);
+  if (deadline === undefined) return lease;
+  return lease === undefined ? deadline : Math.min(deadline, lease);
 }
 
 /** Requesters and approvers are stored in normal form: filter by the same form. */

@@ -1,6 +1,8 @@
 // Enforces deadlines: sleeps until the nearest one (not a fixed poll), then times out every request
 // that is due through the same compare-and-set as a human decision. Deadlines live in the store, so a
 // restarted process finds overdue requests on its first sweep.
+
+import { applyUnknown, isStaleClaim } from "../core/execution.js";
 import type { ApprovalRequest } from "../core/schemas.js";
 import { applyTimeout, isOverdue, type Transition } from "../core/state.js";
 import type { Feed } from "./feed.js";
@@ -116,14 +118,17 @@ const DUE_BATCH = 100;
 
 export interface DueDeps {
   dueRequests(now: number, limit: number): Promise<ApprovalRequest[]>;
+  /** Claimed executions whose lease ended (store.staleExecutions). */
+  staleExecutions(now: number, limit: number): Promise<ApprovalRequest[]>;
   /** The engine's compare-and-set write (transact.ts); undefined when the request changed first. */
   commit(t: Transition, expectedVersion: number): Promise<ApprovalRequest | undefined>;
   /** Told of each timeout or escalation committed. */
   onDeadline(stored: ApprovalRequest): void;
 }
 
-/** `fireDue` for a sweeper: times out (or escalates) every request due at `now`, each through the
- * same guarded write as a decision, so a decision that won the race is left alone. */
+/** `fireDue` for a sweeper: times out (or escalates) every request due at `now`, and marks every
+ * execution whose lease ended with no outcome `unknown`, each through the same guarded write as a
+ * decision, so a decision (or an outcome) that won the race is left alone. */
 export function fireDueWith(deps: DueDeps): (now: number) => Promise<number> {
   return async (now) => {
     let fired = 0;
@@ -133,6 +138,11 @@ export function fireDueWith(deps: DueDeps): (now: number) => Promise<number> {
       if (!stored) continue; // decided or escalated elsewhere first: the CAS settled it
       fired++;
       deps.onDeadline(stored);
+    }
+    for (const r of await deps.staleExecutions(now, DUE_BATCH)) {
+      if (!isStaleClaim(r, now)) continue;
+      // Reported or renewed elsewhere first: the CAS settled it.
+      if (await deps.commit(applyUnknown(r, now), r.version)) fired++;
     }
     return fired;
   };
@@ -145,6 +155,9 @@ export function followDeadlines(feed: Pick<Feed, "subscribe">, sweeper: Sweeper)
     if (e.type === "created" || e.type === "escalated") {
       const deadline = e.data.deadline;
       if (typeof deadline === "number") sweeper.schedule(deadline);
+    } else if (e.type === "claimed") {
+      const leaseUntil = e.data.leaseUntil;
+      if (typeof leaseUntil === "number") sweeper.schedule(leaseUntil);
     }
   });
 }

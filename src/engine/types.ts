@@ -5,6 +5,7 @@ import type { ZodType } from "zod";
 import type { VerifyOptions, VerifyResult } from "../audit/verify.js";
 import type { Actor } from "../core/authority.js";
 import type { Clock } from "../core/clock.js";
+import type { ExecutionOutcome, ExecutionResolution } from "../core/execution.js";
 import type { Metrics } from "../core/metrics.js";
 import type { OutboxFilter, OutboxMessage } from "../core/outbox.js";
 import type { Policy } from "../core/policy.js";
@@ -105,9 +106,31 @@ export interface Airlock {
   ): Promise<ApprovalRequest>;
   cancel(id: string, options?: CancelOptions): Promise<ApprovalRequest>;
   /** Claims an approved request for execution, exactly once (compare-and-set): call it right before
-   * running the approved action. A second claim fails with code `conflict`, so a double resume or a
-   * replayed job cannot run the action twice. */
-  claimExecution(id: string, options?: { by?: string }): Promise<ApprovalRequest>;
+   * running the approved action, then report what happened with `finishExecution`. A second claim
+   * fails with code `conflict`, so a double resume or a replayed job cannot run the action twice. A
+   * claim with no outcome by the end of its lease (default 5 minutes; `renewExecution` extends it)
+   * becomes `unknown`; see core/execution.ts. `runApproved` does all of this. */
+  claimExecution(id: string, options?: { by?: string; leaseMs?: number }): Promise<ApprovalRequest>;
+  /** Extends the lease of the claim `attempt` while its action still runs. */
+  renewExecution(
+    id: string,
+    input: { attempt: number; leaseMs?: number },
+  ): Promise<ApprovalRequest>;
+  /** Records what the claimed action did, after it returned (`ok: true`, with a digest of its
+   * result) or threw (`ok: false`, with the error): `executed` or `execution_failed` in the log. */
+  finishExecution(
+    id: string,
+    outcome: ExecutionOutcome,
+    options?: { by?: string },
+  ): Promise<ApprovalRequest>;
+  /** A person settles an execution that is not known to have run, or that failed: `retry` (the
+   * next claim runs it again), `done` (it did happen), `abandon`. The same people who may decide the
+   * request may do it (authority.ts `resolutionRefusal`), else code `forbidden`. */
+  resolveExecution(
+    actor: Actor,
+    id: string,
+    input: { resolution: ExecutionResolution; comment?: string },
+  ): Promise<ApprovalRequest>;
   events(options?: EventsOptions): AsyncIterable<AuditEvent>;
   audit(filter?: { requestId?: string; after?: number; limit?: number }): Promise<AuditEvent[]>;
   /** The outbox's messages (the delivery log), oldest first. */

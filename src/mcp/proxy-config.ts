@@ -67,6 +67,9 @@ export const proxyRuleSchema = z
     /** What the deadline decides. @default "reject" */
     onTimeout: z.enum(["reject", "approve"]).optional(),
     risk: riskSchema.optional(),
+    /** Running the call twice does no harm: an approved call whose proxy died before it reported
+     * the outcome is run again by the same call made again, rather than left for a person. */
+    idempotent: z.boolean().optional(),
   })
   .strict();
 export type ProxyRule = z.infer<typeof proxyRuleSchema>;
@@ -82,6 +85,10 @@ export const proxyConfigSchema = z
     readOnlyPass: z.boolean().default(true),
     /** Largest accepted arguments, in bytes of JSON. @default 100000 */
     maxArgsBytes: z.number().int().positive().max(10_000_000).default(100_000),
+    /** How long an approved call's claim holds with no news from the proxy (it renews it while the
+     * call runs). A proxy that dies mid-call leaves a claim that becomes "not known to have run"
+     * this long after its last renewal. @default 300 */
+    leaseSeconds: z.number().positive().max(86_400).default(300),
   })
   .strict();
 export type ProxyConfig = z.output<typeof proxyConfigSchema>;

@@ -1,7 +1,10 @@
 // `createMcpProxy(options)`: an MCP server that lists an upstream MCP server's tools unchanged and
 // forwards calls, opening an Airlock gate first for the calls its configuration gates. A gated call
 // is forwarded only once approved, with the reviewer's edited args when edited, exactly once
-// (`runApproved`: verify → claim → run). A rejection, a revise or a timeout comes back as a tool
+// (`runApproved`: verify → claim → run → record the outcome after the upstream answered). A proxy
+// that dies mid-call leaves a claim that turns "not known to have run" at the end of its lease; the
+// same call made again re-attaches to that gate (run again only for an `idempotent` rule, else a
+// person settles it). A rejection, a revise or a timeout comes back as a tool
 // error carrying the reviewer's comment. Calls that pass are audited (`auto_executed`, redacted by
 // the engine). No call holds longer than the MCP bound: past it the answer is "pending", and the
 // same call again re-attaches to the same gate (its key is a hash of the tool and the args).
@@ -150,8 +153,11 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
         `Airlock: the call to ${tool} was not run: ${(err as Error).message}. Request ${decided.id} stays ${decided.status}; make the same call again once the upstream runs`,
       );
     }
-    const result = await runApproved(api, decided, (approvedArgs) =>
-      upstream.call(tool, approvedArgs),
+    const result = await runApproved(
+      api,
+      decided,
+      (approvedArgs) => upstream.call(tool, approvedArgs),
+      { leaseMs: Math.round(config.leaseSeconds * 1000) },
     );
     answered.add(decided.id);
     if (result.ok) return result.value;
@@ -199,6 +205,7 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
         : {}),
       ...(rule?.onTimeout ? { onTimeout: rule.onTimeout } : {}),
       ...(rule?.risk ? { risk: rule.risk } : {}),
+      ...(rule?.idempotent ? { idempotent: true } : {}),
     };
     const created = await api.request(input);
     log(`${tool}: gate ${created.id} opened (${because})`);
@@ -207,8 +214,14 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
 
   function reattachable(r: ApprovalRequest): boolean {
     if (isPending(r)) return true;
-    if (r.executedAt !== undefined) return false;
-    if (r.status === "approved") return true;
+    if (r.status === "approved") {
+      // An approval not yet run, or whose run is not known to have happened (the proxy died
+      // between its claim and its report): the same call made again goes to it, and runApproved
+      // runs it (unclaimed, released, or idempotent) or says why not (a person must settle it).
+      const x = r.execution;
+      if (!x) return r.executedAt === undefined;
+      return x.state === "claimed" || x.state === "unknown" || x.state === "released";
+    }
     if (answered.has(r.id)) return false;
     const decidedAt = r.decision?.decidedAt ?? r.createdAt;
     return Date.now() - decidedAt < UNANSWERED_WINDOW_MS;

@@ -80,6 +80,18 @@ export function createServerMetrics(
       }
     },
   });
+  new Gauge({
+    name: "airlock_executions_unknown",
+    help: "Approved actions not known to have run: claimed, and no outcome before the lease ended (read from the store)",
+    registers: [registry],
+    async collect() {
+      try {
+        this.set(await airlock.count({ execution: "unknown" }));
+      } catch (err) {
+        logger.warn({ err }, "could not count unknown executions for /metrics");
+      }
+    },
+  });
   // prom-client's process and Node.js metrics (memory, CPU, event loop lag, handles), once per
   // registry: a registry handed in that has them already keeps its own.
   if (!registry.getSingleMetric("process_resident_memory_bytes")) {

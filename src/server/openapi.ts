@@ -9,6 +9,7 @@ import { AUDIT_ROUTES } from "./routes/audit.js";
 import { DECISION_ROUTES, decisionResults } from "./routes/decisions.js";
 import { EMBED_ROUTES, embedToken } from "./routes/embed.js";
 import { eventsRoute } from "./routes/events.js";
+import { EXECUTION_ROUTES } from "./routes/execution.js";
 import { OUTBOX_ROUTES, outboxPage } from "./routes/outbox.js";
 import { REQUEST_ROUTES } from "./routes/requests.js";
 import { TICKET_ROUTES, ticketFinished, ticketSchema } from "./routes/tickets.js";
@@ -67,6 +68,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
   openApiRoute,
   metricsRoute,
   ...REQUEST_ROUTES,
+  ...EXECUTION_ROUTES,
   ...DECISION_ROUTES,
   eventsRoute,
   ...AUDIT_ROUTES,

@@ -1,11 +1,13 @@
 // The shapes of the HTTP API. Bodies reuse the core's zod schemas as they are (so the API accepts
 // exactly what the engine does); the OpenAPI document is generated from these same objects.
 import { z } from "zod";
+import { MAX_LEASE_MS } from "../core/execution.js";
 import {
   approvalRequestSchema,
   auditEventSchema,
   decisionInputSchema,
   eventTypeSchema,
+  executionStateSchema,
   requestInputSchema,
   statusSchema,
 } from "../core/schemas.js";
@@ -40,6 +42,9 @@ export const listQuery = z.object({
   action: z.string().min(1).max(200).optional(),
   approver: oneOrMany(name).optional(),
   requester: name.optional(),
+  /** Approved requests whose execution is in this state (`unknown`: approved, not known to have
+   * run). */
+  execution: oneOrMany(executionStateSchema).optional(),
   /** Requests whose title contains this text, ignoring case. */
   q: z.string().min(1).max(200).optional(),
   cursor: z.string().min(1).max(200).optional(),
@@ -55,6 +60,48 @@ export const listQuery = z.object({
    * of that one request, or an empty one. The other filters do not apply. */
   key: z.string().trim().min(1).max(200).optional(),
 });
+
+export const claimBody = z
+  .object({
+    /** How long the claim holds without a renewal or an outcome. @default 300000 (5 minutes) */
+    leaseMs: z.number().int().min(1).max(MAX_LEASE_MS).optional(),
+  })
+  .strict();
+
+export const renewBody = z
+  .object({
+    attempt: z.number().int().min(1),
+    leaseMs: z.number().int().min(1).max(MAX_LEASE_MS).optional(),
+  })
+  .strict();
+
+export const outcomeBody = z.discriminatedUnion("ok", [
+  z
+    .object({
+      attempt: z.number().int().min(1),
+      ok: z.literal(true),
+      /** SHA-256 (hex) of the canonical JSON of what the action returned. */
+      resultDigest: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/)
+        .optional(),
+    })
+    .strict(),
+  z
+    .object({
+      attempt: z.number().int().min(1),
+      ok: z.literal(false),
+      error: z.string().min(1).max(20_000),
+    })
+    .strict(),
+]);
+
+export const resolutionBody = z
+  .object({
+    resolution: z.enum(["retry", "done", "abandon"]),
+    comment: z.string().max(20_000).optional(),
+  })
+  .strict();
 
 export const waitQuery = z.object({
   /** Seconds to hold the request open; at most the server's limit (60 by default). */

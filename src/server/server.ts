@@ -33,6 +33,7 @@ import { auditRoutes } from "./routes/audit.js";
 import { decisionRoutes } from "./routes/decisions.js";
 import { embedPublicRoutes, embedRoutes } from "./routes/embed.js";
 import { eventRoutes } from "./routes/events.js";
+import { executionRoutes } from "./routes/execution.js";
 import { outboxRoutes } from "./routes/outbox.js";
 import { requestRoutes } from "./routes/requests.js";
 import { ticketRoutes } from "./routes/tickets.js";
@@ -385,6 +386,7 @@ export function createServer(options: ServerOptions): AirlockServer {
   });
 
   app.route("/v1/requests", requestRoutes(deps));
+  app.route("/v1/requests", executionRoutes(deps));
   app.route("/v1/decisions", decisionRoutes(deps));
   app.route("/v1/events", eventRoutes(deps));
   app.route("/v1/audit", auditRoutes(deps, options.auditKeyed));

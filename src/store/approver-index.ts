@@ -71,7 +71,10 @@ function approverKeys(filter: ListFilter): string[] {
  * index does not hold. */
 function narrowable(filter: ListFilter): boolean {
   return (
-    filter.approver !== undefined && filter.action === undefined && filter.requester === undefined
+    filter.approver !== undefined &&
+    filter.action === undefined &&
+    filter.requester === undefined &&
+    filter.execution === undefined
   );
 }
 

@@ -20,6 +20,7 @@ import {
   countCap,
   deadlineKey,
   docBytes,
+  listedExecutions,
   listedStatuses,
   listOrder,
   pageOf,
@@ -66,6 +67,8 @@ export function memoryStore(): Store {
     if (statuses.length && !statuses.includes(r.status)) return false;
     if (f.action !== undefined && r.action !== f.action) return false;
     if (f.requester !== undefined && r.requester !== f.requester) return false;
+    const executions = listedExecutions(f);
+    if (executions.length && !(r.execution && executions.includes(r.execution.state))) return false;
     if (!titleMatches(r.title, f.q)) return false;
     if (f.approver !== undefined) {
       const names = Array.isArray(f.approver) ? f.approver : [f.approver];
@@ -289,6 +292,24 @@ export function memoryStore(): Store {
         .sort((a, b) => (a.deadline ?? 0) - (b.deadline ?? 0))
         .slice(0, limit)
         .map(copy);
+    },
+    async staleExecutions(now, limit) {
+      guard();
+      const lease = (r: ApprovalRequest) => r.execution?.leaseUntil ?? 0;
+      return [...byId.values()]
+        .filter((r) => r.execution?.state === "claimed" && lease(r) <= now)
+        .sort((a, b) => lease(a) - lease(b) || (a.id < b.id ? -1 : 1))
+        .slice(0, limit)
+        .map(copy);
+    },
+    async nextLeaseEnd() {
+      guard();
+      let min: number | undefined;
+      for (const r of byId.values()) {
+        const until = r.execution?.state === "claimed" ? r.execution.leaseUntil : undefined;
+        if (until !== undefined && (min === undefined || until < min)) min = until;
+      }
+      return min;
     },
     async outcomes(since) {
       guard();

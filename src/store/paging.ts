@@ -1,7 +1,12 @@
 // Paging shared by every store: page sizes, list orders and their cursors, so that the stores cannot
 // drift apart in what a cursor means.
 import { InvalidInputError } from "../core/errors.js";
-import type { ApprovalRequest, Status } from "../core/schemas.js";
+import {
+  type ApprovalRequest,
+  EXECUTION_STATES,
+  type ExecutionState,
+  type Status,
+} from "../core/schemas.js";
 import {
   type CountOptions,
   LIST_ORDERS,
@@ -68,6 +73,15 @@ export function listedStatuses(filter: ListFilter): Status[] {
     : Array.isArray(filter.status)
       ? filter.status
       : [filter.status];
+}
+
+/** The execution states a filter lists (none: any, claimed or not). */
+export function listedExecutions(filter: ListFilter): ExecutionState[] {
+  return filter.execution === undefined
+    ? []
+    : Array.isArray(filter.execution)
+      ? filter.execution
+      : [filter.execution];
 }
 
 /** A request's position in `deadline` order: its live deadline, or NO_DEADLINE. */
@@ -142,6 +156,7 @@ export function summaryOf(r: ApprovalRequest): RequestSummary {
   if (r.confidence !== undefined) s.confidence = r.confidence;
   if (r.status === "pending" && r.deadline !== undefined) s.deadline = r.deadline;
   if (r.revisionOf !== undefined) s.revisionOf = r.revisionOf;
+  if (r.execution !== undefined) s.execution = r.execution.state;
   if (r.status !== "pending" && r.decision) {
     s.decision = {
       outcome: r.decision.outcome,
@@ -162,4 +177,20 @@ export function docBytes(doc: string): number {
  * search with an index must answer exactly what this says. */
 export function titleMatches(title: string, q: string | undefined): boolean {
   return q === undefined || q === "" || title.toLowerCase().includes(q.toLowerCase());
+}
+
+/** A listing's condition on execution states, with the states written as literals (they are checked
+ * against EXECUTION_STATES first) so that `unknown` alone can use its partial index. */
+export function executionCondition(states: readonly string[]): string {
+  for (const state of states) {
+    if (!(EXECUTION_STATES as readonly string[]).includes(state)) {
+      throw new InvalidInputError(
+        `Expected \`execution\` to be one of ${EXECUTION_STATES.join(", ")}, got ${JSON.stringify(state)}`,
+        "execution",
+      );
+    }
+  }
+  return states.length === 1
+    ? `execution = '${states[0]}'`
+    : `execution IN (${states.map((s) => `'${s}'`).join(", ")})`;
 }

@@ -241,7 +241,16 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   // table. Of 1,000 updates in 500 gate round trips, 496 were HOT without it and none with it.
   // Each learned trust rule's scope (src/store/postgres-trust.ts).
   { version: 11, sql: postgresTrustScopeSql },
-  // 12 is left to the execution columns being written beside this change.
+  // Execution states: claimed and unknown executions found by column, in a small partial index.
+  {
+    version: 12,
+    sql: (s: string) => `
+      ALTER TABLE ${s}.requests ADD COLUMN execution text, ADD COLUMN lease_until double precision;
+      CREATE INDEX requests_claim_lease ON ${s}.requests (lease_until, id)
+        WHERE lease_until IS NOT NULL;
+      CREATE INDEX requests_unknown_execution ON ${s}.requests (id) WHERE execution = 'unknown';
+    `,
+  },
   // Resume tickets, which are not requests (src/store/postgres-tickets.ts).
   { version: 13, sql: postgresTicketsSql },
 ];

@@ -33,7 +33,7 @@ interface Walked {
  * the trigram index at once. */
 export function walkable(filter: ListFilter): boolean {
   if (!filter.q) return false;
-  if (filter.requester !== undefined) return false;
+  if (filter.requester !== undefined || filter.execution !== undefined) return false;
   const statuses = listedStatuses(filter).length;
   return statuses === 1 || (statuses === 0 && listOrder(filter) !== "deadline");
 }

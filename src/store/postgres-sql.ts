@@ -7,7 +7,15 @@ import type { OutboxDraft, OutboxFilter, OutboxSettlement } from "../core/outbox
 import type { ApprovalRequest, AuditEvent } from "../core/schemas.js";
 import type { AuditFilter, ListFilter } from "../core/store.js";
 import { draftColumns, outboxLimit, settlementColumns } from "./outbox-rows.js";
-import { clampLimit, listedStatuses, listOrder, NO_DEADLINE, parseCursor } from "./paging.js";
+import {
+  clampLimit,
+  executionCondition,
+  listedExecutions,
+  listedStatuses,
+  listOrder,
+  NO_DEADLINE,
+  parseCursor,
+} from "./paging.js";
 import { columnsOf } from "./rows.js";
 import { checkColumns, columnText } from "./storable.js";
 
@@ -87,6 +95,8 @@ const INSERT_COLUMNS = [
   "doc_bytes",
   "doc",
   "title_lower",
+  "execution",
+  "lease_until",
 ];
 const INSERT_TYPES = [
   "text",
@@ -114,6 +124,8 @@ const INSERT_TYPES = [
   "bigint",
   "text",
   "text",
+  "text",
+  "double precision",
 ];
 /** The columns of `updateValues`, in order (`expected`: the version it must find). */
 const UPDATE_COLUMNS = [
@@ -140,6 +152,8 @@ const UPDATE_COLUMNS = [
   "doc",
   "expected",
   "title_lower",
+  "execution",
+  "lease_until",
 ];
 const UPDATE_TYPES = [
   "text",
@@ -165,6 +179,8 @@ const UPDATE_TYPES = [
   "text",
   "integer",
   "text",
+  "text",
+  "double precision",
 ];
 const APPROVERS = "ARRAY(SELECT json_array_elements_text(v.approvers::json))";
 
@@ -448,6 +464,12 @@ export function statements(schema: string) {
         values,
       };
     },
+    // Claims of approved actions whose lease ran out with no outcome (core/execution.ts).
+    staleExecutions: prepared(`SELECT doc FROM ${requests}
+      WHERE lease_until IS NOT NULL AND lease_until <= $1::double precision
+      ORDER BY lease_until, id LIMIT $2`),
+    nextLeaseEnd: prepared(`SELECT lease_until FROM ${requests}
+      WHERE lease_until IS NOT NULL ORDER BY lease_until LIMIT 1`),
     outcomes: prepared(`SELECT action, status, method, created_at, decided_at FROM ${requests}
       WHERE status <> 'pending' AND decided_at >= $1`),
     outcomeStats:
@@ -568,6 +590,8 @@ function whereOf(filter: ListFilter): { where: string[]; values: unknown[] } {
   else if (statuses.length) where.push(`status = ANY(${param(statuses)}::text[])`);
   if (filter.action !== undefined) where.push(`action = ${param(filter.action)}`);
   if (filter.requester !== undefined) where.push(`requester = ${param(filter.requester)}`);
+  const executions = listedExecutions(filter);
+  if (executions.length) where.push(executionCondition(executions));
   if (filter.approver !== undefined) {
     const names = Array.isArray(filter.approver) ? filter.approver : [filter.approver];
     // Open to everyone (no approvers), or shares a name or group with the caller.
@@ -628,6 +652,8 @@ export function insertValues(r: ApprovalRequest): unknown[] {
     c.doc_bytes,
     c.doc,
     titleLower(r.title),
+    c.execution,
+    c.lease_until,
   ];
 }
 
@@ -659,6 +685,8 @@ export function updateValues(r: ApprovalRequest, expectedVersion: number): unkno
     c.doc,
     expectedVersion,
     titleLower(r.title),
+    c.execution,
+    c.lease_until,
   ];
 }
 

@@ -727,6 +727,23 @@ export function postgresStore(
         .sort((a, b) => (a.deadline ?? 0) - (b.deadline ?? 0) || (a.id < b.id ? -1 : 1));
     },
 
+    async staleExecutions(now, limit) {
+      const rows = await read<DocRow>("staleExecutions", sql.staleExecutions, [
+        now,
+        Math.max(1, Math.trunc(limit)),
+      ]);
+      return rows.map(parseDoc);
+    },
+
+    async nextLeaseEnd() {
+      const [row] = await read<{ lease_until: number | null }>(
+        "nextLeaseEnd",
+        sql.nextLeaseEnd,
+        [],
+      );
+      return row?.lease_until ?? undefined;
+    },
+
     async outcomes(since) {
       return (await read<OutcomeSqlRow>("outcomes", sql.outcomes, [since])).map(outcomeOf);
     },

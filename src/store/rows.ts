@@ -32,7 +32,7 @@ export interface OutcomeSqlRow {
 
 /** The columns a listing reads (see RequestSummary), as both SQL stores name them. */
 export const SUMMARY_COLUMNS =
-  "id, key, action, title, status, risk, confidence, level, requester, approvers, quorum, deadline, created_at, updated_at, correlation_id, revision_of, item_count, outcome, method, reviewer, decided_at";
+  "id, key, action, title, status, risk, confidence, level, requester, approvers, quorum, deadline, created_at, updated_at, correlation_id, revision_of, item_count, outcome, method, reviewer, decided_at, execution";
 
 export interface SummaryRow {
   id: string;
@@ -57,6 +57,7 @@ export interface SummaryRow {
   method: string | null;
   reviewer: string | null;
   decided_at: number | null;
+  execution?: string | null;
 }
 
 export function summaryFromRow(r: SummaryRow): RequestSummary {
@@ -78,6 +79,9 @@ export function summaryFromRow(r: SummaryRow): RequestSummary {
   if (r.risk !== null) s.risk = r.risk as RequestSummary["risk"];
   if (r.confidence !== null) s.confidence = r.confidence;
   if (r.deadline !== null) s.deadline = r.deadline;
+  if (r.execution !== undefined && r.execution !== null) {
+    s.execution = r.execution as NonNullable<RequestSummary["execution"]>;
+  }
   if (r.revision_of !== null) s.revisionOf = r.revision_of;
   if (r.status !== "pending" && r.outcome !== null && r.method !== null && r.decided_at !== null) {
     s.decision = {
@@ -117,6 +121,9 @@ export function columnsOf(r: ApprovalRequest) {
     method: r.decision?.method ?? null,
     reviewer: terminal?.reviewer ?? null,
     decided_at: r.decision?.decidedAt ?? null,
+    // Claimed and unknown executions are found by these (the lease sweeper, the metrics, listings).
+    execution: r.execution?.state ?? null,
+    lease_until: r.execution?.state === "claimed" ? (r.execution.leaseUntil ?? null) : null,
     version: r.version,
     doc_bytes: docBytes(doc),
     doc,

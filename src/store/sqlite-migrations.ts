@@ -5,6 +5,7 @@ import { GENESIS_HASH } from "../audit/chain.js";
 import { durationBucketSql, HOUR_MS } from "../core/outcome-stats.js";
 import { NO_DEADLINE } from "./paging.js";
 import { approverIndexSql } from "./sqlite-approver-index.js";
+import { SQLITE_EXECUTION_COLUMNS_SQL } from "./sqlite-executions.js";
 import type { Migration } from "./sqlite-migrate.js";
 import { SQLITE_TICKETS_SQL } from "./sqlite-tickets.js";
 import { SQLITE_TITLE_INDEX_SQL } from "./sqlite-title-index.js";
@@ -229,7 +230,8 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   // 11 is left to the quotas' change being written beside this one.
   // Each learned trust rule's scope (src/store/sqlite-trust.ts).
   { version: 11, sql: SQLITE_TRUST_SCOPE_SQL },
-  // 12 is left to the execution columns being written beside this change.
+  // Execution states: claimed and unknown executions found by column (src/store/sqlite-executions.ts).
+  { version: 12, sql: SQLITE_EXECUTION_COLUMNS_SQL },
   // Resume tickets, which are not requests (src/store/sqlite-tickets.ts).
   { version: 13, sql: SQLITE_TICKETS_SQL },
 ];

@@ -52,6 +52,8 @@ import {
 import {
   clampLimit,
   countCap,
+  executionCondition,
+  listedExecutions,
   listedStatuses,
   listOrder,
   NO_DEADLINE,
@@ -77,6 +79,7 @@ import {
 import { SQLITE_APPROVER_DIALECT } from "./sqlite-approver-index.js";
 import { groupCommit } from "./sqlite-batch.js";
 import { type Checkpointer, startCheckpointer } from "./sqlite-checkpointer.js";
+import { sqliteExecutionStatements } from "./sqlite-executions.js";
 import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
@@ -188,8 +191,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
 
   const stmt = {
     insert: db.prepare(
-      `INSERT INTO requests (id, key, action, title, title_lower, status, risk, confidence, level, requester, approvers, quorum, deadline, created_at, updated_at, correlation_id, revision_of, item_count, outcome, method, reviewer, decided_at, version, doc_bytes, doc)
-       VALUES (@id, @key, @action, @title, @title_lower, @status, @risk, @confidence, @level, @requester, @approvers, @quorum, @deadline, @created_at, @updated_at, @correlation_id, @revision_of, @item_count, @outcome, @method, @reviewer, @decided_at, @version, @doc_bytes, @doc)
+      `INSERT INTO requests (id, key, action, title, title_lower, status, risk, confidence, level, requester, approvers, quorum, deadline, created_at, updated_at, correlation_id, revision_of, item_count, outcome, method, reviewer, decided_at, execution, lease_until, version, doc_bytes, doc)
+       VALUES (@id, @key, @action, @title, @title_lower, @status, @risk, @confidence, @level, @requester, @approvers, @quorum, @deadline, @created_at, @updated_at, @correlation_id, @revision_of, @item_count, @outcome, @method, @reviewer, @decided_at, @execution, @lease_until, @version, @doc_bytes, @doc)
        ON CONFLICT(requester, key) WHERE key IS NOT NULL DO NOTHING`,
     ),
     byId: db.prepare<[string], DocRow>("SELECT doc FROM requests WHERE id = ?"),
@@ -201,8 +204,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
          confidence = @confidence, level = @level, approvers = @approvers, quorum = @quorum,
          deadline = @deadline, updated_at = @updated_at, correlation_id = @correlation_id,
          revision_of = @revision_of, item_count = @item_count, outcome = @outcome, method = @method,
-         reviewer = @reviewer, decided_at = @decided_at, version = @version, doc_bytes = @doc_bytes,
-         doc = @doc
+         reviewer = @reviewer, decided_at = @decided_at, execution = @execution,
+         lease_until = @lease_until, version = @version, doc_bytes = @doc_bytes, doc = @doc
        WHERE id = @id AND version = @expected`,
     ),
     // A transition that keeps the indexed columns as they are (status, deadline, title): an UPDATE
@@ -217,7 +220,8 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
          outcome = @outcome, method = @method, reviewer = @reviewer, decided_at = @decided_at,
          version = @version, doc_bytes = @doc_bytes, doc = @doc
        WHERE id = @id AND version = @expected AND status = @status AND deadline IS @deadline
-         AND title_lower IS @title_lower`,
+         AND title_lower IS @title_lower AND execution IS @execution
+         AND lease_until IS @lease_until`,
     ),
     head: db.prepare<[], HeadRow>(HEAD_SQL),
     setHead: db.prepare(
@@ -240,6 +244,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
        WHERE status = 'pending' AND ${DEADLINE_KEY} <= ? AND ${DEADLINE_KEY} < ${NO_DEADLINE_SQL}
        ORDER BY ${DEADLINE_KEY}, id LIMIT ?`,
     ),
+    ...sqliteExecutionStatements(db),
     outcomes: db.prepare<[number], OutcomeSqlRow>(
       `SELECT action, status, method, created_at, decided_at
        FROM requests WHERE status != 'pending' AND decided_at >= ?`,
@@ -748,6 +753,12 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     async nextDeadline() {
       return attempt("nextDeadline", () => stmt.nextDeadline.get()?.d ?? undefined);
     },
+    async staleExecutions(now, limit) {
+      return attempt("staleExecutions", () => stmt.staleExecutions.all(now, limit).map(parseDoc));
+    },
+    async nextLeaseEnd() {
+      return attempt("nextLeaseEnd", () => stmt.nextLeaseEnd.get()?.d ?? undefined);
+    },
     async dueRequests(now, limit) {
       return attempt("dueRequests", () => stmt.due.all(now, limit).map(parseDoc));
     },
@@ -979,6 +990,8 @@ function whereOf(
     where.push("requester = ?");
     params.push(filter.requester);
   }
+  const executions = listedExecutions(filter);
+  if (executions.length) where.push(executionCondition(executions));
   if (filter.approver !== undefined) {
     where.push(approverCheck("requests.approvers", filter.approver, params));
   }

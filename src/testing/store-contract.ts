@@ -909,6 +909,80 @@ export function runStoreContract(init: StoreContractOptions): void {
       expect((await store.dueRequests(1000, 10)).map((r) => r.id)).toEqual([c.id, a.id]);
     });
 
+    test("execution leases: stale claims, the next lease end, and listing by execution state", async () => {
+      expect(await store.nextLeaseEnd()).toBeUndefined();
+      const approvedAt = (r: ApprovalRequest): ApprovalRequest => ({
+        ...r,
+        status: "approved",
+        version: 2,
+        decision: {
+          outcome: "approved",
+          method: "approve_all",
+          reviewer: "alice",
+          channel: "api",
+          decidedAt: r.createdAt + 10,
+        },
+      });
+      const claim = (r: ApprovalRequest, leaseUntil: number): ApprovalRequest => ({
+        ...r,
+        version: r.version + 1,
+        execution: { state: "claimed", attempt: 1, claimedAt: 1, claimedBy: "bot", leaseUntil },
+      });
+      const [a, b, c, d] = [makeRequest(), makeRequest(), makeRequest(), makeRequest()];
+      for (const r of [a, b, c, d]) await store.insertRequest(r, [created(r)]);
+      const [a2, b2, c2] = [approvedAt(a), approvedAt(b), approvedAt(c)];
+      for (const r of [a2, b2, c2]) await store.transition(r, 1, []);
+      const [a3, b3, c3] = [claim(a2, 300), claim(b2, 100), claim(c2, 200)];
+      for (const r of [a3, b3, c3]) await store.transition(r, 2, []);
+      expect(await store.nextLeaseEnd()).toBe(100);
+      expect((await store.staleExecutions(250, 10)).map((r) => r.id)).toEqual([b.id, c.id]);
+      expect((await store.staleExecutions(250, 1)).map((r) => r.id)).toEqual([b.id]);
+      // A claim that became unknown has no lease; one that was executed neither.
+      const { leaseUntil: _b, ...bx } = b3.execution ?? {
+        state: "claimed" as const,
+        attempt: 1,
+        claimedAt: 1,
+        claimedBy: "bot",
+      };
+      const unknown: ApprovalRequest = {
+        ...b3,
+        version: 4,
+        execution: { ...bx, state: "unknown" },
+      };
+      await store.transition(unknown, 3, []);
+      const { leaseUntil: _c, ...cx } = c3.execution ?? {
+        state: "claimed" as const,
+        attempt: 1,
+        claimedAt: 1,
+        claimedBy: "bot",
+      };
+      const executed: ApprovalRequest = {
+        ...c3,
+        version: 4,
+        execution: { ...cx, state: "executed", endedAt: 5 },
+      };
+      await store.transition(executed, 3, []);
+      expect(await store.nextLeaseEnd()).toBe(300);
+      expect((await store.staleExecutions(1000, 10)).map((r) => r.id)).toEqual([a.id]);
+      const ids = async (filter: ListFilter) =>
+        (await store.listRequests(filter)).items.map((r) => r.id).sort();
+      expect(await ids({ execution: "unknown" })).toEqual([b.id]);
+      expect(await ids({ execution: ["unknown", "claimed"] })).toEqual([a.id, b.id].sort());
+      expect(await ids({ execution: "executed", status: "approved" })).toEqual([c.id]);
+      expect(await store.countRequests({ execution: "unknown" })).toBe(1);
+      const summaries = await store.listSummaries({ execution: ["unknown", "executed"] });
+      expect(Object.fromEntries(summaries.items.map((r) => [r.id, r.execution]))).toEqual({
+        [b.id]: "unknown",
+        [c.id]: "executed",
+      });
+      // d was never approved: in no execution listing, and not stale.
+      expect(
+        await ids({
+          execution: ["claimed", "executed", "failed", "unknown", "released", "abandoned"],
+        }),
+      ).not.toContain(d.id);
+    });
+
     test("outcomes and pending count", async () => {
       const a = makeRequest();
       const b = makeRequest();

@@ -215,6 +215,6 @@ describe("claimExecution and validUntil", () => {
     const r = await engine.request({ ...base });
     await engine.decide(r.id, { outcome: "approved", reviewer: "alice", validForMs: 60_000 });
     clock.t += 60_000;
-    expect((await engine.claimExecution(r.id)).executedAt).toBe(clock.t);
+    expect((await engine.claimExecution(r.id)).execution?.claimedAt).toBe(clock.t);
   });
 });

@@ -87,7 +87,7 @@ describe("runApproved", () => {
     expect(await runApproved(e, r.id, () => hashArgs({ ok: 1 }))).toMatchObject({ ok: true });
   });
 
-  it("an error from run propagates, and the execution stays claimed", async () => {
+  it("an error from run propagates, and the execution is recorded failed with it", async () => {
     const e = await open();
     const r = await e.request({ title: "pay", requester: "bot" });
     await e.decide(r.id, { outcome: "approved", reviewer: "alice" });
@@ -96,7 +96,11 @@ describe("runApproved", () => {
         throw new Error("bank down");
       }),
     ).rejects.toThrow("bank down");
-    expect((await e.get(r.id)).executedAt).toBeGreaterThan(0);
+    const failed = await e.get(r.id);
+    expect(failed.executedAt).toBeUndefined();
+    expect(failed.execution).toMatchObject({ state: "failed", error: "Error: bank down" });
+    const types = (await e.audit({ requestId: r.id })).map((x) => x.type);
+    expect(types.slice(-2)).toEqual(["claimed", "execution_failed"]);
   });
 });
 

@@ -27,6 +27,7 @@ describe("proxy configuration", () => {
       default: "gate",
       readOnlyPass: true,
       maxArgsBytes: 100_000,
+      leaseSeconds: 300,
     });
   });
 

@@ -179,6 +179,10 @@ describe("hitlTool: auto level", () => {
       decide: (id, d) => e.decide(id, d),
       cancel: (id, o) => e.cancel(id, o),
       claimExecution: (id, o) => e.claimExecution(id, o),
+      takeTicket: (k, o) => e.takeTicket(k, o),
+      finishTicket: (k, o) => e.finishTicket(k, o),
+      renewExecution: (id, o) => e.renewExecution(id, o),
+      finishExecution: (id, o, by) => e.finishExecution(id, o, by),
     } satisfies Omit<AirlockApi, "record"> as unknown as AirlockApi;
     const { tool, calls } = transferTool({ airlock: client, autoThreshold: 0, quickThreshold: 0 });
     expect(await tool({ to: "bob", amount: 5, password: "pw" })).toEqual({ sent: 5, to: "bob" });
@@ -463,6 +467,14 @@ describe("hitlTool: blocking", () => {
       cancel: async () => approved,
       getByKey: async () => undefined,
       claimExecution: async () => approved,
+      takeTicket: async () => {
+        throw new Error("not used");
+      },
+      finishTicket: async () => {
+        throw new Error("not used");
+      },
+      renewExecution: async () => approved,
+      finishExecution: async () => approved,
       record: async () => {
         throw new Error("not used");
       },

@@ -24,7 +24,13 @@ import {
 /** What `airlockGate` needs of Airlock: the in-process engine or the HTTP client (`createClient`). */
 export type GateApi = Pick<
   AirlockApi,
-  "request" | "get" | "getByKey" | "claimExecution" | "waitFor"
+  | "request"
+  | "get"
+  | "getByKey"
+  | "claimExecution"
+  | "renewExecution"
+  | "finishExecution"
+  | "waitFor"
 >;
 
 /** A request as `airlock.request` takes it; `key` is derived from the graph unless given. */

@@ -1,4 +1,5 @@
-// /v1/requests: create (idempotent by key), list, read, long-poll wait, decide, cancel.
+// /v1/requests: create (idempotent by key), list, read, long-poll wait, decide, cancel. What became
+// of an approved action (claim, outcome, a person's resolution) is in execution.ts.
 import { type Context, Hono } from "hono";
 import { withoutIdentity } from "../../core/authority.js";
 import { ConflictError, isAirlockError, type QuotaExceededError } from "../../core/errors.js";
@@ -44,7 +45,7 @@ export const listRequestsRoute = defineRoute({
   summary:
     "List the requests the caller may see (newest first unless `order` says otherwise), at most 100 per page; with `view=summary` each item is a summary read from columns (no args, preview or items); with `key`, the one request created with that idempotency key (by `requester`, by default the caller), or none",
   query: listQuery,
-  lists: ["status", "approver"],
+  lists: ["status", "approver", "execution"],
   responses: { 200: { description: "a page", schema: "RequestPage" } },
   problems: [400, 403],
 });
@@ -83,17 +84,6 @@ export const decideRoute = defineRoute({
   problems: [400, 403, 404, 409, 413, 415, 422],
 });
 
-export const executionRoute = defineRoute({
-  method: "post",
-  path: `${PREFIX}/${idParam}/execution`,
-  summary:
-    "Claim an approved request for execution, once (its requester, admin); a second claim is a 409",
-  responses: {
-    200: { description: "the request, with executedAt and executedBy", schema: "ApprovalRequest" },
-  },
-  problems: [403, 404, 409],
-});
-
 export const cancelRoute = defineRoute({
   method: "post",
   path: `${PREFIX}/${idParam}/cancel`,
@@ -110,7 +100,6 @@ export const REQUEST_ROUTES = [
   getRequestRoute,
   waitRequestRoute,
   decideRoute,
-  executionRoute,
   cancelRoute,
 ];
 
@@ -182,6 +171,7 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
     if (q.action !== undefined) filter.action = q.action;
     if (q.approver !== undefined) filter.approver = q.approver;
     if (q.requester !== undefined) filter.requester = q.requester;
+    if (q.execution !== undefined) filter.execution = q.execution;
     if (q.q !== undefined) filter.q = q.q;
     if (q.cursor !== undefined) filter.cursor = q.cursor;
     // Bounded work per page whatever is stored: at most MAX_LIST_LIMIT full requests.
@@ -263,21 +253,6 @@ export function requestRoutes(deps: RouteDeps): Hono<ServerEnv> {
       await loadVisible(airlock, p, requestId);
       throw err;
     }
-  });
-
-  // Claims an approved request for execution, once: whoever may cancel it (its requester, an admin)
-  // may claim it. A second claim is a 409 naming the first.
-  mount(app, PREFIX, executionRoute, async (c) => {
-    const p = c.var.principal;
-    const request = await loadVisible(airlock, p, id(c));
-    if (!hasRole(p, "admin") && !sameIdentity(request.requester, p.name)) {
-      throw new HttpProblem(
-        403,
-        "forbidden",
-        `${p.name} did not create ${request.id} and may not execute it`,
-      );
-    }
-    return c.json(await airlock.claimExecution(request.id, { by: p.name }));
   });
 
   mount(app, PREFIX, cancelRoute, async (c, { body: data }) => {

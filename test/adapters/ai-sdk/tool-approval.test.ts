@@ -167,6 +167,7 @@ describe("airlockToolApproval, mode defer", () => {
     expect((await airlock.audit({ requestId: request.id })).map((e) => e.type)).toEqual([
       "created",
       "decided",
+      "claimed",
       "executed",
     ]);
   });
@@ -241,7 +242,7 @@ describe("airlockToolApproval, mode defer", () => {
       messages: [...history, again.message],
     });
     expect(replay.text).toContain("pay failed");
-    expect(replay.text).toContain("already executed");
+    expect(replay.text).toMatch(/already executed|claimed for execution/);
     expect(runs).toHaveLength(1);
   });
 
@@ -323,7 +324,7 @@ describe("airlockToolApproval, mode defer", () => {
     expect(runs).toEqual([{ to: "bob", amount: 120 }]);
     const texts = [a.text, b.text].sort();
     expect(texts[0]).toContain("pay failed");
-    expect(texts[0]).toContain("already executed");
+    expect(texts[0]).toMatch(/already executed|claimed for execution/);
     expect(texts[1]).toBe('pay returned {"paid":120,"to":"bob"}');
   });
 
@@ -362,6 +363,7 @@ describe("airlockToolApproval, mode defer", () => {
     expect((await airlock.audit({ requestId: request?.id })).map((e) => e.type)).toEqual([
       "created",
       "decided",
+      "claimed",
       "executed",
     ]);
 
