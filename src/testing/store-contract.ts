@@ -4,7 +4,7 @@
 // in `skip` (shown in the skipped test's name), never hidden inside a test. Needs vitest (an optional
 // peer dependency of this package).
 //
-//   import { runStoreContract } from "airlock/testing";
+//   import { runStoreContract } from "airlock-hitl/testing";
 //   runStoreContract({ name: "my store", create: async () => myStore(), destroy: async (s) => ... });
 
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";

@@ -24,7 +24,7 @@ export function registerMcpProxy(program: Command, globals: () => GlobalOptions)
     .argument("[upstream...]", "after --: the upstream MCP server's command and its arguments")
     .option(
       "--config <file>",
-      "the rules (JSON, see the README); without it every call is gated except read-only tools",
+      "the rules (JSON, see docs/guide/mcp.md); without it every call is gated except read-only tools",
     )
     .option(
       "--upstream-url <url>",
