@@ -34,12 +34,25 @@ import {
   hitlToAirlock,
   isHitlRequest,
 } from "./hitl.js";
+import {
+  claimApprovedHitl,
+  pendingToolCalls,
+  recordHitlOutcomes,
+  toolResults,
+} from "./hitl-execution.js";
 
 /** What resuming needs of Airlock. `events` (the engine has it) wakes the resumer at once; without
  * it (the HTTP client) the resumer polls. */
 export type ResumerApi = Pick<
   AirlockApi,
-  "request" | "get" | "getByKey" | "list" | "takeTicket" | "finishTicket"
+  | "request"
+  | "get"
+  | "getByKey"
+  | "list"
+  | "takeTicket"
+  | "finishTicket"
+  | "claimExecution"
+  | "finishExecution"
 > & {
   events?: Airlock["events"];
 };
@@ -48,6 +61,8 @@ export type ResumerApi = Pick<
 export interface ResumableGraph {
   getState(config: { configurable: { thread_id: string } }): Promise<{
     config: { configurable?: Record<string, unknown> };
+    /** The thread's state; its `messages` tell which approved HITL calls ran (hitl-execution.ts). */
+    values?: unknown;
     tasks: ReadonlyArray<{ interrupts: ReadonlyArray<{ id?: string; value?: unknown }> }>;
   }>;
   invoke(input: unknown, config?: Record<string, unknown>): Promise<unknown>;
@@ -134,13 +149,32 @@ export async function resumeThread(options: ResumeThreadOptions): Promise<Resume
   const requestIds = ready.flatMap((r) => r.requests.map((q) => q.id));
   const run = async (): Promise<ResumeThreadResult> => {
     const resume = Object.fromEntries(ready.map((r) => [r.interruptId, r.value]));
-    const output = await graph.invoke(new Command({ resume }), {
-      ...options.config,
-      configurable: {
-        ...((options.config?.configurable as Record<string, unknown> | undefined) ?? {}),
-        thread_id: threadId,
-      },
-    });
+    // The framework runs the approved HITL calls itself: claimed now, their outcome read back from
+    // the thread's tool results once the run returned (hitl-execution.ts).
+    const claimed = await claimApprovedHitl(
+      airlock,
+      ready.flatMap((r) => r.requests),
+      options.by ?? "langgraph-resumer",
+    );
+    const before = toolResults(state.values);
+    const calls = pendingToolCalls(state.values);
+    let output: unknown;
+    try {
+      output = await graph.invoke(new Command({ resume }), {
+        ...options.config,
+        configurable: {
+          ...((options.config?.configurable as Record<string, unknown> | undefined) ?? {}),
+          thread_id: threadId,
+        },
+      });
+    } catch (err) {
+      await recordHitlOutcomes(airlock, claimed, calls, before, new Map(), err);
+      throw err;
+    }
+    if (claimed.length > 0) {
+      const after = await graph.getState({ configurable: { thread_id: threadId } });
+      await recordHitlOutcomes(airlock, claimed, calls, before, toolResults(after.values));
+    }
     const opened = bridge ? await bridgeParked(graph, airlock, threadId, bridge) : [];
     return { resumed: true, requestIds, output, opened };
   };
