@@ -66,12 +66,13 @@ def get_research_approval_step(
     reflection: dict[str, Any],
     key: str | None = None,
     require_approval: bool = True,
+    timeout_s: float = TIMEOUT_S,
 ) -> ApprovalDecision:
     """The approval step: always answers, never raises (a failure is ``error``, not approved)."""
     return ask(
         format_approval_request(reflection),
         reflection["recommended_queries"],
-        TIMEOUT_S,
+        timeout_s,
         airlock=airlock,
         title="Approve additional research?",
         action=ACTION,
@@ -97,9 +98,11 @@ def execute_approved_searches_step(
     }
 
 
-def run_pipeline(airlock: Airlock | None, question: str, key: str | None = None) -> dict[str, Any]:
+def run_pipeline(
+    airlock: Airlock | None, question: str, key: str | None = None, timeout_s: float = TIMEOUT_S
+) -> dict[str, Any]:
     reflection = generate_reflection_step(question)
-    decision = get_research_approval_step(airlock, reflection, key=key)
+    decision = get_research_approval_step(airlock, reflection, key=key, timeout_s=timeout_s)
     return execute_approved_searches_step(reflection, decision)
 
 

@@ -67,7 +67,7 @@ async def test_async_round_trip(server: Server, tokens: Tokens) -> None:
         assert conflict.value.decision.reviewer == "alice"
 
         claimed = await agent.claim_execution(req.id)
-        assert claimed.executed_at is not None
+        assert claimed.execution is not None and claimed.execution["state"] == "claimed"
         with pytest.raises(ConflictError):
             await agent.claim_execution(req.id)
         event = await agent.record("auto_executed", request_id=req.id, data={"ok": True})

@@ -131,7 +131,7 @@ def test_edited_args_and_a_single_execution_claim(agent: Airlock, alice: Airlock
     done = agent.wait(req.id, timeout_s=30)
     assert done.approved_args == {"amount": 400, "to": "acme"}
     claimed = agent.claim_execution(req.id)
-    assert claimed.executed_by == "bot"
+    assert claimed.execution is not None and claimed.execution["claimedBy"] == "bot"
     with pytest.raises(ConflictError) as caught:
         agent.claim_execution(req.id)
     assert caught.value.code == "conflict"

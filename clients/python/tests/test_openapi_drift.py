@@ -28,6 +28,18 @@ NOT_MODELLED: dict[str, str] = {
     "TokenList": "tokens are managed with `airlock token create|list|revoke`",
     "TokenInput": "tokens are managed with `airlock token create|list|revoke`",
     "EmbedDecisionInput": "sent by the approval card in the browser, with the minted token",
+    **{
+        name: "execution states and resume tickets landed during issue 36: not in the client yet"
+        for name in (
+            "ExecutionOutcome",
+            "ExecutionRenewal",
+            "ExecutionResolution",
+            "Ticket",
+            "TicketFinish",
+            "TicketFinished",
+            "TicketInput",
+        )
+    },
 }
 
 #: Routes the client does not call, and why.
@@ -49,6 +61,16 @@ NOT_CALLED: dict[tuple[str, str], str] = {
         "POST",
         "/v1/embed/requests/{id}/decisions",
     ): "the approval card's route (browser, minted token)",
+    **{
+        route: "execution states and resume tickets landed during issue 36: not in the client yet"
+        for route in (
+            ("POST", "/v1/requests/{id}/execution/renewal"),
+            ("POST", "/v1/requests/{id}/execution/outcome"),
+            ("POST", "/v1/requests/{id}/execution/resolution"),
+            ("POST", "/v1/tickets"),
+            ("POST", "/v1/tickets/finish"),
+        )
+    },
 }
 
 #: Body fields the client leaves to the server, and why.
@@ -123,7 +145,7 @@ def openapi(server: Server) -> dict[str, Any]:
 
 
 def component_models() -> dict[str, type[BaseModel]]:
-    found = {}
+    found: dict[str, type[BaseModel]] = {}
     for name in dir(models):
         value = getattr(models, name)
         if (

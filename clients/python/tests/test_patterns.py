@@ -1,12 +1,10 @@
-"""Pattern 1 (``ask`` and the research pipeline example) and pattern 3 (``hitl_tool``) against the
-server."""
+"""Pattern 1 (``ask``) and pattern 3 (``hitl_tool``) against the server; the examples built on them
+are run in test_examples.py."""
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,7 +26,6 @@ from airlock_client import (
 )
 
 MAX_POLLS = 600
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "research_pipeline.py"
 
 
 def pending_for(reviewer: Airlock, action: str) -> ApprovalRequest:
@@ -87,25 +84,6 @@ def test_ask_without_a_decision_in_time_and_on_failure(server: Server, tokens: T
         d = ask("Down", ["q"], 60, airlock=down)
     assert not d.approved and d.approval_method == "error"
     assert d.reviewer_notes.startswith("Approval failed")
-
-
-def test_research_pipeline_example_runs_against_the_server(server: Server, tokens: Tokens) -> None:
-    spec = importlib.util.spec_from_file_location("research_pipeline", EXAMPLE)
-    assert spec and spec.loader
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
-    with Airlock(server.url, tokens.agent) as agent, Airlock(server.url, tokens.alice) as alice:
-        with ThreadPoolExecutor(1) as pool:
-            key = unique("pipeline")
-            run = pool.submit(
-                example.run_pipeline, agent, "How do heat pumps behave in frost?", key
-            )
-            req = pending_for(alice, example.ACTION)
-            assert req.key == key
-            alice.decide(req.id, "approved", method="select", selected=[req.items[1].id])
-            state = run.result(timeout=60)
-    assert state["decision"]["approval_method"] == "select"
-    assert state["searches_performed"] == [req.items[1].label]
 
 
 # --- pattern 3: hitl_tool -----------------------------------------------------------------------

@@ -58,7 +58,11 @@ EventType = Literal[
     "escalated",
     "cancelled",
     "auto_executed",
+    "claimed",
     "executed",
+    "execution_failed",
+    "execution_unknown",
+    "execution_resolved",
 ]
 #: What an agent may append to the audit log itself (``record``).
 RecordType = Literal["auto_executed", "notified"]
@@ -202,6 +206,11 @@ class ApprovalRequest(_Wire):
     version: int
     executed_at: float | None = None
     executed_by: str | None = None
+    #: Re-run after an unknown execution (``execution_unknown``) only when true.
+    idempotent: bool | None = None
+    #: The execution state after approval (claimed, executed, failed, unknown, ...), as the server
+    #: sends it: not modelled in detail yet.
+    execution: dict[str, Any] | None = None
 
     @property
     def pending(self) -> bool:
@@ -280,6 +289,13 @@ class RequestInput(_Input):
     estimate: Estimate | None = None
     hitl: HitlInfo | None = None
     metadata: dict[str, Any] | None = None
+    idempotent: bool | None = None
+
+
+class ExecutionClaim(_Input):
+    """What ``claim_execution`` sends: nothing, the server's lease applies."""
+
+    lease_ms: int | None = Field(default=None, ge=1, le=86_400_000)
 
 
 class CancelInput(_Input):
