@@ -12,18 +12,22 @@ export const OUTBOX_TOPICS = [
   "timed_out",
   "cancelled",
   "reminder",
+  /** An approved action not known to have run: its claim's lease ended with no outcome. */
+  "execution_unknown",
   "test",
 ] as const;
 export type OutboxTopic = (typeof OUTBOX_TOPICS)[number];
 
 /** The audit event types that cause a message, and the topic of that message. Every other event
- * (notified, viewed, decision_recorded, executed, auto_executed) notifies nobody. */
+ * (notified, viewed, decision_recorded, claimed, executed, execution_failed, execution_resolved,
+ * auto_executed) notifies nobody. */
 export const TOPIC_OF_EVENT: Readonly<Record<string, OutboxTopic>> = {
   created: "created",
   escalated: "escalated",
   decided: "decided",
   timed_out: "timed_out",
   cancelled: "cancelled",
+  execution_unknown: "execution_unknown",
 };
 
 /** `pending`: to deliver (again) from `availableAt`; `delivered`: done; `failed`: gave up after the

@@ -167,6 +167,19 @@ describe("a claim whose process died", () => {
     expect(runs).toBe(0);
   });
 
+  it("is told to the channels routed for it (webhooks get request.execution_unknown)", async () => {
+    engine = await createAirlock({
+      store: memoryStore(),
+      notifiers: (_r, topic) => (topic === "execution_unknown" ? ["hooks"] : []),
+    });
+    const id = await approvedRequest(engine);
+    await engine.claimExecution(id, { leaseMs: 1 });
+    await new Promise((r) => setTimeout(r, 5));
+    await engine.sweep();
+    const sent = await engine.outbox({ requestId: id });
+    expect(sent.map((m) => [m.target, m.topic])).toEqual([["hooks", "execution_unknown"]]);
+  });
+
   it("an outcome that arrives after the lease still records what happened", async () => {
     engine = await createAirlock({ store: memoryStore() });
     const id = await approvedRequest(engine);

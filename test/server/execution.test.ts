@@ -152,3 +152,56 @@ describe("an execution not known to have run", () => {
     });
   });
 });
+
+describe("the inbox shows what became of an approval, and settles an unknown one", () => {
+  async function session(token: string): Promise<{ cookie: string }> {
+    const form = await fetch(`${s.url}/login`);
+    const html = await form.text();
+    const loginCookie = (form.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";
+    const res = await fetch(`${s.url}/login`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: loginCookie },
+      body: new URLSearchParams({ token, next: "/", _csrf: csrf }).toString(),
+      redirect: "manual",
+    });
+    return { cookie: (res.headers.get("set-cookie") ?? "").split(";")[0] ?? "" };
+  }
+
+  it("names the state on the request page; the form settles it as the signed-in approver", async () => {
+    const created = await s.call(s.tokens.agent, "POST", "/v1/requests", {
+      title: "inbox unknown",
+      approvers: ["ops"],
+    });
+    const id = created.body.id as string;
+    await s.call(s.tokens.alice, "POST", `/v1/requests/${id}/decisions`, { outcome: "approved" });
+    await s.call(s.tokens.agent, "POST", `/v1/requests/${id}/execution`, { leaseMs: 1 });
+    await new Promise((r) => setTimeout(r, 5));
+    await s.airlock.sweep();
+
+    const { cookie } = await session(s.tokens.alice);
+    const page = await (await fetch(`${s.url}/requests/${id}`, { headers: { cookie } })).text();
+    expect(page).toContain('data-execution="unknown"');
+    expect(page).toContain("Approved, not known to have run.");
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page)?.[1] ?? "";
+    const post = (resolution: string) =>
+      fetch(`${s.url}/requests/${id}/execution`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          cookie,
+          origin: s.url,
+        },
+        body: new URLSearchParams({ _csrf: csrf, resolution, comment: "bank shows it" }).toString(),
+        redirect: "manual",
+      });
+    expect((await post("maybe")).status).toBe(422);
+    const done = await post("done");
+    expect(done.status).toBe(303);
+    const after = await s.airlock.get(id);
+    expect(after.execution).toMatchObject({ state: "executed", resolvedBy: "alice" });
+    const again = await (await fetch(`${s.url}/requests/${id}`, { headers: { cookie } })).text();
+    expect(again).toContain('data-execution="executed"');
+    expect(again).toContain("Marked done by alice");
+  });
+});

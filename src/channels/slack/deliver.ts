@@ -77,6 +77,12 @@ export async function deliverToSlack(
         ...(original ? { thread_ts: original.ts } : {}),
         text: nudgeText(deps, request, message.topic),
       });
+    case "execution_unknown":
+      return post(deps, {
+        channel: original?.channel ?? deps.channel,
+        ...(original ? { thread_ts: original.ts } : {}),
+        text: unknownText(request, `${ctx.publicUrl}/requests/${encodeURIComponent(request.id)}`),
+      });
     default:
       return { ok: false, retry: false, error: `unknown topic ${String(message.topic)}` };
   }
@@ -143,6 +149,13 @@ function postedOnCreation(previous: OutboxMessage[]): Posted | undefined {
     if (channel && ts) return { channel, ts };
   }
   return undefined;
+}
+
+/** An approved action whose process stopped reporting: a person should find out and settle it. */
+function unknownText(request: ApprovalRequest, link: string): string {
+  const x = request.execution;
+  const by = x ? ` by ${escapeMrkdwn(x.claimedBy)} at ${slackTime(x.claimedAt)}` : "";
+  return `:warning: *${escapeMrkdwn(request.title)}* was approved and claimed${by}, but is not known to have run: no outcome was reported. Find out, then retry it, mark it done or abandon it: <${link}|open it in the inbox>.`;
 }
 
 /** An escalation or a reminder, naming (mentioning, when their Slack ids are known) who may decide. */

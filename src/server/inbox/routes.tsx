@@ -218,6 +218,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     "/login",
     "/logout",
     "/requests/:id/decide",
+    "/requests/:id/execution",
     "/inbox/decisions",
     ...TRUST_FORM_PATHS,
   ]) {
@@ -915,6 +916,36 @@ export function inboxRoutes(deps: InboxDeps): Hono {
         else if (typeof form.comment === "string") error.comment = form.comment;
         error.selected = ticked(form);
         return renderRequest(c, u, fresh, status, { error });
+      }
+      return c.redirect(`/requests/${r.id}`, 303);
+    }, "form"),
+  );
+
+  // A person settles an approved action not known to have run (or that failed): the engine asks
+  // authority who may, inside its compare-and-set.
+  app.post(
+    "/requests/:id/execution",
+    signedIn(async (c, u) => {
+      const form = await c.req.parseBody();
+      if (!csrfMatches(u.session, form._csrf)) return csrfRefused(c);
+      const r = await visible(u.principal, c.req.param("id") ?? "");
+      if (!r) return notFound(c, u);
+      const resolution = form.resolution;
+      if (resolution !== "retry" && resolution !== "done" && resolution !== "abandon") {
+        return renderRequest(c, u, r, 422, { notice: "Choose retry, done or abandon." });
+      }
+      const comment =
+        typeof form.comment === "string" && form.comment.trim() ? form.comment.trim() : undefined;
+      try {
+        await airlock.resolveExecution(actorFor(u.principal, "inbox_session", "web"), r.id, {
+          resolution,
+          ...(comment === undefined ? {} : { comment }),
+        });
+      } catch (err) {
+        if (!isAirlockError(err)) throw err;
+        const status = err.code === "forbidden" ? 403 : err.code === "invalid_input" ? 422 : 409;
+        const fresh = (await visible(u.principal, r.id)) ?? r;
+        return renderRequest(c, u, fresh, status, { notice: err.message });
       }
       return c.redirect(`/requests/${r.id}`, 303);
     }, "form"),

@@ -394,6 +394,97 @@ export const Outcome: FC<{
   );
 };
 
+/** What became of an approved action (core/execution.ts), and, when nobody knows whether it ran or
+ * it failed, the person's three ways to settle it. The engine decides who may (an approver, an
+ * admin; never the requester or an agent's credential). */
+export const ExecutionState: FC<{ request: ApprovalRequest; csrf: string }> = ({
+  request: r,
+  csrf,
+}) => {
+  const x = r.execution;
+  if (r.status !== "approved") return null;
+  if (!x) {
+    return (
+      <p class="card muted" id="execution" data-execution="none">
+        {r.executedAt !== undefined ? (
+          <>
+            Claimed for execution by {r.executedBy ?? "someone"} <Time at={r.executedAt} />{" "}
+            (recorded before outcomes were kept).
+          </>
+        ) : (
+          "Not run yet: nothing has claimed this approval."
+        )}
+      </p>
+    );
+  }
+  const who = (
+    <>
+      {x.claimedBy}, <Time at={x.claimedAt} /> (attempt {String(x.attempt)})
+    </>
+  );
+  const lines: Record<typeof x.state, unknown> = {
+    claimed: <>Running: claimed by {who}; no outcome reported yet.</>,
+    executed: x.resolvedBy ? (
+      <>
+        Marked done by {x.resolvedBy}
+        {x.comment ? `: “${x.comment}”` : ""} (claimed by {who}).
+      </>
+    ) : (
+      <>Ran: claimed and reported by {who}.</>
+    ),
+    failed: (
+      <>
+        Failed when run by {who}: {x.error ?? "no message"}.
+      </>
+    ),
+    unknown: (
+      <>
+        <strong>Approved, not known to have run.</strong> Claimed by {who}, and no outcome was
+        reported before its lease ended (its process stopped). Find out whether it happened, then
+        settle it.
+      </>
+    ),
+    released: (
+      <>
+        Released for another attempt by {x.resolvedBy ?? "someone"}
+        {x.comment ? `: “${x.comment}”` : ""}.
+      </>
+    ),
+    abandoned: (
+      <>
+        Abandoned by {x.resolvedBy ?? "someone"}
+        {x.comment ? `: “${x.comment}”` : ""}.
+      </>
+    ),
+  };
+  const settle = x.state === "unknown" || x.state === "failed";
+  return (
+    <div class={`card execution execution-${x.state}`} id="execution" data-execution={x.state}>
+      <p>{lines[x.state]}</p>
+      {settle ? (
+        <form method="post" action={`/requests/${r.id}/execution`}>
+          <Hidden name="_csrf" value={csrf} />
+          <label>
+            Why (kept in the audit log)
+            <input type="text" name="comment" maxlength={2000} />
+          </label>
+          <div class="buttons">
+            <button type="submit" name="resolution" value="retry">
+              Run it again
+            </button>
+            <button type="submit" name="resolution" value="done">
+              It happened: mark done
+            </button>
+            <button type="submit" name="resolution" value="abandon">
+              Abandon it
+            </button>
+          </div>
+        </form>
+      ) : null}
+    </div>
+  );
+};
+
 // --- the decision panel ---------------------------------------------------------------------------
 
 const Hidden: FC<{ name: string; value: string }> = ({ name, value }) => (
@@ -412,6 +503,7 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
       <section id="decision-panel" data-status={r.status} aria-label="decision">
         {head}
         <Outcome request={r} notice={notice} successor={props.successor} />
+        <ExecutionState request={r} csrf={csrf} />
         <Asked {...props} ticks={false} checked={[]} />
         <Args request={r} />
       </section>
