@@ -1,7 +1,9 @@
 // The dependency check of `npm run lint`: fails (exit 1) when
 //   - src/ has a circular import (type-only imports are erased first, as at run time: `dpdm -T`);
-//   - a file of src/core imports anything of this project outside src/core (types included: core is
-//     the bottom layer, only packages and Node's own modules below it);
+//   - a file of src/ imports a folder of src/ that is not below its own in LAYERS (types included):
+//     a folder imports itself and the folders of lower layers only, never a folder of its own layer
+//     nor one above (src/core, the bottom layer, imports nothing of the project outside itself);
+//   - a file of src/ sits in a folder LAYERS does not place;
 //   - a file of src/ imports examples/ or test/.
 // Usage: node scripts/check-cycles.mjs [--root DIR]   (default: the folder above scripts/)
 import { existsSync } from "node:fs";
@@ -15,6 +17,40 @@ const root = resolve(
   rootArg >= 0 ? (process.argv[rootArg + 1] ?? ".") : fileURLToPath(new URL("..", import.meta.url)),
 );
 const entries = ["src/**/*.ts", "src/**/*.tsx"];
+
+/** The folders of src/, bottom first. `.` is the files directly in src/ (index.ts, the package's
+ * root entry), which the adapters build on. */
+const LAYERS = [
+  ["core"],
+  ["audit", "reply"],
+  ["policy", "store", "engine"],
+  ["client", "tools", "mcp", "channels", "testing"],
+  ["."],
+  ["server", "adapters"],
+  ["cli"],
+];
+const LAYER_OF = new Map(LAYERS.flatMap((folders, i) => folders.map((f) => [f, i])));
+
+/** The folder of a file of src/ (`.` for src/index.ts), or undefined outside src/. */
+function folderOf(path) {
+  const m = /^src\/(?:([^/]+)\/)?[^/]+$/.exec(path) ?? /^src\/([^/]+)\//.exec(path);
+  if (!m) return undefined;
+  return m[1] ?? ".";
+}
+
+/** Why `file` may not import `target` (both under src/), or undefined when it may. */
+function layerProblem(file, target) {
+  const from = folderOf(file);
+  const to = folderOf(target);
+  if (from === undefined || to === undefined || from === to) return undefined;
+  const a = LAYER_OF.get(from);
+  const b = LAYER_OF.get(to);
+  if (a === undefined || b === undefined) return undefined; // reported once per folder below
+  if (b < a) return undefined;
+  const allowed = LAYERS.slice(0, a).flat();
+  const where = (f) => (f === "." ? "src/" : `src/${f}`);
+  return `${where(from)} (layer ${a}) may import ${allowed.length === 0 ? "nothing of src/ outside itself" : `only itself and ${allowed.map(where).join(", ")}`}; ${where(to)} is in layer ${b}, ${b === a ? "the same" : "above it"} (LAYERS in scripts/check-cycles.mjs)`;
+}
 
 /** The dependency tree of src/, keys and ids relative to `root` with forward slashes. */
 async function tree(transform) {
@@ -48,6 +84,16 @@ if (circulars.length > 0) {
 
 const all = await tree(false);
 const project = (d) => d.id !== null && !isBuiltin(d.request) && !/(^|\/)node_modules\//.test(d.id);
+const unplaced = new Set();
+for (const file of Object.keys(all)) {
+  const folder = file.startsWith("src/") ? folderOf(file) : undefined;
+  if (folder !== undefined && !LAYER_OF.has(folder) && !unplaced.has(folder)) {
+    unplaced.add(folder);
+    problems.push(
+      `src/${folder} (${file}) has no place in the layer order: add the folder to LAYERS in scripts/check-cycles.mjs`,
+    );
+  }
+}
 for (const [file, deps] of Object.entries(all)) {
   if (!file.startsWith("src/") || !deps) continue;
   for (const d of deps) {
@@ -60,10 +106,9 @@ for (const [file, deps] of Object.entries(all)) {
       problems.push(
         `${file} imports ${d.id} ("${d.request}"): src/ must not import examples/ or test/`,
       );
-    } else if (file.startsWith("src/core/") && !d.id.startsWith("src/core/")) {
-      problems.push(
-        `${file} imports ${d.id} ("${d.request}"): src/core is the bottom layer and imports nothing of the project outside src/core`,
-      );
+    } else if (d.id.startsWith("src/")) {
+      const why = layerProblem(file, d.id);
+      if (why) problems.push(`${file} imports ${d.id} ("${d.request}"): ${why}`);
     }
   }
 }
@@ -73,4 +118,6 @@ if (problems.length > 0) {
   process.exit(1);
 }
 const files = Object.keys(runtime).filter((f) => f.startsWith("src/")).length;
-process.stdout.write(`dependency check: ${files} files of src/, no circular import, layers kept\n`);
+process.stdout.write(
+  `dependency check: ${files} files of src/, no circular import, layers kept (${LAYERS.map((l) => l.join(" ")).join(" < ")})\n`,
+);

@@ -34,11 +34,11 @@ export type {
   InboundDeps,
   Reviewer,
 } from "../channels/types.js";
+export type { Problem } from "../core/problem.js";
 export { inboundDeps, type ServerChannels } from "./channels.js";
 export type { Principal } from "./env.js";
 export type { Listening, ListenOptions } from "./lifecycle.js";
 export { DEFAULT_LIMITS, type ServerLimits } from "./limits.js";
-export type { Problem } from "./problem.js";
 export { parseRateLimit, type RateLimitOptions, type RateLimitStore } from "./rate-limit.js";
 export { type AirlockServer, createServer, type ServerOptions } from "./server.js";
 export {

@@ -2,8 +2,8 @@
 // route's `defineRoute`: path, roles, query, body, answers) and the zod schemas they validate with
 // (zod 4's JSON Schema output), so the document cannot drift from what the server serves.
 import { z } from "zod";
+import { problemSchema } from "../core/problem.js";
 import { approvalRequestSchema, auditEventSchema, onTimeoutSchema } from "../core/schemas.js";
-import { problemSchema } from "./problem.js";
 import { COMMON_PROBLEMS, defineRoute, type RouteSpec, URL_PROBLEMS } from "./route.js";
 import { AUDIT_ROUTES } from "./routes/audit.js";
 import { DECISION_ROUTES, decisionResults } from "./routes/decisions.js";

@@ -6,6 +6,7 @@ import { secureHeaders } from "hono/secure-headers";
 import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
 import { auditKeying } from "../audit/unkeyed.js";
+import { problem, problemResponse } from "../core/problem.js";
 import { expectNonNegativeNumber, expectPositiveNumber, invalidOption } from "../core/validate.js";
 import type { Airlock } from "../engine/engine.js";
 import type { LearnedTrust } from "../policy/learned-trust.js";
@@ -21,7 +22,7 @@ import { createLifecycle, type Listening, type ListenOptions } from "./lifecycle
 import { resolveLimits, type ServerLimits } from "./limits.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { healthRoute, metricsRoute, openApiDocument, openApiRoute } from "./openapi.js";
-import { HttpProblem, onError, problem, problemResponse } from "./problem.js";
+import { HttpProblem, onError } from "./problem.js";
 import {
   checkRateLimit,
   createRateLimiter,

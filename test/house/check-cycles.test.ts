@@ -1,5 +1,7 @@
 // scripts/check-cycles.mjs, the dependency check of `npm run lint`, on small trees of its own: it
-// must fail on a cycle, on src/core reaching up, and on src/ importing examples/ or test/.
+// must fail on a cycle, on a folder importing one of its own layer or above (src/core reaching up,
+// src/channels reaching into src/server), on a folder the order does not place, and on src/
+// importing examples/ or test/.
 import { execFile } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -73,6 +75,65 @@ describe("dependency check", () => {
     });
     expect(res.code).toBe(1);
     expect(res.out).toContain("src/core/a.ts imports src/store/s.ts");
+  });
+
+  it("passes imports that go down the folder order, the root entry and the adapters included", async () => {
+    const res = await check({
+      "src/core/c.ts": "export const c = 1;\n",
+      "src/audit/a.ts": 'import { c } from "../core/c.js";\nexport const a = c;\n',
+      "src/engine/e.ts": 'import { a } from "../audit/a.js";\nexport const e = a;\n',
+      "src/channels/ch.ts": 'import { e } from "../engine/e.js";\nexport const ch = e;\n',
+      "src/index.ts": 'export { e } from "./engine/e.js";\n',
+      "src/adapters/ad.ts": 'import { e } from "../index.js";\nexport const ad = e;\n',
+      "src/server/s.ts":
+        'import { ch } from "../channels/ch.js";\nimport { c } from "../core/c.js";\nexport const s = ch + c;\n',
+      "src/cli/main.ts": 'import { s } from "../server/s.js";\nexport const m = s;\n',
+    });
+    expect(res).toMatchObject({ code: 0 });
+    expect(res.out).toContain("layers kept");
+  });
+
+  it("fails when src/channels imports src/server, naming the file and the import", async () => {
+    const res = await check({
+      "src/core/c.ts": "export const c = 1;\n",
+      "src/server/problem.ts": 'import { c } from "../core/c.js";\nexport const problem = c;\n',
+      "src/channels/slack/routes.ts":
+        'import type { problem } from "../../server/problem.js";\nexport type R = typeof problem;\n',
+    });
+    expect(res.code).toBe(1);
+    expect(res.out).toContain(
+      'src/channels/slack/routes.ts imports src/server/problem.ts ("../../server/problem.js")',
+    );
+    expect(res.out).toContain("src/server is in layer 5, above it");
+  });
+
+  it("fails when a folder imports another of its own layer", async () => {
+    const res = await check({
+      "src/engine/e.ts": "export const e = 1;\n",
+      "src/store/s.ts": 'import { e } from "../engine/e.js";\nexport const s = e;\n',
+    });
+    expect(res.code).toBe(1);
+    expect(res.out).toContain('src/store/s.ts imports src/engine/e.ts ("../engine/e.js")');
+    expect(res.out).toContain("the same");
+  });
+
+  it("fails when a lower layer imports the root entry src/index.ts", async () => {
+    const res = await check({
+      "src/engine/e.ts": "export const e = 1;\n",
+      "src/index.ts": 'export { e } from "./engine/e.js";\n',
+      "src/tools/t.ts": 'import { e } from "../index.js";\nexport const t = e;\n',
+    });
+    expect(res.code).toBe(1);
+    expect(res.out).toContain('src/tools/t.ts imports src/index.ts ("../index.js")');
+  });
+
+  it("fails on a folder of src/ the order does not place", async () => {
+    const res = await check({
+      "src/core/c.ts": "export const c = 1;\n",
+      "src/gadgets/g.ts": 'import { c } from "../core/c.js";\nexport const g = c;\n',
+    });
+    expect(res.code).toBe(1);
+    expect(res.out).toContain("src/gadgets (src/gadgets/g.ts) has no place in the layer order");
   });
 
   it("fails when src/ imports examples/ or test/", async () => {

@@ -7,7 +7,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { isAirlockError } from "../../core/errors.js";
-import { problem, problemResponse, toProblem } from "../../server/problem.js";
+import { domainProblem, problem, problemResponse } from "../../core/problem.js";
 import type { InboundDeps } from "../types.js";
 import type { EmailContext } from "./context.js";
 import { PAGE_HEADERS, page, paragraph } from "./html.js";
@@ -29,7 +29,7 @@ export function emailRoutes(
     // A storage fault is passing: a 503 with Retry-After, as the API answers it, so the mail
     // service (or the person) tries again.
     if (isAirlockError(err) && err.code === "store_unavailable") {
-      const { body, headers } = toProblem(err, email.logger);
+      const { body, headers } = domainProblem(err, email.logger);
       if (inbound) return problemResponse(body, headers);
       const wait = headers["retry-after"] ?? "a few";
       return c.html(

@@ -3,7 +3,7 @@
 // must carry Slack's signature, made with the app's signing secret over the raw body, and be recent.
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { problem, problemResponse } from "../../server/problem.js";
+import { problem, problemResponse } from "../../core/problem.js";
 import { refuse } from "./decide.js";
 import { handleEvent } from "./events.js";
 import { handleInteraction, type SlackContext } from "./interactions.js";
