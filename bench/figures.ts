@@ -5,6 +5,14 @@ export interface Figure {
   unit: string;
 }
 
+/** How a suite runs: `quick` (`--quick`, and `--check`) asks for its short mode: fewer iterations,
+ * still both sides of each ratio in the same run. */
+export interface BenchOptions {
+  quick?: boolean;
+}
+
+export type Bench = (options?: BenchOptions) => Promise<Figure[]>;
+
 export function emit(f: Figure): void {
   process.stdout.write(`${JSON.stringify({ ...f, value: Math.round(f.value * 1000) / 1000 })}\n`);
 }

@@ -4,8 +4,13 @@ import http from "node:http";
 import { bounded } from "./figures.js";
 
 export const LOAD_CLIENTS = 64;
-export const LOAD_CYCLES = 3_000;
-export const LOAD_MAX_MS = 8_000;
+
+/** Gate cycles of the 64-client load at most (all clients together), and its bound in time. */
+export interface LoadSizes {
+  cycles: number;
+  maxMs: number;
+}
+export const FULL_LOAD: LoadSizes = { cycles: 3_000, maxMs: 8_000 };
 
 // node:http with a keep-alive agent rather than fetch: fetch's streams cost the client more than the
 // server spends answering, and the clients may share the server's process.
@@ -73,13 +78,14 @@ export async function underLoad(
   url: string,
   agentToken: string,
   reviewerToken: string,
+  sizes: LoadSizes = FULL_LOAD,
 ): Promise<LoadResult> {
   const latencies: number[] = [];
   let ops = 0;
   const start = performance.now();
   await Promise.all(
     Array.from({ length: LOAD_CLIENTS }, () =>
-      bounded(Math.ceil(LOAD_CYCLES / LOAD_CLIENTS), LOAD_MAX_MS, async () => {
+      bounded(Math.ceil(sizes.cycles / LOAD_CLIENTS), sizes.maxMs, async () => {
         const r = (await json(url, agentToken, "POST", "/v1/requests", { title: "load" })) as {
           id: string;
         };

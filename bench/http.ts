@@ -9,7 +9,8 @@
 //                             has this process to itself; *_same_thread is the same loop with
 //                             clients and server sharing one event loop (the figure of earlier runs)
 //   http.bare_ops_per_s_64_clients  the same load on a bare server (http-bare.ts: no engine, store
-//                             or auth), the machine's HTTP limit; http.ops_to_bare_ratio_64_clients
+//                             or auth), the machine's HTTP limit; http.ops_to_bare_ratio_64_clients,
+//                             and http.resume_p99_to_bare_ratio_64_clients (p99 over the bare p99)
 //   http.rss_mb_100k_pending  the server's resident memory with 100,000 pending requests in the store,
 //                             measured in a child process, beside the same figure on an empty store
 // Every loop is bounded in count and time. Run alone: `node --import tsx bench/index.ts http`.
@@ -23,23 +24,54 @@ import { createServer } from "../src/server/server.js";
 import { createToken, hashToken, memoryTokenStore } from "../src/server/tokens.js";
 import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
-import { bounded, type Figure, percentile } from "./figures.js";
+import { type BenchOptions, bounded, type Figure, percentile } from "./figures.js";
 import { bareGateServer } from "./http-bare.js";
-import { json, type LoadResult, underLoad } from "./http-client.js";
+import { FULL_LOAD, json, type LoadResult, type LoadSizes, underLoad } from "./http-client.js";
 
 const CLIENTS = 32;
-const CYCLES = 3_000;
-const CYCLE_MAX_MS = 8_000;
 const WAITERS = 200;
-const ROUNDS = 2;
+interface Sizes {
+  /** Gate life cycles of the 32 clients at most, and their bound in time. */
+  cycles: number;
+  cycleMaxMs: number;
+  /** The 64-client loads (Airlock's, the bare server's, the same-thread one). */
+  load: LoadSizes;
+  /** Whether the same-thread load runs. */
+  sameThread: boolean;
+  /** Rounds of WAITERS long-polls. */
+  rounds: number;
+  /** Whether the resident memory with 100,000 pending requests is measured (filling takes long). */
+  rss: boolean;
+}
+const FULL: Sizes = {
+  cycles: 3_000,
+  cycleMaxMs: 8_000,
+  load: FULL_LOAD,
+  sameThread: true,
+  rounds: 2,
+  rss: true,
+};
+/** `--quick` (the guard's run): the 64-client loads of Airlock's server and the bare one as many
+ * cycles as in full but a shorter bound in time, the rest shorter, and neither the same-thread load
+ * nor the resident memory figures (filling 100,000 requests takes long). */
+const QUICK: Sizes = {
+  cycles: 1_500,
+  cycleMaxMs: 3_000,
+  load: { cycles: 3_000, maxMs: 5_000 },
+  sameThread: false,
+  rounds: 1,
+  rss: false,
+};
 const PENDING = 100_000;
 const CHILD_FLAG = "--airlock-bench-http-child";
 const CHILD_TIMEOUT_MS = 60_000;
 
-export async function benchHttp(): Promise<Figure[]> {
+export async function benchHttp(options: BenchOptions = {}): Promise<Figure[]> {
+  const s = options.quick ? QUICK : FULL;
   const t = tempDir("airlock-bench-http-");
   try {
-    const live = await benchLive(join(t.dir, "live.db"));
+    const live = await benchLive(join(t.dir, "live.db"), s);
+    if (!s.rss) return live;
     const rssEmpty = await serverRss(join(t.dir, "empty.db"), 0);
     const rssFull = await serverRss(join(t.dir, "full.db"), PENDING);
     return [
@@ -52,7 +84,7 @@ export async function benchHttp(): Promise<Figure[]> {
   }
 }
 
-async function benchLive(file: string): Promise<Figure[]> {
+async function benchLive(file: string, s: Sizes): Promise<Figure[]> {
   const airlock = await createAirlock({
     store: sqliteStore(file),
     logger: pino({ level: "silent" }),
@@ -75,7 +107,7 @@ async function benchLive(file: string): Promise<Figure[]> {
     const start = performance.now();
     await Promise.all(
       Array.from({ length: CLIENTS }, () =>
-        bounded(Math.ceil(CYCLES / CLIENTS), CYCLE_MAX_MS, async () => {
+        bounded(Math.ceil(s.cycles / CLIENTS), s.cycleMaxMs, async () => {
           // Not `requests += await ...`: that reads `requests` before the await and loses updates.
           const made = await cycle(api, agent, reviewer);
           requests += made;
@@ -84,12 +116,12 @@ async function benchLive(file: string): Promise<Figure[]> {
     );
     const rate = (requests / (performance.now() - start)) * 1000;
 
-    const load = await inChildProcess(url, agent, reviewer);
-    const bare = await bareLoad();
-    const shared = await underLoad(url, agent, reviewer);
+    const load = await inChildProcess(url, agent, reviewer, s.load);
+    const bare = await bareLoad(s.load);
+    const shared = s.sameThread ? await underLoad(url, agent, reviewer, s.load) : undefined;
 
     const latencies: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < s.rounds; round++) {
       latencies.push(...(await resumeRound(api, agent, reviewer)));
     }
     latencies.sort((a, b) => a - b);
@@ -116,12 +148,21 @@ async function benchLive(file: string): Promise<Figure[]> {
         value: load.opsPerS / bare.opsPerS,
         unit: "ratio",
       },
-      { name: "http.ops_per_s_64_clients_same_thread", value: shared.opsPerS, unit: "1/s" },
       {
-        name: "http.resume_p99_ms_64_clients_same_thread",
-        value: percentile(shared.latencies, 0.99),
-        unit: "ms",
+        name: "http.resume_p99_to_bare_ratio_64_clients",
+        value: percentile(load.latencies, 0.99) / percentile(bare.latencies, 0.99),
+        unit: "ratio",
       },
+      ...(shared
+        ? [
+            { name: "http.ops_per_s_64_clients_same_thread", value: shared.opsPerS, unit: "1/s" },
+            {
+              name: "http.resume_p99_ms_64_clients_same_thread",
+              value: percentile(shared.latencies, 0.99),
+              unit: "ms",
+            },
+          ]
+        : []),
     ];
   } finally {
     await server.close();
@@ -140,10 +181,10 @@ async function cycle(api: Api, agent: string, reviewer: string): Promise<number>
 }
 
 /** The 64-client load on a bare server, its clients in a child process as for Airlock's. */
-async function bareLoad(): Promise<LoadResult> {
+async function bareLoad(sizes: LoadSizes): Promise<LoadResult> {
   const bare = await bareGateServer();
   try {
-    return await inChildProcess(bare.url, "bare-agent", "bare-reviewer");
+    return await inChildProcess(bare.url, "bare-agent", "bare-reviewer", sizes);
   } finally {
     await bare.close();
   }
@@ -151,14 +192,19 @@ async function bareLoad(): Promise<LoadResult> {
 
 /** The 64-client load loop in a child process (bench/http-load-clients.ts) against this process's
  * server. */
-async function inChildProcess(url: string, agent: string, reviewer: string): Promise<LoadResult> {
+async function inChildProcess(
+  url: string,
+  agent: string,
+  reviewer: string,
+  sizes: LoadSizes,
+): Promise<LoadResult> {
   const child = fork(fileURLToPath(new URL("./http-load-clients.ts", import.meta.url)), [], {
     execArgv: ["--import", "tsx"],
     stdio: ["ignore", "ignore", "inherit", "ipc"],
   });
   const killer = setTimeout(() => child.kill("SIGKILL"), CHILD_TIMEOUT_MS);
   try {
-    child.send({ url, agent, reviewer });
+    child.send({ url, agent, reviewer, sizes });
     const m = (await message(child)) as { result?: LoadResult; error?: string };
     if (!m.result) throw new Error(`the load process failed: ${m.error}`);
     return m.result;

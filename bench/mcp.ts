@@ -7,10 +7,12 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { tempDir } from "../test/helpers.js";
-import { bounded, type Figure, percentile } from "./figures.js";
+import { type BenchOptions, bounded, type Figure, percentile } from "./figures.js";
 
-const ROUNDS = 2_000;
-const MAX_MS = 10_000;
+/** Calls of each kind at most and their bound in time. */
+const FULL = { rounds: 2_000, maxMs: 10_000 };
+/** `--quick` (the guard's run): the same interleaved calls, fewer. */
+const QUICK = { rounds: 800, maxMs: 4_000 };
 const WARM_UP = 50;
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -38,7 +40,8 @@ async function connect(args: string[], env: Record<string, string>): Promise<Cli
   return client;
 }
 
-export async function benchMcp(): Promise<Figure[]> {
+export async function benchMcp(options: BenchOptions = {}): Promise<Figure[]> {
+  const s = options.quick ? QUICK : FULL;
   const t = tempDir("airlock-bench-mcp-");
   const env = childEnv({ UPSTREAM_LOG: join(t.dir, "writes.jsonl") });
   const clients: Client[] = [];
@@ -74,7 +77,7 @@ export async function benchMcp(): Promise<Figure[]> {
     }
     const directMs: number[] = [];
     const proxiedMs: number[] = [];
-    await bounded(ROUNDS, MAX_MS, async () => {
+    await bounded(s.rounds, s.maxMs, async () => {
       directMs.push(await timed(direct));
       proxiedMs.push(await timed(proxied));
     });
@@ -87,6 +90,11 @@ export async function benchMcp(): Promise<Figure[]> {
       { name: "mcp.proxy_passthrough_overhead_ms_p99", value: p99, unit: "ms" },
       { name: "mcp.direct_call_ms_p50", value: percentile(directMs, 0.5), unit: "ms" },
       { name: "mcp.proxy_call_ms_p50", value: percentile(proxiedMs, 0.5), unit: "ms" },
+      {
+        name: "mcp.proxy_to_direct_p50_ratio",
+        value: percentile(proxiedMs, 0.5) / percentile(directMs, 0.5),
+        unit: "ratio",
+      },
     ];
   } finally {
     for (const c of clients) await c.close().catch(() => {});

@@ -10,12 +10,14 @@ import { Annotation, Command, END, interrupt, START, StateGraph } from "@langcha
 import { createAirlock } from "../src/engine/engine.js";
 import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
-import { bounded, type Figure } from "./figures.js";
+import { type BenchOptions, bounded, type Figure } from "./figures.js";
 import { gateRoundTrip } from "./round-trip.js";
 
-const ROUNDS = 2_000;
-const MAX_MS = 8_000;
 const BLOCKS = 4;
+/** Round trips of each side at most, their bound in time, and each side's warm-up. */
+const FULL = { rounds: 2_000, maxMs: 8_000, warmUp: 100 };
+/** `--quick` (the guard's run): the same interleaved blocks, shorter. */
+const QUICK = { rounds: 800, maxMs: 3_000, warmUp: 50 };
 
 const State = Annotation.Root({ done: Annotation<number>() });
 
@@ -24,7 +26,8 @@ interface Saver {
   putWrites: (...args: never[]) => Promise<unknown>;
 }
 
-export async function benchPeer(): Promise<Figure[]> {
+export async function benchPeer(options: BenchOptions = {}): Promise<Figure[]> {
+  const s = options.quick ? QUICK : FULL;
   let SqliteSaver: { fromConnString(path: string): Saver };
   try {
     ({ SqliteSaver } = (await import("@langchain/langgraph-checkpoint-sqlite")) as unknown as {
@@ -72,8 +75,8 @@ export async function benchPeer(): Promise<Figure[]> {
       await gateRoundTrip(airlock);
     };
 
-    await bounded(100, 3_000, langgraphRound);
-    await bounded(100, 3_000, airlockRound);
+    await bounded(s.warmUp, 3_000, langgraphRound);
+    await bounded(s.warmUp, 3_000, airlockRound);
     writes.put = 0;
     writes.putWrites = 0;
     const totals = { langgraph: { n: 0, ms: 0 }, airlock: { n: 0, ms: 0 } };
@@ -82,7 +85,7 @@ export async function benchPeer(): Promise<Figure[]> {
         ["langgraph", langgraphRound],
         ["airlock", airlockRound],
       ] as const) {
-        const r = await bounded(ROUNDS / BLOCKS, MAX_MS / BLOCKS, round);
+        const r = await bounded(s.rounds / BLOCKS, s.maxMs / BLOCKS, round);
         totals[name].n += r.n;
         totals[name].ms += r.ms;
       }

@@ -11,16 +11,36 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { type Airlock, createAirlock } from "../src/engine/engine.js";
 import { postgresStore } from "../src/store/postgres.js";
-import { bounded, type Figure, percentile } from "./figures.js";
+import { type BenchOptions, bounded, type Figure, percentile } from "./figures.js";
 import { barePostgres } from "./postgres-bare.js";
 import { concurrentRoundTrips, measureRoundTrips } from "./round-trip.js";
 
-const ROUNDS = 5_000;
-const MAX_MS = 5_000;
 const IN_FLIGHT = 64;
-const CONCURRENT_ROUNDS = 20_000;
-const RESUME_SAMPLES = 300;
-const RESUME_MAX_MS = 10_000;
+interface Sizes {
+  /** Round trips one at a time at most, and with 64 in flight. */
+  rounds: number;
+  concurrentRounds: number;
+  /** Each measured loop's bound in time. */
+  maxMs: number;
+  /** Cross-process resumes timed, and their bound in time. */
+  resumeSamples: number;
+  resumeMaxMs: number;
+}
+const FULL: Sizes = {
+  rounds: 5_000,
+  concurrentRounds: 20_000,
+  maxMs: 5_000,
+  resumeSamples: 300,
+  resumeMaxMs: 10_000,
+};
+/** `--quick` (the guard's run): the same loops, shorter. */
+const QUICK: Sizes = {
+  rounds: 2_000,
+  concurrentRounds: 8_000,
+  maxMs: 2_000,
+  resumeSamples: 50,
+  resumeMaxMs: 2_000,
+};
 const CANDIDATES = [
   "postgres://postgres@127.0.0.1:5432/test",
   "postgres://root@127.0.0.1:5432/test",
@@ -29,25 +49,26 @@ const CANDIDATES = [
 type ToChild = { id: string } | { stop: true };
 type FromChild = { ready: true } | { waiting: string } | { resumed: string; status: string };
 
-export async function benchPostgres(): Promise<Figure[]> {
+export async function benchPostgres(options: BenchOptions = {}): Promise<Figure[]> {
+  const s = options.quick ? QUICK : FULL;
   const url = await findDatabase("postgres");
   if (!url) return [];
   const schema = `airlock_bench_${randomBytes(5).toString("hex")}`;
   const engine = await createAirlock({ store: postgresStore(url, { schema }) });
   let child: ChildProcess | undefined;
   try {
-    const m = await measureRoundTrips(engine, ROUNDS, MAX_MS);
-    const concurrent64 = await concurrentRoundTrips(engine, IN_FLIGHT, CONCURRENT_ROUNDS, MAX_MS);
+    const m = await measureRoundTrips(engine, s.rounds, s.maxMs);
+    const concurrent64 = await concurrentRoundTrips(engine, IN_FLIGHT, s.concurrentRounds, s.maxMs);
     const bare = await barePostgres(
       url,
       schema,
-      { sequential: ROUNDS, concurrent: CONCURRENT_ROUNDS },
+      { sequential: s.rounds, concurrent: s.concurrentRounds },
       IN_FLIGHT,
-      MAX_MS,
+      s.maxMs,
     );
 
     child = startWaiter(url, schema);
-    const latencies = await crossProcessResume(engine, child);
+    const latencies = await crossProcessResume(engine, child, s);
     latencies.sort((a, b) => a - b);
     return [
       { name: "postgres.roundtrips_per_s", value: m.sequentialPerS, unit: "1/s" },
@@ -80,12 +101,16 @@ export async function benchPostgres(): Promise<Figure[]> {
   }
 }
 
-async function crossProcessResume(engine: Airlock, child: ChildProcess): Promise<number[]> {
+async function crossProcessResume(
+  engine: Airlock,
+  child: ChildProcess,
+  s: Sizes,
+): Promise<number[]> {
   const inbox = messages(child);
   await inbox.next((m) => "ready" in m);
   const latencies: number[] = [];
   const WARMUP = 10;
-  await bounded(RESUME_SAMPLES + WARMUP, RESUME_MAX_MS, async (i) => {
+  await bounded(s.resumeSamples + WARMUP, s.resumeMaxMs, async (i) => {
     const r = await engine.request({ title: "bench", requester: "agent", timeoutMs: 600_000 });
     child.send({ id: r.id } satisfies ToChild);
     await inbox.next((m) => "waiting" in m && m.waiting === r.id);
