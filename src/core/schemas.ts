@@ -332,6 +332,9 @@ export const decisionSchema = z.object({
   /** After this instant (epoch ms) the approval may no longer be executed. */
   validUntil: z.number().optional(),
   key: z.string().optional(),
+  /** The digest of the review view the reviewer was shown (core/review-view.ts), when the surface
+   * sent it. */
+  viewDigest: z.string().optional(),
 });
 export type Decision = z.infer<typeof decisionSchema>;
 
@@ -352,6 +355,12 @@ export const decisionInputSchema = z
     channel: channelSchema.default("api"),
     key: storable(z.string().min(1).max(200)).optional(),
     validForMs: z.number().int().positive().optional(),
+    /** The digest of the review view shown to the reviewer (`GET /v1/requests/{id}/view`): a
+     * decision on a view that changed since is refused (`view_changed`). */
+    viewDigest: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, "a view digest is 64 hex characters")
+      .optional(),
   })
   .strict();
 export type DecisionInput = z.input<typeof decisionInputSchema>;

@@ -4,6 +4,7 @@
 import { ConflictError, ForbiddenError, InvalidInputError } from "./errors.js";
 import { hashArgs } from "./hash.js";
 import { normalizeIdentity, sameIdentity } from "./identity.js";
+import { checkViewDigest } from "./review-view.js";
 import type {
   Allowed,
   ApprovalRequest,
@@ -181,6 +182,8 @@ export function applyDecision(
       `${input.reviewer} is not an approver of ${request.id} (approvers: ${request.approvers.join(", ")})`,
     );
   }
+  // The reviewer decided on what they were shown: refused when that is no longer the request.
+  checkViewDigest(request, input.viewDigest);
 
   const kind = DECISION_KINDS[decisionKind(input)];
   const method = input.method ?? kind.method;
@@ -233,6 +236,7 @@ export function applyDecision(
   if (input.editedArgs !== undefined) decision.editedArgs = input.editedArgs;
   if (input.comment !== undefined) decision.comment = input.comment;
   if (input.key !== undefined) decision.key = input.key;
+  if (input.viewDigest !== undefined) decision.viewDigest = input.viewDigest;
   if (input.outcome === "approved") {
     decision.argsHash = input.editedArgs === undefined ? request.argsHash : hashArgs(approvedArgs);
     if (input.validForMs !== undefined) decision.validUntil = now + input.validForMs;
@@ -424,6 +428,7 @@ function decisionData(d: Decision): Record<string, unknown> {
   if (d.argsHash) data.argsHash = d.argsHash;
   if (d.editedArgs) data.editedArgs = d.editedArgs;
   if (d.validUntil !== undefined) data.validUntil = d.validUntil;
+  if (d.viewDigest !== undefined) data.viewDigest = d.viewDigest;
   return data;
 }
 

@@ -20,6 +20,7 @@ import {
   trustRuleSchema,
   trustSuggestionList,
 } from "./routes/trust.js";
+import { reviewViewBody, VIEW_ROUTES } from "./routes/view.js";
 import {
   auditPage,
   health,
@@ -69,6 +70,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
   metricsRoute,
   ...REQUEST_ROUTES,
   ...EXECUTION_ROUTES,
+  ...VIEW_ROUTES,
   ...DECISION_ROUTES,
   eventsRoute,
   ...AUDIT_ROUTES,
@@ -98,6 +100,7 @@ const OUTPUTS: Record<string, z.ZodType> = {
   TrustSuggestionList: trustSuggestionList,
   Ticket: ticketSchema,
   TicketFinished: ticketFinished,
+  ReviewView: reviewViewBody,
 };
 
 const PROBLEM_TEXT: Record<number, string> = {

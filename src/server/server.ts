@@ -40,6 +40,7 @@ import { requestRoutes } from "./routes/requests.js";
 import { ticketRoutes } from "./routes/tickets.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { trustRoutes } from "./routes/trust.js";
+import { viewRoutes } from "./routes/view.js";
 import { screenUrl } from "./screen.js";
 import { createStorageHealth } from "./storage-health.js";
 import type { TokenStore } from "./tokens.js";
@@ -388,6 +389,7 @@ export function createServer(options: ServerOptions): AirlockServer {
 
   app.route("/v1/requests", requestRoutes(deps));
   app.route("/v1/requests", executionRoutes(deps));
+  app.route("/v1/requests", viewRoutes(deps));
   app.route("/v1/decisions", decisionRoutes(deps));
   app.route("/v1/events", eventRoutes(deps));
   app.route("/v1/audit", auditRoutes(deps, options.auditKeyed));
