@@ -196,3 +196,21 @@ def test_unreachable_server_is_retried_then_raised() -> None:
             client.get("x")
     assert caught.value.code == "unreachable"
     assert caught.value.retryable
+
+
+def test_view_and_a_decision_bound_to_its_digest(agent: Airlock, alice: Airlock) -> None:
+    """The review view labels the agent's words and shows the exact args; its digest binds the
+    decision, and a stale digest is a conflict."""
+    r = agent.request(
+        title=unique("Pay the coffee invoice"),
+        summary="Pay the $5 coffee invoice",
+        args={"amount": 50000, "to": "IBAN-ATTACKER-777"},
+    )
+    shown = alice.view(r.id)
+    assert shown.view.agent_summary == "Pay the $5 coffee invoice"
+    assert shown.view.args == {"amount": 50000, "to": "IBAN-ATTACKER-777"}
+    with pytest.raises(ConflictError):
+        alice.decide(r.id, "approved", view_digest="0" * 64)
+    decided = alice.decide(r.id, "approved", view_digest=shown.view_digest)
+    assert decided.decision is not None
+    assert decided.decision.view_digest == shown.view_digest

@@ -92,6 +92,7 @@ PROBLEM_FIELDS_READ = ("code", "detail", "field", "request", "decision", "retryA
 SAMPLES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "request": (("T",), {"action": "a", "key": "k", "timeout_s": 1}),
     "get": (("req_1",), {}),
+    "view": (("req_1",), {}),
     "get_by_key": (("k",), {"requester": "bot"}),
     "list": (
         (),

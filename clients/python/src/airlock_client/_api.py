@@ -39,6 +39,7 @@ from .models import (
     RecordType,
     RequestInput,
     RequestPage,
+    ReviewView,
     TrustRule,
     TrustRuleInput,
     TrustRuleList,
@@ -139,6 +140,14 @@ def request(
 def get(o: Options, /, request_id: str) -> Steps[ApprovalRequest]:
     call = Call("GET", _path("/v1/requests/{id}", id=request_id), safe=True)
     return ApprovalRequest.model_validate((yield from send(o, call)))
+
+
+@route("GET", "/v1/requests/{id}/view", ReviewView)
+def view(o: Options, /, request_id: str) -> Steps[ReviewView]:
+    """The review view of a request and its digest: show ``view``, then decide with
+    ``view_digest=`` so the decision proves what was shown."""
+    call = Call("GET", _path("/v1/requests/{id}/view", id=request_id), safe=True)
+    return ReviewView.model_validate((yield from send(o, call)))
 
 
 @route(
@@ -242,12 +251,14 @@ def decide(
     comment: str | None = None,
     key: str | None = None,
     valid_for_s: float | None = None,
+    view_digest: str | None = None,
 ) -> Steps[ApprovalRequest]:
     """Decides as the token's principal (a reviewer or admin token). ``outcome`` is
     ``approved``, ``rejected`` or ``revise``; ``selected`` are item ids. A request decided first
-    by someone else raises ``ConflictError`` carrying the winning decision."""
+    by someone else raises ``ConflictError`` carrying the winning decision. ``view_digest`` (from
+    ``view()``) binds the decision to what was shown: a changed view raises ``ConflictError``."""
     fields = _core.decision_fields(
-        outcome, method, selected, edited_args, comment, key, valid_for_s
+        outcome, method, selected, edited_args, comment, key, valid_for_s, view_digest
     )
     body = validated(DecisionInput, fields).to_wire()
     call = Call("POST", _path("/v1/requests/{id}/decisions", id=request_id), safe=False, body=body)
@@ -475,6 +486,7 @@ def revoke_trust_rule(o: Options, /, rule_id: str) -> Steps[TrustRule]:
 VERBS: dict[str, Callable[..., Steps[Any]]] = {
     "request": request,
     "get": get,
+    "view": view,
     "get_by_key": get_by_key,
     "list": list_,
     "wait": wait,

@@ -259,8 +259,10 @@ def decision_fields(
     comment: str | None,
     key: str | None,
     valid_for_s: float | None,
+    view_digest: str | None = None,
 ) -> dict[str, Any]:
     return {
+        "view_digest": view_digest,
         "outcome": outcome,
         "method": method,
         "selected": None if selected is None else [*selected],

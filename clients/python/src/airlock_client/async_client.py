@@ -78,6 +78,7 @@ class AsyncAirlock:
 
     request = _verb(_api.request, "request")
     get = _verb(_api.get, "get")
+    view = _verb(_api.view, "view")
     get_by_key = _verb(_api.get_by_key, "get_by_key")
     list = _verb(_api.list_, "list")
     wait = _verb(_api.wait, "wait")

@@ -67,7 +67,14 @@ EventType = Literal[
 #: What an agent may append to the audit log itself (``record``).
 RecordType = Literal["auto_executed", "notified"]
 OutboxTopic = Literal[
-    "created", "escalated", "decided", "timed_out", "cancelled", "reminder", "test"
+    "created",
+    "escalated",
+    "decided",
+    "timed_out",
+    "cancelled",
+    "reminder",
+    "execution_unknown",
+    "test",
 ]
 OutboxStatus = Literal["pending", "delivered", "failed", "gone"]
 
@@ -116,6 +123,8 @@ class Decision(_Wire):
     decided_at: float
     valid_until: float | None = None
     key: str | None = None
+    #: The digest of the review view the reviewer was shown, when the surface sent it.
+    view_digest: str | None = None
 
 
 class Escalation(_Wire):
@@ -318,6 +327,9 @@ class DecisionInput(_Input):
     comment: str | None = None
     key: str | None = None
     valid_for_ms: int | None = Field(default=None, gt=0)
+    #: The digest of the review view shown (``view()``): the server refuses the decision with a
+    #: conflict when the view changed since.
+    view_digest: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
 
 class DecisionItem(_Input):
@@ -561,3 +573,42 @@ class ApprovalDecision(BaseModel):
 
 
 Escalation.model_rebuild()
+
+
+# --- the review view -------------------------------------------------------------------------------
+
+
+class ReviewViewItem(_Wire):
+    id: str
+    label: str
+    detail: str | None = None
+
+
+class ReviewViewBody(_Wire):
+    """What a reviewer is shown of a request. ``agent_summary`` is the agent's own words."""
+
+    id: str
+    title: str
+    action: str
+    risk: str | None = None
+    confidence: float | None = None
+    level: str
+    requester: str
+    approvers: list[str]
+    quorum: int
+    agent_summary: str | None = None
+    args: dict[str, Any]
+    args_hash: str
+    preview: str | None = None
+    items: list[ReviewViewItem]
+    allowed: list[str]
+    revision_of: str | None = None
+    question: str | None = None
+    command: str | None = None
+
+
+class ReviewView(_Wire):
+    """``GET /v1/requests/{id}/view``: the view and its digest, to send back with ``decide()``."""
+
+    view: ReviewViewBody
+    view_digest: str
