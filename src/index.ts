@@ -6,7 +6,6 @@ export {
   type RedactOptions,
   redact,
   redactString,
-  setRedactionKeys,
 } from "./audit/redact.js";
 export { type VerifyOptions, verifyAuditLog } from "./audit/verify.js";
 export {

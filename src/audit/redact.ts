@@ -17,8 +17,10 @@
 //   `user_session`) but not `session_count` or `sessions`;
 // - `token` except the plural `tokens`, `tokenizer`, and counts of a language model's tokens
 //   (`max_tokens`, `max_token`, `token_count`, `token_limit`).
-// Configured names (`extraKeys`, or `setRedactionKeys`) are normalised alike and match wherever
-// they appear in the key.
+// Configured names are normalised alike and match wherever they appear in the key. They belong to
+// whoever redacts, never to the process: an engine's (`createAirlock({ redaction: { keys } })`,
+// read back as `airlock.redaction`), the channels' and learned trust's (`createRedactor`), or one
+// call's (`extraKeys`). `airlock` commands take them from AIRLOCK_REDACT_KEYS.
 //
 // Values: in every string, at any depth, each pattern of `values` in turn replaces what it finds with
 // `***`: PEM private-key blocks, cloud and vendor tokens (AWS `AKIA…`, GitHub `ghp_…`, `sk-live-…`,
@@ -109,22 +111,107 @@ const AFTER_SESSION = new Set(REDACTION_RULES.keys.afterSession);
 const TOKEN_COUNT_BEFORE = new Set(REDACTION_RULES.keys.tokenCountBefore);
 const TOKEN_COUNT_AFTER = new Set(REDACTION_RULES.keys.tokenCountAfter);
 
-let configured: string[] = [];
-
-/** Sets extra key names redacted everywhere in this process (e.g. from configuration), in addition
- * to the built-in list and to `extraKeys` given per call. Replaces the previous set. */
-export function setRedactionKeys(names: readonly string[]): void {
-  configured = names.map(squeeze).filter((n) => n.length > 0);
-  verdicts.clear();
-  keyNames.clear();
+/** Redaction settings: of an engine (`createAirlock({ redaction })`), of the channels and of
+ * learned trust, which show things beside it. */
+export interface RedactionOptions {
+  /** More key names to redact, matched like the built-in words (normalised, anywhere in the key). */
+  keys?: readonly string[];
 }
 
-// Key names repeat (`path`, `content`, `title`…): their verdicts are kept, up to a bound, for calls
-// without per-call `extraKeys`.
-const verdicts = new Map<string, boolean>();
-// Likewise key names as redacted (a key may hold a secret itself).
-const keyNames = new Map<string, string>();
+/** The built-in rules plus configured key names. Each redactor keeps its own verdicts: nothing of
+ * it is shared with another, nor process-wide. */
+export interface Redactor {
+  /** The configured key names, as given (the built-in rules apply besides). */
+  readonly keys: readonly string[];
+  /** A deep copy of `value` with the values of sensitive keys replaced by `[REDACTED]`, and the
+   * credentials inside strings by `***`, at any depth. */
+  redact<T>(value: T): T;
+  /** A string with the credentials found in it replaced by `***`. */
+  redactString(text: string): string;
+  /** True when a key names a secret (see the list at the top of this file). */
+  isSensitiveKey(key: string): boolean;
+}
+
+// Key names repeat (`path`, `content`, `title`…): each redactor keeps their verdicts, and the key
+// names as redacted (a key may hold a secret itself), up to a bound.
 const MAX_VERDICTS = 4096;
+
+export function createRedactor(options: RedactionOptions = {}): Redactor {
+  const keys = Object.freeze([...(options.keys ?? [])]);
+  const extra = keys.map(squeeze).filter((n) => n.length > 0);
+  const verdicts = new Map<string, boolean>();
+  const keyNames = new Map<string, string>();
+
+  function isSensitive(key: string): boolean {
+    let verdict = verdicts.get(key);
+    if (verdict === undefined) {
+      verdict = judgeKey(key, extra);
+      if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+      verdicts.set(key, verdict);
+    }
+    return verdict;
+  }
+
+  function redactText(text: string): string {
+    let out = text;
+    for (const compiled of VALUE_RULES) out = applyRule(compiled, out, isSensitive);
+    return out;
+  }
+
+  function redactKeyName(key: string): string {
+    let name = keyNames.get(key);
+    if (name === undefined) {
+      name = redactText(key);
+      if (keyNames.size >= MAX_VERDICTS) keyNames.clear();
+      keyNames.set(key, name);
+    }
+    return name;
+  }
+
+  function redactValue(value: unknown, seen: WeakSet<object>): unknown {
+    if (typeof value === "string") return redactText(value);
+    if (value === null || typeof value !== "object") return value;
+    if (seen.has(value)) return "[Circular]";
+    seen.add(value);
+    if (Array.isArray(value)) return value.map((v) => redactValue(v, seen));
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      // A secret may be a key itself (`{ "ghp_…": "deploy bot" }`): key names are redacted too.
+      out[redactKeyName(k)] = isSensitive(k) ? REDACTED : redactValue(v, seen);
+    }
+    return out;
+  }
+
+  return {
+    keys,
+    redact: <T>(value: T): T => redactValue(value, new WeakSet()) as T,
+    redactString: redactText,
+    isSensitiveKey: isSensitive,
+  };
+}
+
+/** The built-in rules alone. */
+export const builtInRedactor: Redactor = createRedactor();
+
+/** The redactor of an engine (`airlock.redaction`), the built-in one for anything else (the HTTP
+ * client: its server redacts what it stores with its own). */
+export function redactorOf(airlock: unknown): Redactor {
+  const own = (airlock as { redaction?: unknown } | null | undefined)?.redaction;
+  return isRedactor(own) ? own : builtInRedactor;
+}
+
+function isRedactor(value: unknown): value is Redactor {
+  const r = value as Partial<Redactor> | null | undefined;
+  return typeof r?.redact === "function" && typeof r.redactString === "function";
+}
+
+/** Key names from a comma-separated list (`AIRLOCK_REDACT_KEYS`), blanks dropped. */
+export function redactionKeysFrom(list: string | undefined): string[] {
+  return (list ?? "")
+    .split(",")
+    .map((k) => k.trim())
+    .filter((k) => k.length > 0);
+}
 
 /** The words of a key: camelCase split, case folded, `_ - . space` (and anything not a letter or a
  * digit) as separators. `X-Auth-Token` → [x, auth, token]; `apiKEYValue` → [api, key, value]. */
@@ -141,19 +228,18 @@ function squeeze(key: string): string {
   return keyWords(key).join("");
 }
 
-/** True when a key names a secret (see the list at the top of this file). */
-export function isSensitiveKey(key: string, options: RedactOptions = {}): boolean {
-  if (options.extraKeys) return judgeKey(key, options);
-  let verdict = verdicts.get(key);
-  if (verdict === undefined) {
-    verdict = judgeKey(key, options);
-    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
-    verdicts.set(key, verdict);
-  }
-  return verdict;
+/** Whichever redactor a per-call `extraKeys` asks for: the built-in one without. */
+function redactorFor(options: RedactOptions): Redactor {
+  return options.extraKeys ? createRedactor({ keys: options.extraKeys }) : builtInRedactor;
 }
 
-function judgeKey(key: string, options: RedactOptions): boolean {
+/** True when a key names a secret (see the list at the top of this file), by the built-in rules and
+ * `extraKeys`. */
+export function isSensitiveKey(key: string, options: RedactOptions = {}): boolean {
+  return redactorFor(options).isSensitiveKey(key);
+}
+
+function judgeKey(key: string, extra: readonly string[]): boolean {
   const words = keyWords(key);
   if (words.length === 0) return false;
   const squeezed = words.join("");
@@ -173,19 +259,21 @@ function judgeKey(key: string, options: RedactOptions): boolean {
       if (next === undefined || AFTER_SESSION.has(next)) return true;
     }
   }
-  const extra = options.extraKeys ? options.extraKeys.map(squeeze) : [];
-  return [...configured, ...extra].some((n) => n.length > 0 && squeezed.includes(n));
+  return extra.some((n) => squeezed.includes(n));
 }
 
-/** A string with the credentials found in it replaced by `***`. Every pattern's repetitions are
- * bounded, so that a long string without a match costs linear time, not quadratic. */
+/** A string with the credentials found in it replaced by `***`, by the built-in rules and
+ * `extraKeys`. Every pattern's repetitions are bounded, so that a long string without a match costs
+ * linear time, not quadratic. */
 export function redactString(text: string, options: RedactOptions = {}): string {
-  let out = text;
-  for (const compiled of VALUE_RULES) out = applyRule(compiled, out, options);
-  return out;
+  return redactorFor(options).redactString(text);
 }
 
-function applyRule({ rule, regex }: CompiledRule, text: string, options: RedactOptions): string {
+function applyRule(
+  { rule, regex }: CompiledRule,
+  text: string,
+  isSensitive: (key: string) => boolean,
+): string {
   regex.lastIndex = 0;
   let out = "";
   let copied = 0;
@@ -200,7 +288,7 @@ function applyRule({ rule, regex }: CompiledRule, text: string, options: RedactO
     if (group === undefined) continue;
     if (rule.name !== undefined) {
       const name = m[rule.name] ?? "";
-      if (!isSensitiveKey(safeDecode(name), options)) {
+      if (!isSensitive(safeDecode(name))) {
         // Not a secret's name: look again right after it, so that `note: token=X` still finds
         // `token=X` inside what this match took as the value.
         regex.lastIndex = indices[rule.name]?.[1] ?? regex.lastIndex;
@@ -225,34 +313,8 @@ function safeDecode(s: string): string {
 }
 
 /** A deep copy of `value` with the values of sensitive keys replaced by `[REDACTED]`, and the
- * credentials inside strings by `***`, at any depth. */
+ * credentials inside strings by `***`, at any depth, by the built-in rules and `extraKeys`. An
+ * engine's own key names apply through its `redaction` (`createAirlock({ redaction: { keys } })`). */
 export function redact<T>(value: T, options: RedactOptions = {}): T {
-  return redactValue(value, new WeakSet(), options) as T;
-}
-
-function redactValue(value: unknown, seen: WeakSet<object>, options: RedactOptions): unknown {
-  if (typeof value === "string") return redactString(value, options);
-  if (value === null || typeof value !== "object") return value;
-  if (seen.has(value)) return "[Circular]";
-  seen.add(value);
-  if (Array.isArray(value)) return value.map((v) => redactValue(v, seen, options));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    // A secret may be a key itself (`{ "ghp_…": "deploy bot" }`): key names are redacted too.
-    out[redactKeyName(k, options)] = isSensitiveKey(k, options)
-      ? REDACTED
-      : redactValue(v, seen, options);
-  }
-  return out;
-}
-
-function redactKeyName(key: string, options: RedactOptions): string {
-  if (options.extraKeys) return redactString(key, options);
-  let name = keyNames.get(key);
-  if (name === undefined) {
-    name = redactString(key, options);
-    if (keyNames.size >= MAX_VERDICTS) keyNames.clear();
-    keyNames.set(key, name);
-  }
-  return name;
+  return redactorFor(options).redact(value);
 }

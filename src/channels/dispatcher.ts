@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import type { Logger } from "pino";
+import type { Redactor } from "../audit/redact.js";
 import type { Clock } from "../core/clock.js";
 import { InvalidInputError } from "../core/errors.js";
 import type { OutboxMessage, OutboxSettlement } from "../core/outbox.js";
@@ -22,6 +23,9 @@ export interface DispatcherOptions {
   clock?: Clock;
   /** This server's absolute base URL, for links in messages. */
   publicUrl: string;
+  /** The engine's redaction (`airlock.redaction`), handed to every delivery. @default the built-in
+   * rules */
+  redaction?: Redactor;
   /** Attempts before a message is settled `failed`. @default 8 */
   maxAttempts?: number;
   /** The first retry's delay; each next one doubles, up to `maxDelayMs`, with jitter. @default 1000 */
@@ -203,6 +207,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         publicUrl: options.publicUrl,
         now,
         signal: attemptAbort.signal,
+        ...(options.redaction ? { redactor: options.redaction } : {}),
       });
     } finally {
       clearTimeout(timer);

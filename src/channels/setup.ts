@@ -2,6 +2,7 @@
 // options and names the channel in its errors), the identity directory and the router. Nothing here
 // opens a connection; `startChannels` starts the inbound listeners, the dispatcher and the reminders.
 import type { Logger } from "pino";
+import { redactorOf } from "../audit/redact.js";
 import { InvalidInputError } from "../core/errors.js";
 import type { Store } from "../core/store.js";
 import type { OutboxRouter } from "../engine/outbox-drafts.js";
@@ -79,6 +80,7 @@ export async function startChannels(
     get publicUrl() {
       return deps.publicUrl();
     },
+    redaction: redactorOf(deps.inbound.airlock),
     ...channels.config.outbox,
   });
   const reminders = channels.config.reminders

@@ -4,6 +4,7 @@
 // the same state machine and identity checks as the inbox.
 import type { Hono } from "hono";
 import type { Logger } from "pino";
+import type { Redactor } from "../audit/redact.js";
 import type { OutboxMessage } from "../core/outbox.js";
 import type { ApprovalRequest } from "../core/schemas.js";
 import type { Airlock } from "../engine/types.js";
@@ -27,6 +28,9 @@ export interface DeliveryContext {
   now(): number;
   /** Aborted when the dispatcher stops or the attempt's time is up. */
   signal: AbortSignal;
+  /** The engine's redaction (`airlock.redaction`), which what leaves passes; the built-in rules
+   * when absent (a test message). */
+  redactor?: Redactor;
 }
 
 /** A person as Airlock knows them: the name decisions are recorded under and the groups matched

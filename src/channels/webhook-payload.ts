@@ -1,7 +1,7 @@
 // The documented body of an outgoing webhook: `{ type: "request.<topic>", timestamp, data }`, where
 // `data` is the outbox message's payload passed through as it was written (the event that caused it)
 // plus `request`, a summary of the request as it stands when the attempt is made.
-import { redact } from "../audit/redact.js";
+import type { Redactor } from "../audit/redact.js";
 import type { OutboxMessage, OutboxTopic } from "../core/outbox.js";
 import type { ApprovalRequest, Decision } from "../core/schemas.js";
 import { outsideView } from "./outside.js";
@@ -43,11 +43,14 @@ export function webhookEvent(
   message: OutboxMessage,
   request: ApprovalRequest | undefined,
   publicUrl: string,
+  redactor: Redactor,
 ): WebhookEvent {
   // The receiver is a third party: the payload (redacted when written, perhaps by an older list)
   // and the request's title and comment pass the one redaction again as they leave.
-  const data: WebhookEvent["data"] = { ...redact(message.payload) };
-  if (request !== undefined) data.request = requestSummary(outsideView(request), publicUrl);
+  const data: WebhookEvent["data"] = { ...redactor.redact(message.payload) };
+  if (request !== undefined) {
+    data.request = requestSummary(outsideView(request, redactor), publicUrl);
+  }
   return {
     type: `request.${message.topic}`,
     timestamp: new Date(message.createdAt).toISOString(),

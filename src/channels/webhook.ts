@@ -19,6 +19,7 @@ import {
   pinnedLookup,
   type Resolver,
 } from "./address-guard.js";
+import { deliveryRedactor } from "./outside.js";
 import type { ChannelDriver, DeliveryContext, DeliveryResult } from "./types.js";
 import { type WebhookEvent, webhookEvent } from "./webhook-payload.js";
 
@@ -227,7 +228,9 @@ export function createWebhookChannel(
       return result;
     }
 
-    const body = JSON.stringify(webhookEvent(message, ctx.request, ctx.publicUrl));
+    const body = JSON.stringify(
+      webhookEvent(message, ctx.request, ctx.publicUrl, deliveryRedactor(ctx)),
+    );
     const timestamp = new Date(ctx.now());
     const headers: Record<string, string> = {
       ...resolved.headers,

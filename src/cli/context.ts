@@ -2,6 +2,7 @@
 // the embedded SQLite file (`--db`, `AIRLOCK_DB`, default ./airlock.db), shared by every `airlock`
 // process on this machine.
 import pino, { type Logger } from "pino";
+import { type RedactionOptions, redactionKeysFrom } from "../audit/redact.js";
 import { createClient } from "../client/index.js";
 import type { Store } from "../core/store.js";
 import type { AirlockApi } from "../engine/api.js";
@@ -41,6 +42,12 @@ export function cliLogger(env: NodeJS.ProcessEnv = process.env): Logger {
   return pino({ level: env.AIRLOCK_LOG_LEVEL ?? "warn" }, pino.destination(2));
 }
 
+/** The key names every command's engine redacts besides the built-in rules: AIRLOCK_REDACT_KEYS
+ * (comma-separated). */
+export function cliRedaction(env: NodeJS.ProcessEnv = process.env): RedactionOptions {
+  return { keys: redactionKeysFrom(env.AIRLOCK_REDACT_KEYS) };
+}
+
 /** The SQLite file with its audit key and checkpoint file (see `auditSettings`), as every command
  * must open it: a keyed database refuses to open without its key. */
 export function openSqliteStore(path: string): Store {
@@ -48,7 +55,11 @@ export function openSqliteStore(path: string): Store {
 }
 
 export async function openEngine(opts: GlobalOptions): Promise<Airlock> {
-  return createAirlock({ store: openSqliteStore(resolveDbPath(opts)), logger: cliLogger() });
+  return createAirlock({
+    store: openSqliteStore(resolveDbPath(opts)),
+    logger: cliLogger(),
+    redaction: cliRedaction(),
+  });
 }
 
 /** Runs `fn` with an engine and always closes it. */

@@ -10,6 +10,7 @@ import type { TokenStore } from "../server/tokens.js";
 import {
   CliError,
   cliLogger,
+  cliRedaction,
   type GlobalOptions,
   openSqliteStore,
   resolveDbPath,
@@ -116,6 +117,7 @@ export function registerDemo(program: Command, globals: () => GlobalOptions): vo
       const engine = await createAirlock({
         store: openSqliteStore(resolveDbPath(globals())),
         logger: cliLogger(),
+        redaction: cliRedaction(),
         ...demo.engineOptions(),
       });
       const work = demo.demoWorkDir();

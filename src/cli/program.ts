@@ -1,7 +1,6 @@
 // The `airlock` command. Each group of commands registers itself from its own module.
 import { createRequire } from "node:module";
 import { Command, CommanderError } from "commander";
-import { setRedactionKeys } from "../audit/redact.js";
 import { registerAudit } from "./commands/audit.js";
 import { registerChannels } from "./commands/channels.js";
 import { registerDecide } from "./commands/decide.js";
@@ -52,9 +51,6 @@ export const ERROR_EXIT = 4;
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
-    // Extra key names to redact from the audit and logs, for every command (comma-separated).
-    const extraKeys = process.env.AIRLOCK_REDACT_KEYS;
-    if (extraKeys) setRedactionKeys(extraKeys.split(",").map((k) => k.trim()));
     await program.parseAsync(argv);
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (err) {

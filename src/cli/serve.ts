@@ -29,6 +29,7 @@ import {
 } from "./audit-settings.js";
 import {
   CliError,
+  cliRedaction,
   type GlobalOptions,
   postgresSchemaOf,
   postgresUrlOf,
@@ -316,14 +317,17 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
     // server, as agents may not skip approval themselves.
     const demoModule = options.demo ? await loadDemo() : undefined;
     // Learned trust: rules accepted in the inbox approve matching calls, after the demo's own rules.
+    const redaction = cliRedaction(env);
     const trust = createLearnedTrust({
       store,
       threshold: options.trustThreshold ?? DEFAULT_TRUST_THRESHOLD,
+      redaction,
     });
     const demoEngine = demoModule?.engineOptions();
     airlock = await createAirlock({
       store,
       logger,
+      redaction,
       ...demoEngine,
       policy: demoEngine?.policy ? firstVerdict(demoEngine.policy, trust.policy) : trust.policy,
       ...(channels

@@ -7,7 +7,7 @@
 // the log lines (engine-log.ts), and audit verification (audit/verify.ts).
 import pino from "pino";
 import type { ZodType } from "zod";
-import { redact } from "../audit/redact.js";
+import { createRedactor } from "../audit/redact.js";
 import { verifyAuditLog } from "../audit/verify.js";
 import { type Actor, decidingIdentity, resolutionRefusal } from "../core/authority.js";
 import { systemClock } from "../core/clock.js";
@@ -71,6 +71,8 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? pino({ level: "silent" });
   const schemas = new Map<string, ZodType>(Object.entries(options.schemas ?? {}));
+  const redaction = createRedactor(options.redaction);
+  const redactDraft = (d: AuditDraft): AuditDraft => ({ ...d, data: redaction.redact(d.data) });
   await store.migrate();
 
   const onError = (err: unknown) => logger.error({ err }, "airlock background error");
@@ -195,6 +197,7 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
 
   return {
     logger,
+    redaction,
     ...engineTickets({ store, now, guard }),
 
     async request(raw, options = {}) {
@@ -407,8 +410,4 @@ function byIdentity(filter: ListFilter): ListFilter {
   if (typeof out.approver === "string") out.approver = normalizeIdentity(out.approver);
   else if (out.approver) out.approver = out.approver.map(normalizeIdentity);
   return out;
-}
-
-function redactDraft(d: AuditDraft): AuditDraft {
-  return { ...d, data: redact(d.data) };
 }

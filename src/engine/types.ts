@@ -2,6 +2,7 @@
 // that composes the engine (engine.ts), so both read in one sitting.
 import type { Logger } from "pino";
 import type { ZodType } from "zod";
+import type { RedactionOptions, Redactor } from "../audit/redact.js";
 import type { VerifyOptions, VerifyResult } from "../audit/verify.js";
 import type { Actor } from "../core/authority.js";
 import type { Clock } from "../core/clock.js";
@@ -41,6 +42,9 @@ export interface AirlockOptions {
   schemas?: Record<string, ZodType>;
   logger?: Logger;
   clock?: Clock;
+  /** Key names redacted besides the built-in rules, wherever this engine redacts (the audit log's
+   * data, and through `airlock.redaction` the tools, adapters and channels beside it). */
+  redaction?: RedactionOptions;
   /** Run the timeout sweeper in this process. It listens to the store's change signal from the start
    * (so deadlines set by other processes are enforced at once), which keeps the process alive until
    * `close()`. @default true */
@@ -150,6 +154,9 @@ export interface Airlock {
   /** Times out every request that is due now; the sweeper calls it by itself. */
   sweep(): Promise<number>;
   readonly logger: Logger;
+  /** This engine's redaction (the built-in rules plus `options.redaction.keys`), for what is shown
+   * or recorded beside it. */
+  readonly redaction: Redactor;
   /** Stops the sweeper, rejects pending waits with code `closed`, and closes the store. */
   close(): Promise<void>;
 }

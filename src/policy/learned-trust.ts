@@ -9,7 +9,7 @@
 // through the same `LearnedTrust` takes effect at once (it drops the cache); one made by another
 // server process on the same database, within `ttlMs`. Should the rules not be readable, the policy
 // has no opinion, so the call waits for a person: failing closed, never approving on stale rules.
-import { isSensitiveKey, REDACTED, redact } from "../audit/redact.js";
+import { createRedactor, REDACTED, type RedactionOptions, type Redactor } from "../audit/redact.js";
 import { ConflictError, InvalidInputError, NotFoundError } from "../core/errors.js";
 import { normalizeIdentity } from "../core/identity.js";
 import type { Policy, PolicyVerdict } from "../core/policy.js";
@@ -127,6 +127,9 @@ export interface LearnedTrustOptions {
   ttlMs?: number;
   /** @default Date.now */
   now?: () => number;
+  /** Key names redacted from the scope the audit keeps, besides the built-in rules: the engine's
+   * (`createAirlock({ redaction })`), as this writes to the log beside it. */
+  redaction?: RedactionOptions;
 }
 
 /** Suggestions, the rules, accepting and revoking them, and the policy that applies them. */
@@ -155,6 +158,7 @@ export function createLearnedTrust(options: LearnedTrustOptions): LearnedTrust {
     throw new TypeError(`threshold must be a non-negative integer, got ${threshold}`);
   }
   const now = options.now ?? Date.now;
+  const redactor = createRedactor(options.redaction);
   const policy = learnedTrustPolicy(store, {
     ...(options.ttlMs === undefined ? {} : { ttlMs: options.ttlMs }),
     now,
@@ -233,7 +237,7 @@ export function createLearnedTrust(options: LearnedTrustOptions): LearnedTrust {
       };
       // The audit keeps the scope with sensitive values redacted, and what the admin widened.
       const event = trustRuleAccepted(rule, {
-        scope: redactScope(scope),
+        scope: redactScope(scope, redactor),
         ...(widened ? { widened } : {}),
       });
       const res = await m.insert(rule, [event]);
@@ -275,15 +279,15 @@ function widening(w: TrustWidening | undefined): TrustWidening | undefined {
 
 /** The scope as the audit keeps it: the values of a field under a sensitive key (`/args/password`)
  * replaced, and credentials inside any other value masked as everywhere in the log. */
-function redactScope(scope: TrustScope): TrustScope {
+function redactScope(scope: TrustScope, redactor: Redactor): TrustScope {
   const values = scope.values.map((c) => {
     const keys = c.path
       .split("/")
       .slice(1)
       .map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~"));
-    if (!keys.some((k) => isSensitiveKey(k))) return c;
+    if (!keys.some((k) => redactor.isSensitiveKey(k))) return c;
     const { oneOf, range, ...rest } = c;
     return oneOf || range ? { ...rest, oneOf: [REDACTED] } : rest;
   });
-  return redact({ ...scope, values });
+  return redactor.redact({ ...scope, values });
 }

@@ -2,7 +2,7 @@
 // (auto, audited), or waits for a human through an Airlock gate (quick/full). The wrapped function
 // runs only with arguments a human approved (checked with `verifyApproval` against the decision's
 // args hash) and never after a rejection, revision request, timeout or cancellation.
-import { redact } from "../audit/redact.js";
+import { redactorOf } from "../audit/redact.js";
 import { InvalidInputError } from "../core/errors.js";
 import { hashArgs } from "../core/hash.js";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../core/limits.js";
@@ -208,13 +208,13 @@ function autoExecution(
 ) {
   const data: Record<string, unknown> = {
     tool: cfg.name,
-    args: redact(args),
+    args: redactorOf(cfg.airlock).redact(args),
     argsHash: hashArgs(args),
     confidence,
     autoThreshold: cfg.autoThreshold,
   };
   if (cfg.action !== cfg.name) data.action = cfg.action;
-  if (Object.keys(context).length > 0) data.context = redact(context);
+  if (Object.keys(context).length > 0) data.context = redactorOf(cfg.airlock).redact(context);
   return { type: "auto_executed" as const, actor: context.requester ?? cfg.requester, data };
 }
 
@@ -248,7 +248,7 @@ function requestInput(
   level: Level,
   confidence: number,
 ): RequestInput {
-  const shown = redact(args);
+  const shown = redactorOf(cfg.airlock).redact(args);
   const input: RequestInput = {
     action: cfg.action,
     title: describeCall(cfg, shown),
@@ -300,7 +300,7 @@ function pendingMarker(
   confidence: number,
   approvalId: string | undefined,
 ): HitlPending {
-  const shown = redact(args);
+  const shown = redactorOf(cfg.airlock).redact(args);
   const marker: HitlPending = {
     __hitl_pending__: true,
     hitl_result: {
@@ -394,7 +394,7 @@ function hitlInfo(cfg: ResolvedHitlConfig, context: HitlContext): HitlInfo {
     autoThreshold: cfg.autoThreshold,
     quickThreshold: cfg.quickThreshold,
     requiresReason: cfg.requiresReason,
-    context: redact(context),
+    context: redactorOf(cfg.airlock).redact(context),
   };
   if (cfg.descriptionTemplate !== undefined) info.descriptionTemplate = cfg.descriptionTemplate;
   return info;

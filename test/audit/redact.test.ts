@@ -1,16 +1,14 @@
 // Redaction: key names normalised against the built-in list and configured names, and credentials
 // found inside string values (URLs, Authorization headers, bare bearer tokens, name=value pairs).
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
+  createRedactor,
   isSensitiveKey,
   keyWords,
   REDACTED,
   redact,
   redactString,
-  setRedactionKeys,
 } from "../../src/audit/redact.js";
-
-afterEach(() => setRedactionKeys([]));
 
 describe("sensitive key names", () => {
   it("normalises case, separators and camelCase", () => {
@@ -101,15 +99,16 @@ describe("sensitive key names", () => {
     }
   });
 
-  it("adds configured names, per call or for the process", () => {
+  it("adds configured names, per call or per redactor (an engine's)", () => {
     expect(isSensitiveKey("employee_ssn")).toBe(false);
     expect(isSensitiveKey("employee_ssn", { extraKeys: ["SSN"] })).toBe(true);
     expect(redact({ employeeSsn: "123" }, { extraKeys: ["ssn"] })).toEqual({
       employeeSsn: REDACTED,
     });
-    setRedactionKeys(["tax-id"]);
-    expect(isSensitiveKey("customerTaxId")).toBe(true);
-    expect(redact({ tax_id: "x", name: "n" })).toEqual({ tax_id: REDACTED, name: "n" });
+    const configured = createRedactor({ keys: ["tax-id"] });
+    expect(configured.isSensitiveKey("customerTaxId")).toBe(true);
+    expect(configured.redact({ tax_id: "x", name: "n" })).toEqual({ tax_id: REDACTED, name: "n" });
+    expect(isSensitiveKey("customerTaxId")).toBe(false);
   });
 });
 

@@ -3,13 +3,9 @@
 // preview), and what the adapter keeps in the request's metadata to resume the run from any process
 // (the turn's call ids and, on the turn's first gate, the serialized RunState).
 import type { RunToolApprovalItem } from "@openai/agents";
-import {
-  InvalidInputError,
-  type OnTimeout,
-  type RequestInput,
-  type Risk,
-  redact,
-} from "../../index.js";
+import type { Redactor } from "../../audit/redact.js";
+import type { OnTimeout, Risk } from "../../core/schemas.js";
+import { InvalidInputError, type RequestInput } from "../../index.js";
 
 /** One tool call waiting for approval, as the adapter shows it. */
 export interface ToolCall {
@@ -106,14 +102,16 @@ function rawArgs(raw: object): Record<string, unknown> {
   return rest;
 }
 
-/** The request that gates `call`. `meta` is left out when only the policy looks at the input. */
+/** The request that gates `call`, its args shown through `redactor` (the engine's redaction).
+ * `meta` is left out when only the policy looks at the input. */
 export function gateInput(
   options: GateOptions,
   call: ToolCall,
+  redactor: Redactor,
   meta?: Omit<GateMetadata, "v" | "tool" | "callId" | "agent">,
   correlationId?: string,
 ): RequestInput {
-  const shown = redact(call.args);
+  const shown = redactor.redact(call.args);
   const json = JSON.stringify(shown, null, 2);
   const input: RequestInput = {
     key: keyFor(options, call.callId),

@@ -3,14 +3,9 @@
 // the audit log (`auto_executed`, args redacted, with the policy's reason); every other call
 // interrupts the run, and `approveInterruptions` opens its gate.
 import type { RunContext } from "@openai/agents";
-import {
-  type AirlockApi,
-  hashArgs,
-  type Policy,
-  type PolicyVerdict,
-  redact,
-  requestInputSchema,
-} from "../../index.js";
+import { redactorOf } from "../../audit/redact.js";
+import { requestInputSchema } from "../../core/schemas.js";
+import { type AirlockApi, hashArgs, type Policy, type PolicyVerdict } from "../../index.js";
 import { DEFAULT_REQUESTER, type GateOptions, gateInput, parseArgs } from "./gate.js";
 
 export interface NeedsApprovalOptions extends GateOptions {
@@ -50,7 +45,7 @@ export function airlockNeedsApproval(
           ? parseArgs(input)
           : { input };
     const call = { tool: toolName, callId: callId ?? "", args, agent: "" };
-    const parsed = requestInputSchema.safeParse(gateInput(options, call));
+    const parsed = requestInputSchema.safeParse(gateInput(options, call, redactorOf(airlock)));
     // What Airlock could not store as a request is no candidate for automatic approval: ask.
     if (!parsed.success) return true;
     const verdict: PolicyVerdict | undefined = await options.policy({ input: parsed.data });
@@ -60,7 +55,7 @@ export function airlockNeedsApproval(
       adapter: "openai-agents",
       tool: toolName,
       action: parsed.data.action,
-      args: redact(args),
+      args: redactorOf(airlock).redact(args),
       argsHash: hashArgs(args),
       policy: verdict.reason ?? "approved automatically by policy",
     };

@@ -2,6 +2,7 @@
 // same turn twice returns the same requests), with the serialized RunState kept in the metadata of the
 // turn's first request, so any process can rebuild the run once the gates are decided.
 import type { Agent, RunResult, RunState } from "@openai/agents";
+import { redactorOf } from "../../audit/redact.js";
 import { type AirlockApi, type ApprovalRequest, InvalidInputError } from "../../index.js";
 import { callOf, type GateOptions, gateInput, keyFor } from "./gate.js";
 
@@ -57,7 +58,9 @@ export async function openGates(
   const requests: ApprovalRequest[] = [];
   for (const [i, call] of calls.entries()) {
     const meta = { turn, editable: call.editable, ...(i === 0 ? { state: serialized } : {}) };
-    requests.push(await airlock.request(gateInput(options, call, meta, correlationId)));
+    requests.push(
+      await airlock.request(gateInput(options, call, redactorOf(airlock), meta, correlationId)),
+    );
   }
   return { requests };
 }

@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import type { OutboxMessage } from "../../core/outbox.js";
 import type { ApprovalRequest } from "../../core/schemas.js";
 import { canDecide } from "../../core/state.js";
+import { deliveryRedactor } from "../outside.js";
 import type {
   ChannelDriver,
   DeliveryContext,
@@ -146,6 +147,7 @@ export function createEmailChannel(
       publicUrl: ctx.publicUrl,
       now: ctx.now(),
       messageKey: message.id,
+      redactor: deliveryRedactor(ctx),
     };
     for (const to of recipients) {
       if (ctx.signal.aborted) {

@@ -4,6 +4,7 @@
 // same thread. Links and the reply address are bound to the recipient, so every recipient gets a
 // mail of their own.
 import { createHash } from "node:crypto";
+import type { Redactor } from "../../audit/redact.js";
 import { buttonLabel } from "../../core/labels.js";
 import type { OutboxTopic } from "../../core/outbox.js";
 import { presentationOf } from "../../core/presentation.js";
@@ -34,6 +35,8 @@ export interface ComposeContext {
   now: number;
   /** The outbox message's id (unique per message, so message ids are too). */
   messageKey: string;
+  /** The engine's redaction, which everything mailed passes. */
+  redactor: Redactor;
 }
 
 /** Whether the recipient may decide: a configured person who is an approver and not the requester
@@ -119,7 +122,7 @@ export function composeRequestMail(
   ctx: ComposeContext,
 ): ComposedMail {
   // The mail provider is a third party: subject and body show the request as redacted.
-  const request = outsideView(given);
+  const request = outsideView(given, ctx.redactor);
   const { options } = ctx;
   const to = recipient.toLowerCase();
   const decider = role === "decider";
@@ -252,7 +255,7 @@ export function composeNoticeMail(
   recipient: string,
   ctx: ComposeContext,
 ): ComposedMail {
-  const request = outsideView(given);
+  const request = outsideView(given, ctx.redactor);
   const to = recipient.toLowerCase();
   const lines = [`${oneLine(request.title, 200)}`, "", ...noticeLines(request)];
   const inbox = inboxUrl(ctx.publicUrl, request.id);

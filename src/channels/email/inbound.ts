@@ -6,6 +6,7 @@
 
 import { createHash } from "node:crypto";
 import { type AddressObject, type HeaderValue, type ParsedMail, simpleParser } from "mailparser";
+import { redactorOf } from "../../audit/redact.js";
 import { actorOf, withoutIdentity } from "../../core/authority.js";
 import { isAirlockError } from "../../core/errors.js";
 import type { ApprovalRequest } from "../../core/schemas.js";
@@ -67,6 +68,8 @@ export function automaticReason(mail: ParsedMail, envelope: Envelope = {}): stri
 
 export function inboundHandler(email: EmailContext, deps: InboundDeps) {
   const { options, logger } = email;
+  // What a reply mail quotes of a request passes the engine's redaction, as every mail does.
+  const redactor = redactorOf(deps.airlock);
   const local = escapeRegExp(options.replyLocalPart.toLowerCase());
   const domain = escapeRegExp(options.replyDomain.toLowerCase());
   const ours = new RegExp(
@@ -193,7 +196,7 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
         "",
         REPLY_GRAMMAR,
         "",
-        `Request: ${oneLine(outsideView(request).title, 200)}`,
+        `Request: ${oneLine(outsideView(request, redactor).title, 200)}`,
         `Inbox: ${inbox}`,
       ]);
       return { status: "not_understood", requestId, reason: reply.error };
@@ -229,7 +232,7 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
         const current = (err as { request?: ApprovalRequest }).request ?? request;
         await answer(mail, sender, replyAddress, [
           "Your reply came too late:",
-          ...noticeLines(outsideView(current)),
+          ...noticeLines(outsideView(current, redactor)),
           "",
           `Inbox: ${inbox}`,
         ]);
@@ -298,7 +301,7 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
           ]
         : [
             "Your reply was not recorded: this reply address has expired, and the request is no longer pending:",
-            ...noticeLines(outsideView(request)),
+            ...noticeLines(outsideView(request, redactor)),
             "",
             `Inbox: ${inbox}`,
           ],

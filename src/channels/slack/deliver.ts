@@ -4,7 +4,7 @@
 import type { WebClient } from "@slack/web-api";
 import type { OutboxMessage } from "../../core/outbox.js";
 import type { ApprovalRequest } from "../../core/schemas.js";
-import { outsideView } from "../outside.js";
+import { deliveryRedactor, outsideView } from "../outside.js";
 import type { DeliveryContext, DeliveryResult, IdentityDirectory } from "../types.js";
 import { deliveryFailure, slackErrorCode } from "./api.js";
 import {
@@ -39,7 +39,7 @@ export async function deliverToSlack(
 ): Promise<DeliveryResult> {
   if (ctx.signal.aborted) return { ok: false, retry: true, error: "the delivery was stopped" };
   // Everything below reaches Slack: the request as an outside channel may see it.
-  const request = ctx.request && outsideView(ctx.request);
+  const request = ctx.request && outsideView(ctx.request, deliveryRedactor(ctx));
   if (message.topic === "test") {
     return post(deps, {
       channel: deps.channel,

@@ -2,6 +2,7 @@
 // ticked items, Reject, Revise which opens a modal) and the submission of that modal. The payload's
 // authenticity was checked before (the request signature, or the Socket Mode connection).
 import type { WebClient } from "@slack/web-api";
+import { redactorOf } from "../../audit/redact.js";
 import type { ApprovalRequest } from "../../core/schemas.js";
 import { canDecide } from "../../core/state.js";
 import { outsideView } from "../outside.js";
@@ -147,9 +148,10 @@ async function openReviseModal(
   if (where.messageTs) origin.messageTs = where.messageTs;
   try {
     // Block Kit JSON built by hand; the SDK's View type is a union too wide to build against.
-    const view = reviseModal(outsideView(request), origin) as unknown as Parameters<
-      WebClient["views"]["open"]
-    >[0]["view"];
+    const view = reviseModal(
+      outsideView(request, redactorOf(ctx.deps.airlock)),
+      origin,
+    ) as unknown as Parameters<WebClient["views"]["open"]>[0]["view"];
     await ctx.client.views.open({ trigger_id: triggerId, view });
   } catch (err) {
     ctx.deps.logger.warn({ err, requestId }, "could not open the Slack revision modal");

@@ -4,7 +4,7 @@ import { MAX_EXPLICIT_WORKERS, type VerifyResult, verifyAuditLog } from "../../a
 import { type Airlock, createAirlock } from "../../engine/engine.js";
 import { terminalSafeJson } from "../../reply/format.js";
 import { auditSettings } from "../audit-settings.js";
-import { cliLogger, type GlobalOptions, localOnly } from "../context.js";
+import { cliLogger, cliRedaction, type GlobalOptions, localOnly } from "../context.js";
 import {
   describeTarget,
   openExistingStore,
@@ -152,7 +152,12 @@ async function withExistingEngine(
   const store = await openExistingStore(target, settings);
   let engine: Airlock;
   try {
-    engine = await createAirlock({ store, logger: cliLogger(), sweeper: false });
+    engine = await createAirlock({
+      store,
+      logger: cliLogger(),
+      sweeper: false,
+      redaction: cliRedaction(),
+    });
   } catch (err) {
     await store.close().catch(() => {});
     throw err;
