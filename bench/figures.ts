@@ -36,3 +36,33 @@ export async function bounded(
   }
   return { n, ms: performance.now() - start };
 }
+
+/** What a bounded loop made: steps (round trips, operations) and the ms they took. */
+export interface Tally {
+  n: number;
+  ms: number;
+}
+
+/** Steps per second of a tally. */
+export function perSecond(t: Tally): number {
+  return (t.n / t.ms) * 1000;
+}
+
+/** Runs each side's block in turn, `blocks` times over (A B C A B C …), so that every side meets the
+ * same machine — on a shared machine its load moves within seconds — and adds up each side's
+ * steps and time. A ratio of two sides' rates is then a ratio of the same moments. */
+export async function interleaved<K extends string>(
+  blocks: number,
+  sides: Record<K, (block: number) => Promise<Tally> | Tally>,
+): Promise<Record<K, Tally>> {
+  const names = Object.keys(sides) as K[];
+  const totals = Object.fromEntries(names.map((k) => [k, { n: 0, ms: 0 }])) as Record<K, Tally>;
+  for (let b = 0; b < blocks; b++) {
+    for (const k of names) {
+      const r = await sides[k](b);
+      totals[k].n += r.n;
+      totals[k].ms += r.ms;
+    }
+  }
+  return totals;
+}

@@ -68,6 +68,9 @@ export function json(
 
 export interface LoadResult {
   opsPerS: number;
+  /** Creates + decisions, and the ms they took. */
+  ops: number;
+  ms: number;
   /** decide sent → that gate's long-poll answered, ms, sorted. */
   latencies: number[];
 }
@@ -108,5 +111,14 @@ export async function underLoad(
     ),
   );
   latencies.sort((a, b) => a - b);
-  return { opsPerS: (ops / (performance.now() - start)) * 1000, latencies };
+  const ms = performance.now() - start;
+  return { opsPerS: (ops / ms) * 1000, ops, ms, latencies };
+}
+
+/** Several loads' results as one: their operations over their time, their latencies together. */
+export function pooled(results: readonly LoadResult[]): LoadResult {
+  const ops = results.reduce((s, r) => s + r.ops, 0);
+  const ms = results.reduce((s, r) => s + r.ms, 0);
+  const latencies = results.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  return { opsPerS: (ops / ms) * 1000, ops, ms, latencies };
 }

@@ -9,7 +9,8 @@
 //                             has this process to itself; *_same_thread is the same loop with
 //                             clients and server sharing one event loop (the figure of earlier runs)
 //   http.bare_ops_per_s_64_clients  the same load on a bare server (http-bare.ts: no engine, store
-//                             or auth), the machine's HTTP limit; http.ops_to_bare_ratio_64_clients,
+//                             or auth), the machine's HTTP limit, in blocks alternating with the
+//                             load on Airlock's server; http.ops_to_bare_ratio_64_clients,
 //                             and http.resume_p99_to_bare_ratio_64_clients (p99 over the bare p99)
 //   http.rss_mb_100k_pending  the server's resident memory with 100,000 pending requests in the store,
 //                             measured in a child process, beside the same figure on an empty store
@@ -26,7 +27,14 @@ import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
 import { type BenchOptions, bounded, type Figure, percentile } from "./figures.js";
 import { bareGateServer } from "./http-bare.js";
-import { FULL_LOAD, json, type LoadResult, type LoadSizes, underLoad } from "./http-client.js";
+import {
+  FULL_LOAD,
+  json,
+  type LoadResult,
+  type LoadSizes,
+  pooled,
+  underLoad,
+} from "./http-client.js";
 
 const CLIENTS = 32;
 const WAITERS = 200;
@@ -65,6 +73,8 @@ const QUICK: Sizes = {
 const PENDING = 100_000;
 const CHILD_FLAG = "--airlock-bench-http-child";
 const CHILD_TIMEOUT_MS = 60_000;
+/** The load process's bound: every block of both servers' loads. */
+const LOAD_TIMEOUT_MS = 120_000;
 
 export async function benchHttp(options: BenchOptions = {}): Promise<Figure[]> {
   const s = options.quick ? QUICK : FULL;
@@ -116,8 +126,7 @@ async function benchLive(file: string, s: Sizes): Promise<Figure[]> {
     );
     const rate = (requests / (performance.now() - start)) * 1000;
 
-    const load = await inChildProcess(url, agent, reviewer, s.load);
-    const bare = await bareLoad(s.load);
+    const { airlock: load, bare } = await loadsInterleaved(url, agent, reviewer, s.load);
     const shared = s.sameThread ? await underLoad(url, agent, reviewer, s.load) : undefined;
 
     const latencies: number[] = [];
@@ -180,37 +189,42 @@ async function cycle(api: Api, agent: string, reviewer: string): Promise<number>
   return 3;
 }
 
-/** The 64-client load on a bare server, its clients in a child process as for Airlock's. */
-async function bareLoad(sizes: LoadSizes): Promise<LoadResult> {
-  const bare = await bareGateServer();
-  try {
-    return await inChildProcess(bare.url, "bare-agent", "bare-reviewer", sizes);
-  } finally {
-    await bare.close();
-  }
-}
+/** Blocks of the 64-client load, alternating between Airlock's server and the bare one. */
+const LOAD_BLOCKS = 4;
 
-/** The 64-client load loop in a child process (bench/http-load-clients.ts) against this process's
- * server. */
-async function inChildProcess(
+/** The 64-client load on Airlock's server at `url` and on a bare server (http-bare.ts), from one
+ * child process of clients (bench/http-load-clients.ts), in alternating blocks so that the two
+ * meet the same moments of the machine; each side's blocks pooled. */
+async function loadsInterleaved(
   url: string,
   agent: string,
   reviewer: string,
   sizes: LoadSizes,
-): Promise<LoadResult> {
+): Promise<{ airlock: LoadResult; bare: LoadResult }> {
+  const bare = await bareGateServer();
   const child = fork(fileURLToPath(new URL("./http-load-clients.ts", import.meta.url)), [], {
     execArgv: ["--import", "tsx"],
     stdio: ["ignore", "ignore", "inherit", "ipc"],
   });
-  const killer = setTimeout(() => child.kill("SIGKILL"), CHILD_TIMEOUT_MS);
-  try {
-    child.send({ url, agent, reviewer, sizes });
+  const killer = setTimeout(() => child.kill("SIGKILL"), LOAD_TIMEOUT_MS);
+  const load = async (target: string, a: string, r: string) => {
+    const block = { cycles: sizes.cycles / LOAD_BLOCKS, maxMs: sizes.maxMs / LOAD_BLOCKS };
+    child.send({ url: target, agent: a, reviewer: r, sizes: block });
     const m = (await message(child)) as { result?: LoadResult; error?: string };
     if (!m.result) throw new Error(`the load process failed: ${m.error}`);
     return m.result;
+  };
+  try {
+    const runs = { airlock: [] as LoadResult[], bare: [] as LoadResult[] };
+    for (let b = 0; b < LOAD_BLOCKS; b++) {
+      runs.airlock.push(await load(url, agent, reviewer));
+      runs.bare.push(await load(bare.url, "bare-agent", "bare-reviewer"));
+    }
+    return { airlock: pooled(runs.airlock), bare: pooled(runs.bare) };
   } finally {
     clearTimeout(killer);
     if (child.exitCode === null) child.kill("SIGKILL");
+    await bare.close();
   }
 }
 

@@ -83,7 +83,7 @@ function say(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
-const load = () => (loadavg()[0] ?? 0).toFixed(2);
+const load = () => loadavg()[0] ?? 0;
 
 /** The guard's lines (one per guarded figure of the suites run) and whether it passed. */
 function check(args: BenchArgs, figures: Record<string, number>): boolean {
@@ -122,9 +122,15 @@ async function main(): Promise<number> {
   const { figures, failed } = await runSuites(suites, args.quick);
   if (args.check || args.writeBaseline) {
     const seconds = Math.round((performance.now() - start) / 1000);
+    const [before, after, cores] = [loadBefore, load(), cpus().length];
     say(
-      `guard: ${suites.map((s) => s.name).join(", ")} took ${seconds} s; load average ${loadBefore} before, ${load()} after (${cpus().length} cores)`,
+      `guard: ${suites.map((s) => s.name).join(", ")} took ${seconds} s; load average ${before.toFixed(2)} before, ${after.toFixed(2)} after (${cores} cores)`,
     );
+    if (Math.max(before, after) > cores) {
+      say(
+        `guard: the load average was above the ${cores} cores: other processes took turns inside the measured loops, and the ratios of such a run are not comparable with a baseline taken on a quieter machine; run again when it is quieter`,
+      );
+    }
   }
   let ok = !failed;
   if (args.check) ok = check(args, figures) && ok;

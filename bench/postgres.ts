@@ -1,6 +1,7 @@
 // Gate round trips on the PostgreSQL store (loopback only, a fresh schema dropped afterwards):
 // - postgres.roundtrips_per_s: create → waiter registered → decide → waiter resumed, one process,
-//   one gate at a time, plus the same with 8 and with 64 gates in flight;
+//   one gate at a time, plus the same with 8 and with 64 gates in flight; one at a time and 64 in
+//   flight run in blocks interleaved with the bare cycle's (postgres-bare.ts), for their ratios;
 // - postgres.resume_p99_ms: decide in this process, the waiter in a child process (this same file,
 //   started with AIRLOCK_BENCH_PG_ROLE=waiter), timed from before decide() to the child's message
 //   that its waitFor() resumed — so it includes the decide itself, NOTIFY, and the IPC hop.
@@ -11,9 +12,16 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { type Airlock, createAirlock } from "../src/engine/engine.js";
 import { postgresStore } from "../src/store/postgres.js";
-import { type BenchOptions, bounded, type Figure, percentile } from "./figures.js";
-import { barePostgres } from "./postgres-bare.js";
-import { concurrentRoundTrips, measureRoundTrips } from "./round-trip.js";
+import {
+  type BenchOptions,
+  bounded,
+  type Figure,
+  interleaved,
+  percentile,
+  perSecond,
+} from "./figures.js";
+import { openBarePostgres } from "./postgres-bare.js";
+import { concurrentRoundTrips, gateRoundTrip, roundTripsInFlight } from "./round-trip.js";
 
 const IN_FLIGHT = 64;
 interface Sizes {
@@ -57,15 +65,7 @@ export async function benchPostgres(options: BenchOptions = {}): Promise<Figure[
   const engine = await createAirlock({ store: postgresStore(url, { schema }) });
   let child: ChildProcess | undefined;
   try {
-    const m = await measureRoundTrips(engine, s.rounds, s.maxMs);
-    const concurrent64 = await concurrentRoundTrips(engine, IN_FLIGHT, s.concurrentRounds, s.maxMs);
-    const bare = await barePostgres(
-      url,
-      schema,
-      { sequential: s.rounds, concurrent: s.concurrentRounds },
-      IN_FLIGHT,
-      s.maxMs,
-    );
+    const m = await engineAndBare(engine, url, schema, s);
 
     child = startWaiter(url, schema);
     const latencies = await crossProcessResume(engine, child, s);
@@ -73,22 +73,22 @@ export async function benchPostgres(options: BenchOptions = {}): Promise<Figure[
     return [
       { name: "postgres.roundtrips_per_s", value: m.sequentialPerS, unit: "1/s" },
       { name: "postgres.concurrent8_roundtrips_per_s", value: m.concurrent8PerS, unit: "1/s" },
-      { name: "postgres.concurrent64_roundtrips_per_s", value: concurrent64, unit: "1/s" },
+      { name: "postgres.concurrent64_roundtrips_per_s", value: m.concurrent64PerS, unit: "1/s" },
       // The same run's bare limit: three durable single-statement transactions per cycle.
-      { name: "postgres.bare_roundtrips_per_s", value: bare.sequentialPerS, unit: "1/s" },
+      { name: "postgres.bare_roundtrips_per_s", value: m.bareSequentialPerS, unit: "1/s" },
       {
         name: "postgres.bare_concurrent64_roundtrips_per_s",
-        value: bare.concurrentPerS,
+        value: m.bareConcurrent64PerS,
         unit: "1/s",
       },
       {
         name: "postgres.engine_to_bare_ratio",
-        value: m.sequentialPerS / bare.sequentialPerS,
+        value: m.sequentialPerS / m.bareSequentialPerS,
         unit: "ratio",
       },
       {
         name: "postgres.concurrent64_to_bare_ratio",
-        value: concurrent64 / bare.concurrentPerS,
+        value: m.concurrent64PerS / m.bareConcurrent64PerS,
         unit: "ratio",
       },
       { name: "postgres.resume_p50_ms", value: percentile(latencies, 0.5), unit: "ms" },
@@ -98,6 +98,35 @@ export async function benchPostgres(options: BenchOptions = {}): Promise<Figure[
     child?.kill();
     await engine.close();
     await dropSchema(url, schema);
+  }
+}
+
+/** Blocks the measured loops are cut into, interleaved (engine and bare, one at a time and 64). */
+const BLOCKS = 4;
+
+/** The engine's round trips and the bare cycle, one at a time and 64 in flight, in interleaved
+ * blocks so that each ratio compares the same moments of the machine; then the engine with 8. */
+async function engineAndBare(engine: Airlock, url: string, schema: string, s: Sizes) {
+  const bare = await openBarePostgres(url, schema);
+  try {
+    const round = () => gateRoundTrip(engine).then(() => undefined);
+    await bounded(Math.max(50, Math.floor(s.rounds / 20)), 2_000, round);
+    const [rounds, many, ms] = [s.rounds / BLOCKS, s.concurrentRounds / BLOCKS, s.maxMs / BLOCKS];
+    const totals = await interleaved(BLOCKS, {
+      sequential: () => bounded(rounds, ms, round),
+      bareSequential: () => bare.sequential(rounds, ms),
+      concurrent64: () => roundTripsInFlight(engine, IN_FLIGHT, many, ms),
+      bareConcurrent64: () => bare.concurrent(IN_FLIGHT, many, ms),
+    });
+    return {
+      sequentialPerS: perSecond(totals.sequential),
+      bareSequentialPerS: perSecond(totals.bareSequential),
+      concurrent64PerS: perSecond(totals.concurrent64),
+      bareConcurrent64PerS: perSecond(totals.bareConcurrent64),
+      concurrent8PerS: await concurrentRoundTrips(engine, 8, s.rounds, s.maxMs),
+    };
+  } finally {
+    await bare.close();
   }
 }
 

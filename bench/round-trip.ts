@@ -29,15 +29,6 @@ export async function gateRoundTrip(engine: Airlock): Promise<number> {
   return resumedAt - t0;
 }
 
-export interface RoundTrips {
-  /** Round trips per second, one at a time. */
-  sequentialPerS: number;
-  /** decide → resume latencies of the sequential run, sorted, in ms. */
-  latencies: number[];
-  /** Round trips per second with 8 in flight. */
-  concurrent8PerS: number;
-}
-
 /** Round trips per second with `agents` loops in flight at once, each bounded by `rounds` and `maxMs`. */
 export async function concurrentRoundTrips(
   engine: Airlock,
@@ -76,25 +67,4 @@ export async function loopsInFlight(
     ),
   );
   return { n: done.reduce((s, l) => s + l.n, 0), ms: performance.now() - start };
-}
-
-/** Warms up, then measures; every loop is bounded by `rounds` and `maxMs`. */
-export async function measureRoundTrips(
-  engine: Airlock,
-  rounds: number,
-  maxMs: number,
-): Promise<RoundTrips> {
-  await bounded(Math.max(50, Math.floor(rounds / 20)), 2_000, async () => {
-    await gateRoundTrip(engine);
-  });
-  const latencies: number[] = [];
-  const seq = await bounded(rounds, maxMs, async () => {
-    latencies.push(await gateRoundTrip(engine));
-  });
-  latencies.sort((a, b) => a - b);
-  return {
-    sequentialPerS: (seq.n / seq.ms) * 1000,
-    latencies,
-    concurrent8PerS: await concurrentRoundTrips(engine, 8, rounds, maxMs),
-  };
 }

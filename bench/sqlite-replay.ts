@@ -9,7 +9,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { type Airlock, createAirlock } from "../src/engine/engine.js";
 import { sqliteStore } from "../src/store/sqlite.js";
-import { bounded } from "./figures.js";
+import { bounded, perSecond, type Tally } from "./figures.js";
 import { gateRoundTrip, roundTripsInFlight } from "./round-trip.js";
 
 /** The recording's bound in time (the replay has its own). */
@@ -26,48 +26,119 @@ interface Call {
   changes?: number;
 }
 
-export interface SqlReplay {
-  /** Round trips per second, replayed. */
-  perS: number;
-  /** The same on a copy without triggers and without indexes that are neither keys nor unique
-   * (with `stripped`). */
-  strippedPerS?: number;
-  statementsPerRoundTrip: number;
+/** The statements of `recorded` round trips, and a copy of the database as it stood before them. */
+export interface Recording {
+  calls: Call[];
+  recorded: number;
+  /** The copy; every replay works on a copy of its own, so the snapshot is never changed. */
+  snapshot: string;
 }
 
-/** Records `rounds` round trips on a store in `dir`, `inFlight` at a time (so with 64, the store's
- * group commits are recorded as they were), then replays them for up to `maxMs`; with `stripped`,
- * once more on a copy without triggers (those of the title search and of the approver index) and
- * without the indexes that are neither keys nor unique (the queues', the audit's by request):
- * about what the same writes would cost with the leanest schema they run on. */
-export async function sqlReplay(
+/** Records about `rounds` round trips on a store in `dir`, `inFlight` at a time (so with 64, the
+ * store's group commits are recorded as they were), after a warm-up whose state is the snapshot. */
+export async function recordRoundTrips(
   dir: string,
   rounds: number,
   inFlight: number,
-  maxMs: number,
-  options: { stripped?: boolean } = {},
-): Promise<SqlReplay> {
-  const copy = join(dir, `replay-${inFlight}.db`);
+): Promise<Recording> {
+  const snapshot = join(dir, `replay-${inFlight}.db`);
   const { calls, recorded } = await record(
     join(dir, `recorded-${inFlight}.db`),
-    copy,
+    snapshot,
     rounds,
     inFlight,
   );
   if (recorded === 0) throw new Error("bench: no round trip was recorded to replay");
-  let strippedPerS: number | undefined;
-  if (options.stripped) {
-    const bare = join(dir, `replay-${inFlight}-stripped.db`);
-    copyFileSync(copy, bare);
-    // A statement naming an index the copy no longer has (INDEXED BY) takes SQLite's choice.
-    const unpinned = calls.map((c) => ({ ...c, sql: c.sql.replace(/\bINDEXED BY \w+/gi, "") }));
-    strippedPerS = replay(bare, unpinned, recorded, maxMs, strip);
-  }
+  return { calls, recorded, snapshot };
+}
+
+/** A replay in steps: `run` goes on from where the last one stopped, so that blocks of it can be
+ * interleaved with the engine's own round trips. */
+export interface Replayer {
+  /** Replays on until `share` (0–1) of the recorded statements are done, or `maxMs` passed; returns
+   * the round trips it replayed (a fraction of the recorded ones, in proportion to the statements)
+   * and the time it took. */
+  run(share: number, maxMs: number): Tally;
+  /** Round trips per second over every run so far. */
+  perS(): number;
+  statementsPerRoundTrip: number;
+  close(): void;
+}
+
+let copies = 0;
+
+/** A replay of `rec` on a fresh copy of its snapshot, under the bare loop's settings; with
+ * `stripped`, on a copy without triggers (those of the title search and of the approver index) and
+ * without the indexes that are neither keys nor unique (the queues', the audit's by request): about
+ * what the same writes would cost with the leanest schema they run on. */
+export function openReplay(rec: Recording, options: { stripped?: boolean } = {}): Replayer {
+  const path = `${rec.snapshot.replace(/\.db$/, "")}-copy${copies++}.db`;
+  copyFileSync(rec.snapshot, path);
+  // A statement naming an index the copy no longer has (INDEXED BY) takes SQLite's choice.
+  const calls = options.stripped
+    ? rec.calls.map((c) => ({ ...c, sql: c.sql.replace(/\bINDEXED BY \w+/gi, "") }))
+    : rec.calls;
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("wal_autocheckpoint = 10000");
+  if (options.stripped) strip(db);
+  const prepared = new Map<string, Database.Statement>();
+  const steps = calls.map((c) => {
+    let st = prepared.get(c.sql);
+    if (!st) {
+      st = db.prepare(c.sql);
+      prepared.set(c.sql, st);
+    }
+    return { ...c, statement: st };
+  });
+  // Replayed once, as recorded (its writes cannot repeat).
+  let next = 0;
+  const total = { n: 0, ms: 0 };
+  const roundTrips = (statements: number) => (statements / steps.length) * rec.recorded;
   return {
-    perS: replay(copy, calls, recorded, maxMs),
-    strippedPerS,
-    statementsPerRoundTrip: calls.length / recorded,
+    run(share, maxMs) {
+      const until = Math.min(steps.length, Math.round(share * steps.length));
+      const from = next;
+      const start = performance.now();
+      while (next < until) {
+        if ((next - from) % 100 === 0 && performance.now() - start > maxMs) break;
+        const s = steps[next] as (typeof steps)[number];
+        if (s.method === "run") {
+          const changes = s.statement.run(...s.args).changes;
+          if (changes !== s.changes) {
+            throw new Error(
+              `bench: the replay of \`${s.sql}\` changed ${changes} rows, not ${s.changes}`,
+            );
+          }
+        } else if (s.method === "get") s.statement.get(...s.args);
+        else s.statement.all(...s.args);
+        next++;
+      }
+      const r = { n: roundTrips(next - from), ms: performance.now() - start };
+      total.n += r.n;
+      total.ms += r.ms;
+      return r;
+    },
+    perS: () => perSecond(total),
+    statementsPerRoundTrip: steps.length / rec.recorded,
+    close: () => db.close(),
   };
+}
+
+/** Round trips per second of `rec` replayed in one go, for up to `maxMs`. */
+export function replayRate(
+  rec: Recording,
+  maxMs: number,
+  options: { stripped?: boolean } = {},
+): number {
+  const replayer = openReplay(rec, options);
+  try {
+    replayer.run(1, maxMs);
+    return replayer.perS();
+  } finally {
+    replayer.close();
+  }
 }
 
 /** Drops every trigger and every index but the keys' and the unique ones (which are constraints
@@ -80,52 +151,6 @@ function strip(db: Database.Database): void {
     )
     .all();
   for (const o of objects) db.exec(`DROP ${o.type.toUpperCase()} IF EXISTS "${o.name}"`);
-}
-
-/** Round trips per second of `calls` (`recorded` round trips) replayed on the database at `path`. */
-function replay(
-  path: string,
-  calls: Call[],
-  recorded: number,
-  maxMs: number,
-  prepare?: (db: Database.Database) => void,
-): number {
-  const db = new Database(path);
-  try {
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
-    db.pragma("wal_autocheckpoint = 10000");
-    prepare?.(db);
-    const prepared = new Map<string, Database.Statement>();
-    const steps = calls.map((c) => {
-      let s = prepared.get(c.sql);
-      if (!s) {
-        s = db.prepare(c.sql);
-        prepared.set(c.sql, s);
-      }
-      return { ...c, statement: s };
-    });
-    // Replayed once, as recorded (its writes cannot repeat), or until `maxMs`.
-    let replayed = 0;
-    const start = performance.now();
-    for (const s of steps) {
-      if (replayed % 1000 === 0 && performance.now() - start > maxMs) break;
-      if (s.method === "run") {
-        const changes = s.statement.run(...s.args).changes;
-        if (changes !== s.changes) {
-          throw new Error(
-            `bench: the replay of \`${s.sql}\` changed ${changes} rows, not ${s.changes}`,
-          );
-        }
-      } else if (s.method === "get") s.statement.get(...s.args);
-      else s.statement.all(...s.args);
-      replayed++;
-    }
-    const ms = performance.now() - start;
-    return (((replayed / steps.length) * recorded) / ms) * 1000;
-  } finally {
-    db.close();
-  }
 }
 
 /** The store's statements over about `rounds` round trips (and how many), after a warm-up whose

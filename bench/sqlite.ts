@@ -1,16 +1,30 @@
 // Gate round trips on the embedded SQLite store (file on disk), against the physical limit measured
 // in the same run: a bare better-sqlite3 insert transaction plus a guarded-update transaction; and
 // against the round trip's own SQL replayed without the engine (sqlite-replay.ts), which tells the
-// schema's share of the gap from the JavaScript's.
+// schema's share of the gap from the JavaScript's. The round trips one at a time, 64 in flight and
+// the replay run in interleaved blocks, so that their ratios compare the same moments of the machine.
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { createAirlock } from "../src/engine/engine.js";
 import { sqliteStore } from "../src/store/sqlite.js";
 import { tempDir } from "../test/helpers.js";
-import { type BenchOptions, bounded, type Figure, percentile } from "./figures.js";
-import { concurrentRoundTrips, gateRoundTrip, measureRoundTrips } from "./round-trip.js";
-import { engineOnDatabase, sqlReplay } from "./sqlite-replay.js";
+import {
+  type BenchOptions,
+  bounded,
+  type Figure,
+  interleaved,
+  percentile,
+  perSecond,
+} from "./figures.js";
+import { concurrentRoundTrips, gateRoundTrip, roundTripsInFlight } from "./round-trip.js";
+import {
+  engineOnDatabase,
+  openReplay,
+  type Recording,
+  recordRoundTrips,
+  replayRate,
+} from "./sqlite-replay.js";
 
 interface Sizes {
   /** Round trips per measured loop at most. */
@@ -19,10 +33,16 @@ interface Sizes {
   maxMs: number;
   /** Round trips recorded for the replay of the store's SQL. */
   replayRounds: number;
+  /** Whether the parts no guarded ratio needs run: the checkpoint thread A/B and the replay of 64
+   * in flight. */
+  all: boolean;
 }
-const FULL: Sizes = { rounds: 20_000, maxMs: 8_000, replayRounds: 3_000 };
-/** `--quick` (the guard's run): the same loops, shorter. */
-const QUICK: Sizes = { rounds: 5_000, maxMs: 2_000, replayRounds: 1_000 };
+const FULL: Sizes = { rounds: 20_000, maxMs: 8_000, replayRounds: 3_000, all: true };
+/** `--quick` (the guard's run): the same loops, shorter, without the parts no guarded ratio needs. */
+const QUICK: Sizes = { rounds: 5_000, maxMs: 2_000, replayRounds: 1_000, all: false };
+
+/** Blocks the measured loops are cut into, interleaved (sequential, 64 in flight, replay). */
+const BLOCKS = 4;
 
 export async function benchSqlite(options: BenchOptions = {}): Promise<Figure[]> {
   const s = options.quick ? QUICK : FULL;
@@ -31,14 +51,15 @@ export async function benchSqlite(options: BenchOptions = {}): Promise<Figure[]>
     const bare = benchBare(join(t.dir, "bare.db"), s);
     const barePages = bareWalPages(join(t.dir, "bare-pages.db"));
     const enginePages = await engineWalPages(join(t.dir, "engine-pages.db"));
-    const engine = await createAirlock({ store: sqliteStore(join(t.dir, "engine.db")) });
-    const m = await measureRoundTrips(engine, s.rounds, s.maxMs);
-    const c64 = await concurrentRoundTrips(engine, 64, s.rounds, s.maxMs);
-    await engine.close();
-    const checkpoints = await checkpointThreadAB(t.dir, s);
-    const replay = await sqlReplay(t.dir, s.replayRounds, 1, s.maxMs, { stripped: true });
-    const replay64 = await sqlReplay(t.dir, s.replayRounds * 2, 64, s.maxMs);
+    const recording = await recordRoundTrips(t.dir, s.replayRounds, 1);
+    const m = await engineRoundTrips(join(t.dir, "engine.db"), recording, s);
+    const checkpoints = s.all ? await checkpointThreadAB(t.dir, s) : [];
+    const stripped = replayRate(recording, s.maxMs, { stripped: true });
+    const replay64 = s.all
+      ? replayRate(await recordRoundTrips(t.dir, s.replayRounds * 2, 64), s.maxMs)
+      : undefined;
     const rate = m.sequentialPerS;
+    const c64 = m.concurrent64PerS;
     return [
       { name: "sqlite.roundtrips_per_s", value: rate, unit: "1/s" },
       { name: "sqlite.resume_p50_ms", value: percentile(m.latencies, 0.5), unit: "ms" },
@@ -52,29 +73,33 @@ export async function benchSqlite(options: BenchOptions = {}): Promise<Figure[]>
       { name: "sqlite.engine_to_bare_ratio", value: rate / bare, unit: "ratio" },
       // The round trip's own SQL replayed without the engine: about the most the ratio above can reach
       // with this schema and these statements, and what the engine's JavaScript leaves of it.
-      { name: "sqlite.sql_replay_roundtrips_per_s", value: replay.perS, unit: "1/s" },
-      { name: "sqlite.sql_replay_to_bare_ratio", value: replay.perS / bare, unit: "ratio" },
-      { name: "sqlite.engine_to_sql_replay_ratio", value: rate / replay.perS, unit: "ratio" },
+      { name: "sqlite.sql_replay_roundtrips_per_s", value: m.replayPerS, unit: "1/s" },
+      { name: "sqlite.sql_replay_to_bare_ratio", value: m.replayPerS / bare, unit: "ratio" },
+      { name: "sqlite.engine_to_sql_replay_ratio", value: rate / m.replayPerS, unit: "ratio" },
       // Without the indexes and triggers the reads rely on: about the most a leaner schema could give.
       {
         name: "sqlite.sql_replay_stripped_to_bare_ratio",
-        value: (replay.strippedPerS ?? Number.NaN) / bare,
+        value: stripped / bare,
         unit: "ratio",
       },
       // The same with 64 in flight: the group commits as the store made them, without the engine.
-      {
-        name: "sqlite.sql_replay_concurrent64_roundtrips_per_s",
-        value: replay64.perS,
-        unit: "1/s",
-      },
-      {
-        name: "sqlite.sql_replay_concurrent64_to_bare_ratio",
-        value: replay64.perS / bare,
-        unit: "ratio",
-      },
+      ...(replay64 === undefined
+        ? []
+        : [
+            {
+              name: "sqlite.sql_replay_concurrent64_roundtrips_per_s",
+              value: replay64,
+              unit: "1/s",
+            },
+            {
+              name: "sqlite.sql_replay_concurrent64_to_bare_ratio",
+              value: replay64 / bare,
+              unit: "ratio",
+            },
+          ]),
       {
         name: "sqlite.sql_statements_per_roundtrip",
-        value: replay.statementsPerRoundTrip,
+        value: m.statementsPerRoundTrip,
         unit: "statements",
       },
       // What the ratio is made of: each page a commit changes is written whole to the WAL.
@@ -83,6 +108,55 @@ export async function benchSqlite(options: BenchOptions = {}): Promise<Figure[]>
     ];
   } finally {
     t.cleanup();
+  }
+}
+
+interface EngineRoundTrips {
+  sequentialPerS: number;
+  /** decide → resume latencies of the sequential blocks, sorted, in ms. */
+  latencies: number[];
+  concurrent8PerS: number;
+  concurrent64PerS: number;
+  /** The recording's SQL replayed without the engine, in blocks between the engine's. */
+  replayPerS: number;
+  statementsPerRoundTrip: number;
+}
+
+/** The engine's round trips one at a time and 64 in flight, and the recorded round trips' SQL
+ * replayed, in interleaved blocks so that the ratios between them are of the same moments of the
+ * machine; then 8 in flight. */
+async function engineRoundTrips(
+  path: string,
+  recording: Recording,
+  s: Sizes,
+): Promise<EngineRoundTrips> {
+  const engine = await createAirlock({ store: sqliteStore(path) });
+  const replayer = openReplay(recording);
+  try {
+    await bounded(Math.max(50, Math.floor(s.rounds / 20)), 2_000, async () => {
+      await gateRoundTrip(engine);
+    });
+    const latencies: number[] = [];
+    const totals = await interleaved(BLOCKS, {
+      sequential: () =>
+        bounded(s.rounds / BLOCKS, s.maxMs / BLOCKS, async () => {
+          latencies.push(await gateRoundTrip(engine));
+        }),
+      concurrent64: () => roundTripsInFlight(engine, 64, s.rounds / BLOCKS, s.maxMs / BLOCKS),
+      replay: (b) => replayer.run((b + 1) / BLOCKS, s.maxMs / BLOCKS),
+    });
+    latencies.sort((a, b) => a - b);
+    return {
+      sequentialPerS: perSecond(totals.sequential),
+      latencies,
+      concurrent8PerS: await concurrentRoundTrips(engine, 8, s.rounds, s.maxMs),
+      concurrent64PerS: perSecond(totals.concurrent64),
+      replayPerS: perSecond(totals.replay),
+      statementsPerRoundTrip: replayer.statementsPerRoundTrip,
+    };
+  } finally {
+    replayer.close();
+    await engine.close();
   }
 }
 
