@@ -12,8 +12,9 @@ export interface Baseline {
   written: string;
   /** How many `--check` runs its figures are the median of. */
   runs: number;
+  /** The threshold and each guarded figure's direction, for the reader: the check takes both from
+   * check.ts. */
   threshold: number;
-  /** Each guarded figure's direction, for the reader (the check takes it from check.ts). */
   better: Record<string, string>;
   figures: Record<string, number>;
 }

@@ -42,7 +42,7 @@ suite("the guard's threshold", () => {
     expect(withinLimit("lower", 1, 1.15)).toBe(true);
   });
 
-  it("takes the threshold the baseline gives", () => {
+  it("takes another threshold when given one", () => {
     expect(
       compare({ [up.name]: 1 }, { [up.name]: 0.93 }, { guarded: [up], threshold: 0.05 })[0]?.status,
     ).toBe("worse");
