@@ -57,6 +57,7 @@ export function newRequest(
   if (confidence !== undefined) request.confidence = confidence;
   if (input.revisionOf !== undefined) request.revisionOf = input.revisionOf;
   if (input.idempotent === true) request.idempotent = true;
+  if (input.argsSchema !== undefined) request.argsSchema = input.argsSchema;
   for (const field of PRESENTATION_FIELDS) {
     if (input[field] !== undefined) Object.assign(request, { [field]: input[field] });
   }

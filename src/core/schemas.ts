@@ -282,6 +282,9 @@ export const requestInputSchema = z
     title: storable(z.string().trim().min(1).max(500)),
     summary: storable(z.string().max(100_000)).optional(),
     args: inputJson.default({}),
+    /** The JSON Schema of `args` (the tool's own definition): the args, and every edit of them on
+     * any surface, are checked against it (core/args-schema.ts). */
+    argsSchema: inputJson.optional(),
     preview: storable(z.string().max(1_000_000)).optional(),
     items: z.array(itemInputSchema).max(1000).optional(),
     allowed: z.array(allowedSchema).min(1).optional(),
@@ -409,6 +412,8 @@ export const approvalRequestSchema = z.object({
   summary: z.string().optional(),
   args: jsonRecord,
   argsHash: z.string(),
+  /** The JSON Schema the args and any edit of them must satisfy. */
+  argsSchema: jsonRecord.optional(),
   preview: z.string().optional(),
   items: z.array(itemSchema),
   allowed: z.array(allowedSchema),

@@ -1,7 +1,9 @@
 // `engine.request()`: a new gate. The input is parsed and checked against the action's schema, the
 // policy sets the level (or settles it at once), and the store inserts it idempotently by key: the
 // same key with the same input returns the first request, with other input is a conflict.
+
 import type { ZodType } from "zod";
+import { checkArgsAgainst } from "../core/args-schema.js";
 import { ConflictError } from "../core/errors.js";
 import { canonicalJson, sha256 } from "../core/hash.js";
 import { newRequest } from "../core/new-request.js";
@@ -42,6 +44,7 @@ export async function createRequest(
 ): Promise<ApprovalRequest> {
   const input = parseOrThrow(requestInputSchema, raw, "request");
   checkSchema(deps.schemaFor(input.action), input.action, input.args, "args");
+  checkArgsAgainst(input.argsSchema, input.args, "args");
   const verdict = await decidePolicy(deps.policy, input);
   const inputHash = sha256(canonicalJson(input));
   const replay = await checkRevisionOf(deps.store, input, inputHash);

@@ -9,6 +9,7 @@ import pino from "pino";
 import type { ZodType } from "zod";
 import { createRedactor } from "../audit/redact.js";
 import { verifyAuditLog } from "../audit/verify.js";
+import { checkArgsAgainst } from "../core/args-schema.js";
 import { type Actor, decidingIdentity, resolutionRefusal } from "../core/authority.js";
 import { systemClock } from "../core/clock.js";
 import { AirlockError, ForbiddenError, NotFoundError } from "../core/errors.js";
@@ -187,6 +188,8 @@ export async function createAirlock(options: AirlockOptions): Promise<Airlock> {
       }
       if (input.editedArgs !== undefined) {
         checkSchema(schemas.get(current.action), current.action, input.editedArgs, "editedArgs");
+        // The request's own schema, whatever this process registered: `serve` checks edits too.
+        checkArgsAgainst(current.argsSchema, input.editedArgs, "editedArgs");
       }
       // Without an actor the caller is code in this process, trusted as the embedding application.
       return applyDecision(current, input, now, actor?.proof ?? "in_process");

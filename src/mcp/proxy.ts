@@ -12,6 +12,7 @@
 
 import type { CallToolResult, ServerContext } from "@modelcontextprotocol/server";
 import { Server } from "@modelcontextprotocol/server";
+import { compileArgsSchema } from "../core/args-schema.js";
 import { canonicalJson, sha256 } from "../core/hash.js";
 import type { ApprovalRequest, RequestInput } from "../core/schemas.js";
 import { isPending } from "../core/state.js";
@@ -120,7 +121,14 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
       });
       return upstream.call(tool, args);
     }
-    const gate = await openGate(tool, args, json, verdict.because, verdict.rule);
+    const gate = await openGate(
+      tool,
+      args,
+      json,
+      verdict.because,
+      verdict.rule,
+      checkableSchema(described?.inputSchema),
+    );
     const onProgress =
       progressToken === undefined
         ? undefined
@@ -174,6 +182,7 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
     json: string,
     because: string,
     rule: ProxyRule | undefined,
+    argsSchema: Record<string, unknown> | undefined,
   ): Promise<ApprovalRequest> {
     const hash = sha256(`${tool}\n${json}`);
     let generation = generations.get(hash) ?? 0;
@@ -206,6 +215,8 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
       ...(rule?.onTimeout ? { onTimeout: rule.onTimeout } : {}),
       ...(rule?.risk ? { risk: rule.risk } : {}),
       ...(rule?.idempotent ? { idempotent: true } : {}),
+      // The tool's own input schema: a reviewer's edit is checked against it wherever it is made.
+      ...(argsSchema ? { argsSchema } : {}),
     };
     const created = await api.request(input);
     log(`${tool}: gate ${created.id} opened (${because})`);
@@ -239,6 +250,18 @@ export function createMcpProxy(options: McpProxyOptions): McpProxy {
       await upstream.close();
     },
   };
+}
+
+/** The upstream tool's input schema when Airlock can check args against it, else undefined (the
+ * gate then opens without one rather than failing the call). */
+function checkableSchema(schema: unknown): Record<string, unknown> | undefined {
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return undefined;
+  try {
+    compileArgsSchema(schema as Record<string, unknown>);
+    return schema as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
 }
 
 function toolError(text: string): CallToolResult {

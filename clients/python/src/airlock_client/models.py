@@ -183,6 +183,8 @@ class ApprovalRequest(_Wire):
     summary: str | None = None
     args: dict[str, Any] = Field(default_factory=dict)
     args_hash: str
+    #: The JSON Schema the args and any edit of them must satisfy.
+    args_schema: dict[str, Any] | None = None
     preview: str | None = None
     items: list[Item] = Field(default_factory=list)
     allowed: list[Allowed] = Field(default_factory=list)
@@ -276,6 +278,8 @@ class RequestInput(_Input):
     key: str | None = Field(default=None, min_length=1, max_length=200)
     summary: str | None = None
     args: dict[str, Any] | None = None
+    #: The JSON Schema of ``args`` (the tool's own): the server checks the args and every edit.
+    args_schema: dict[str, Any] | None = None
     preview: str | None = None
     items: list[str | dict[str, Any]] | None = None
     allowed: list[Allowed] | None = None
