@@ -1,40 +1,10 @@
-// `airlock/server`: the HTTP API (JSON, problem+json errors, SSE, long-poll, Prometheus metrics,
+// `airlock-hitl/server`: the HTTP API (JSON, problem+json errors, SSE, long-poll, Prometheus metrics,
 // OpenAPI) with token authentication. Named exports only; everything else in this folder is internal.
 //
 // Visibility rule: a request the caller may not see is answered like one that does not exist
 // (404), on every route; see access.ts.
 
-// Channels (Slack, email, webhooks) on the durable outbox: what `airlock serve --config` composes.
-export {
-  type ChannelsConfig,
-  channelsConfigSchema,
-  loadChannelsConfig,
-  parseChannelsConfig,
-} from "../channels/config.js";
-export {
-  backoffMs,
-  createDispatcher,
-  type Dispatcher,
-  type DispatcherOptions,
-} from "../channels/dispatcher.js";
-export { createIdentityDirectory } from "../channels/identities.js";
-export { createReminders, type Reminders } from "../channels/reminders.js";
-export { createRouter, type Route } from "../channels/routing.js";
-export {
-  type Channels,
-  createChannels,
-  type RunningChannels,
-  startChannels,
-} from "../channels/setup.js";
-export type {
-  ChannelDriver,
-  DeliveryContext,
-  DeliveryResult,
-  IdentityDirectory,
-  InboundDeps,
-  Reviewer,
-} from "../channels/types.js";
-export type { Problem } from "../core/problem.js";
+// The channels themselves are `airlock-hitl/channels`; this is how the server mounts them.
 export { inboundDeps, type ServerChannels } from "./channels.js";
 export type { Principal } from "./env.js";
 export type { Listening, ListenOptions } from "./lifecycle.js";

@@ -275,6 +275,12 @@ export { last, reply, server };
 `;
 
 const EVERY_SUBPATH = `import { createAirlock, hitlTool, memoryStore } from "${PKG.name}";
+import { canonicalJson, type OnTimeout, type Store } from "${PKG.name}/core";
+import { calculateConfidence, determineApprovalLevel } from "${PKG.name}/policy";
+import { createRedactor, type VerifyResult } from "${PKG.name}/audit";
+import { getHitlTools, type HitlContext } from "${PKG.name}/tools";
+import { createChannels, verifyWebhook } from "${PKG.name}/channels";
+import { runReview } from "${PKG.name}/console";
 import { sqliteStore } from "${PKG.name}/sqlite";
 import { type PostgresStore, postgresStore } from "${PKG.name}/postgres";
 import { createServer, memoryTokenStore } from "${PKG.name}/server";
@@ -285,7 +291,14 @@ import { makeRequest, runStoreContract } from "${PKG.name}/testing";
 import { createMcpServer, MCP_TOOLS, waitBounded } from "${PKG.name}/mcp";
 import { type ApprovalStatus, useApproval } from "${PKG.name}/react";
 
-const airlock = await createAirlock({ store: memoryStore() });
+const store: Store = memoryStore();
+const airlock = await createAirlock({ store, redaction: { keys: ["tax-id"] } });
+const hidden: string = airlock.redaction.redactString("TAX_ID=1") + createRedactor().keys.length;
+const level = determineApprovalLevel(calculateConfidence("sign_contract", {}, {}));
+const onTimeout: OnTimeout = "reject";
+const context: HitlContext = {};
+const json: string = canonicalJson({ b: 1, a: 2 });
+const verified: VerifyResult | undefined = undefined;
 const pg: PostgresStore = postgresStore("postgres://127.0.0.1:5432/test");
 const rows = await pg.pool.query<{ one: number }>("select 1 as one");
 const one: number | undefined = rows.rows[0]?.one;
@@ -296,11 +309,23 @@ const status: ApprovalStatus = "loading";
 const tools: readonly string[] = MCP_TOOLS;
 // @ts-expect-error a pool or a connection string
 postgresStore(42);
+// @ts-expect-error a list of key names, not one
+createAirlock({ store, redaction: { keys: "tax-id" } });
 export {
   airlockGate,
   airlockToolApproval,
   approvalKey,
+  context,
+  createChannels,
+  getHitlTools,
+  hidden,
   hitlTool,
+  json,
+  level,
+  onTimeout,
+  runReview,
+  verified,
+  verifyWebhook,
   isGateInterrupt,
   makeRequest,
   mcp,

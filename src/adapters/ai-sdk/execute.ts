@@ -2,13 +2,8 @@
 // execution once, then run with the approved args), so a double resume, a second server instance or a
 // replayed request never runs a tool twice, and a reviewer's edited args are what runs.
 import { asSchema, type ToolExecutionOptions, type ToolSet } from "ai";
-import {
-  type AirlockApi,
-  AirlockError,
-  type ApprovalRequest,
-  type RunApprovedResult,
-  runApproved,
-} from "../../index.js";
+import type { RunApprovedResult } from "../../engine/run-approved.js";
+import { type AirlockApi, AirlockError, type ApprovalRequest, runApproved } from "../../index.js";
 
 type Execute = (input: unknown, options: ToolExecutionOptions<unknown>) => unknown;
 

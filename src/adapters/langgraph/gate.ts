@@ -6,6 +6,7 @@
 // After a resume, the decision is read again from Airlock and checked with `verifyApproval`: the
 // resume payload is only a wake-up, so a forged or replayed `Command` can never approve anything.
 import { getConfig, interrupt } from "@langchain/langgraph";
+import type { RunApprovedOptions, RunApprovedResult } from "../../engine/run-approved.js";
 import {
   type AirlockApi,
   type ApprovalRequest,
@@ -14,8 +15,6 @@ import {
   hashArgs,
   isAirlockError,
   type RequestInput,
-  type RunApprovedOptions,
-  type RunApprovedResult,
   runApproved,
   type Status,
   verifyApproval,

@@ -7,11 +7,12 @@
 //
 // The middleware trusts its resume payload: whoever can send `Command({ resume })` to the thread
 // decides. For a gate that re-reads the decision from Airlock, use `airlockGate` in the tool's node.
+
+import type { OnTimeout } from "../../core/schemas.js";
 import {
   type AirlockApi,
   type ApprovalRequest,
   hashArgs,
-  type OnTimeout,
   type RequestInput,
   verifyApproval,
 } from "../../index.js";

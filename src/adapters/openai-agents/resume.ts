@@ -24,12 +24,12 @@ import {
   RunState,
   type RunToolApprovalItem,
 } from "@openai/agents";
+import { canonicalJson } from "../../core/hash.js";
 import { withTicket } from "../../engine/tickets.js";
 import {
   type AirlockApi,
   type ApprovalRequest,
   ConflictError,
-  canonicalJson,
   hashArgs,
   InvalidInputError,
   runApproved,

@@ -13,7 +13,7 @@ import {
   StateGraph,
 } from "@langchain/langgraph";
 import { airlockGate, type GateApi } from "../../../src/adapters/langgraph.js";
-import type { OnTimeout } from "../../../src/index.js";
+import type { OnTimeout } from "../../../src/core/schemas.js";
 
 export interface FixtureOptions {
   airlock: GateApi;
