@@ -2,7 +2,7 @@
 // Written only on purpose, by --write-baseline, from the runs whose figures go in the change's note.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { GUARDED, THRESHOLD } from "./check.js";
+import { GUARDED, type RunLoad, THRESHOLD } from "./check.js";
 
 export const BASELINE_PATH = fileURLToPath(new URL("./baseline.json", import.meta.url));
 
@@ -10,8 +10,10 @@ export interface Baseline {
   comment: string;
   /** When it was written (a date, for the reader). */
   written: string;
-  /** How many `--check` runs its figures are the median of. */
+  /** How many `--check` runs its figures are the median of, and the machine's load in each (null
+   * when a run's output did not say). */
   runs: number;
+  loads?: (RunLoad | null)[];
   /** The threshold and each guarded figure's direction, for the reader: the check takes both from
    * check.ts. */
   threshold: number;
@@ -33,7 +35,7 @@ export function readBaseline(path = BASELINE_PATH): Baseline | undefined {
 
 export function writeBaseline(
   figures: Record<string, number>,
-  runs: number,
+  loads: readonly (RunLoad | undefined)[],
   path = BASELINE_PATH,
 ): Baseline {
   const rounded: Record<string, number> = {};
@@ -43,7 +45,8 @@ export function writeBaseline(
   const baseline: Baseline = {
     comment: COMMENT,
     written: new Date().toISOString().slice(0, 10),
-    runs,
+    runs: loads.length,
+    loads: loads.map((l) => l ?? null),
     threshold: THRESHOLD,
     better: Object.fromEntries(GUARDED.map((g) => [g.name, g.better])),
     figures: rounded,

@@ -176,3 +176,22 @@ export function parseFigures(text: string): Record<string, number> {
   }
   return out;
 }
+
+/** The machine's load during a run, as its `guard:` line says it. */
+export interface RunLoad {
+  before: number;
+  after: number;
+  cores: number;
+}
+
+/** The line a --check run prints about its time and load. */
+export function loadLine(suites: string, seconds: number, load: RunLoad): string {
+  return `guard: ${suites} took ${seconds} s; load average ${load.before.toFixed(2)} before, ${load.after.toFixed(2)} after (${load.cores} cores)`;
+}
+
+/** The load a run's output says it had (loadLine's line), if it says. */
+export function parseLoad(text: string): RunLoad | undefined {
+  const m = /load average ([\d.]+) before, ([\d.]+) after \((\d+) cores\)/.exec(text);
+  if (!m) return undefined;
+  return { before: Number(m[1]), after: Number(m[2]), cores: Number(m[3]) };
+}

@@ -10,9 +10,12 @@ import {
   compare,
   describe,
   GUARDED,
+  loadLine,
   medianFigures,
   parseFigures,
+  parseLoad,
   passed,
+  type RunLoad,
   THRESHOLD,
 } from "./check.js";
 import { type Bench, emit } from "./figures.js";
@@ -104,6 +107,13 @@ function check(args: BenchArgs, figures: Record<string, number>): boolean {
   // The threshold is check.ts's; the file's copy is for its reader.
   const verdicts = compare(baseline.figures, figures, { suites });
   for (const v of verdicts) say(describe(v));
+  const loads = baseline.loads?.filter((l) => l !== null) ?? [];
+  if (loads.length > 0) {
+    const all = loads.flatMap((l) => [l.before, l.after]);
+    say(
+      `guard: the baseline's ${baseline.runs} runs had load averages ${Math.min(...all).toFixed(2)}–${Math.max(...all).toFixed(2)} on ${loads[0]?.cores} cores`,
+    );
+  }
   const ok = passed(verdicts);
   say(
     ok
@@ -113,8 +123,8 @@ function check(args: BenchArgs, figures: Record<string, number>): boolean {
   return ok;
 }
 
-function write(runs: Record<string, number>[]): void {
-  const b = writeBaseline(medianFigures(runs), runs.length);
+function write(runs: Record<string, number>[], loads: (RunLoad | undefined)[]): void {
+  const b = writeBaseline(medianFigures(runs), loads);
   say(`guard: wrote bench/baseline.json from ${b.runs} run(s), on purpose`);
   for (const [name, value] of Object.entries(b.figures)) say(`guard baseline ${name}: ${value}`);
 }
@@ -122,19 +132,20 @@ function write(runs: Record<string, number>[]): void {
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   if (args.from.length > 0) {
-    write(args.from.map((file) => parseFigures(readFileSync(file, "utf8"))));
+    const texts = args.from.map((file) => readFileSync(file, "utf8"));
+    write(texts.map(parseFigures), texts.map(parseLoad));
     return 0;
   }
   const suites = chosen(args);
   const start = performance.now();
   const loadBefore = load();
   const { figures, failed } = await runSuites(suites, args.quick);
+  let runLoad: RunLoad | undefined;
   if (args.check || args.writeBaseline) {
     const seconds = Math.round((performance.now() - start) / 1000);
-    const [before, after, cores] = [loadBefore, load(), cpus().length];
-    say(
-      `guard: ${suites.map((s) => s.name).join(", ")} took ${seconds} s; load average ${before.toFixed(2)} before, ${after.toFixed(2)} after (${cores} cores)`,
-    );
+    runLoad = { before: loadBefore, after: load(), cores: cpus().length };
+    const { before, after, cores } = runLoad;
+    say(loadLine(suites.map((s) => s.name).join(", "), seconds, runLoad));
     if (Math.max(before, after) > cores) {
       say(
         `guard: the load average was above the ${cores} cores: other processes took turns inside the measured loops, and the ratios of such a run are not comparable with a baseline taken on a quieter machine; run again when it is quieter`,
@@ -151,7 +162,7 @@ async function main(): Promise<number> {
       );
       return 1;
     }
-    write([figures]);
+    write([figures], [runLoad]);
     return 0;
   }
   return ok ? 0 : 1;

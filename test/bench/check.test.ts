@@ -7,8 +7,10 @@ import {
   describe,
   GUARDED,
   type Guarded,
+  loadLine,
   medianFigures,
   parseFigures,
+  parseLoad,
   passed,
   THRESHOLD,
   withinLimit,
@@ -151,6 +153,19 @@ suite("the baseline's figures", () => {
   it("refuse a run that did not measure a guarded figure", () => {
     expect(() => medianFigures([{ [up.name]: 1 }, {}], [up])).toThrow(/run 2 .*x\.up_ratio/);
     expect(() => medianFigures([], [up])).toThrow();
+  });
+
+  it("keep the load each run printed", () => {
+    const line = loadLine("sqlite, http", 111, { before: 7.84, after: 8.07, cores: 2 });
+    expect(line).toBe(
+      "guard: sqlite, http took 111 s; load average 7.84 before, 8.07 after (2 cores)",
+    );
+    expect(parseLoad(`{"name":"x","value":1,"unit":"ratio"}\n${line}\n`)).toEqual({
+      before: 7.84,
+      after: 8.07,
+      cores: 2,
+    });
+    expect(parseLoad("no load here")).toBeUndefined();
   });
 
   it("are read from a run's output, skipping every line that is not a figure", () => {
