@@ -184,7 +184,7 @@ describe("the command line", () => {
     const run = spawnSync(
       process.execPath,
       [...airlockArgs(), "request", "--title", "Refund", "--args", '{"taxId":"998-12"}'],
-      { env, encoding: "utf8", timeout: 60_000 },
+      { env, encoding: "utf8", timeout: 150_000 },
     );
     expect(run.status, run.stderr).toBe(0);
     const sqlite = new Database(db, { readonly: true });
@@ -199,7 +199,7 @@ describe("the command line", () => {
   }
 
   it("AIRLOCK_REDACT_KEYS reaches the engine of a command, and only where it is set", {
-    timeout: 120_000,
+    timeout: 320_000,
   }, () => {
     expect(requestWithTaxId(join(temp.dir, "keyed.db"), "tax-id")).toBe(REDACTED);
     expect(requestWithTaxId(join(temp.dir, "plain.db"), undefined)).toBe("998-12");
