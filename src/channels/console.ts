@@ -4,9 +4,12 @@
 // It only asks: the caller records the answer (channel `cli`), e.g. with `operatorDecision`.
 import type { Logger } from "pino";
 import { InvalidInputError } from "../core/errors.js";
+import { reviewViewOf } from "../core/review-view.js";
 import type { Allowed, ApprovalRequest, DecisionInput } from "../core/schemas.js";
-import { formatRequest } from "../reply/format.js";
+import { formatRequest, RULE, terminalSafe } from "../reply/format.js";
 import { readLines } from "./lines.js";
+import { fitView } from "./view-fit.js";
+import { viewTextLines } from "./view-text.js";
 
 export const DEFAULT_REVIEW_TIMEOUT_SECONDS = 120;
 
@@ -44,6 +47,9 @@ export interface PromptOptions {
   /** The operator gave the command this request answers (pattern 2's own console), so the box says
    * "Your command:". @default false: a reviewer of someone else's request sees who asked */
   ownRequest?: boolean;
+  /** Show the request's review view under the box: the agent's words labelled as such and the exact
+   * arguments (what runs if approved). @default false (pattern 2's own console shows its plan) */
+  showView?: boolean;
 }
 
 type Choice = "approve" | "revise" | "decline";
@@ -76,6 +82,7 @@ export async function promptOperator(
     "Presenting plan for human review",
   );
   say(formatRequest(request, "cli", { timeoutMs, ownCommand: options.ownRequest === true }));
+  if (options.showView) say(`${viewLines(request).join("\n")}\n${RULE}\n`);
   say("\n");
 
   const reader = readLines(options.input);
@@ -142,6 +149,17 @@ export function operatorDecision(
       return undefined;
   }
 }
+
+/** The parts of the request's review view a terminal shows under the box: the agent's words and
+ * the exact arguments, whole (a terminal has no limit), terminal-safe. */
+export function viewLines(request: ApprovalRequest): string[] {
+  const fitted = fitView(reviewViewOf(request), Number.POSITIVE_INFINITY);
+  const parts = { ...fitted, parts: fitted.parts.filter((p) => VIEW_PARTS.has(p.key)) };
+  const lines = viewTextLines(parts, { withoutTitle: true, withoutFacts: true });
+  return terminalSafe(lines.join("\n"), { multiline: true }).split("\n");
+}
+
+const VIEW_PARTS = new Set(["agentSummary", "args"]);
 
 /** Whether the request's own deadline has come (within the timer's slack): then the gate times out
  * and its fallback runs; otherwise only this console stopped waiting. */

@@ -1,15 +1,18 @@
 // `airlock review`: walks the pending queue a reviewer may decide, oldest first, asks about each
-// with the terminal prompt, and records each answer through the engine with channel `cli` (the
-// engine logs "Human decision recorded"). When the operator does not answer in time the review
+// with the terminal prompt (the plan-review box, then the request's review view: the agent's words
+// and the exact arguments), and records each answer through the engine with channel `cli`, bound to
+// the digest of the view shown (the engine logs "Human decision recorded"). When the operator does not answer in time the review
 // stops: nobody is there to ask about the next one. A gate whose own deadline was reached is swept
 // at once, so the engine records (and logs) its timeout.
 
 import { type Actor, actorOf, refusalOf, withoutIdentity } from "../core/authority.js";
 import { isAirlockError } from "../core/errors.js";
+import { viewDigestOf } from "../core/review-view.js";
 import type { ApprovalRequest } from "../core/schemas.js";
 import type { Airlock } from "../engine/engine.js";
 import { terminalSafe } from "../reply/format.js";
 import { operatorDecision, promptOperator, reviewTimeoutMs } from "./console.js";
+import { isViewChanged } from "./view-fit.js";
 
 export interface ReviewOptions {
   input: NodeJS.ReadableStream;
@@ -34,6 +37,9 @@ export interface ReviewResult {
 const DEFAULT_REVISION_WAIT_MS = 10_000;
 const REVISION_POLL_MS = 100;
 
+/** How many times a review shows a request again because it changed while it was shown. */
+const MAX_CHANGED_SHOWN = 100;
+
 /** Pending requests scanned per review step, at most (oldest first among them). */
 const MAX_SCAN = 10_000;
 
@@ -48,6 +54,8 @@ export async function runReview(engine: Airlock, opts: ReviewOptions): Promise<R
   // The request whose revision was just asked for: its agent is re-planning, so an empty queue may
   // not stay empty.
   let revising: string | undefined;
+  // Requests shown again because they changed under the operator's eyes (bounded).
+  let changedShown = 0;
 
   for (;;) {
     let next = await oldestPending(engine, actor, presented);
@@ -77,11 +85,14 @@ export async function runReview(engine: Airlock, opts: ReviewOptions): Promise<R
       await engine.sweep();
       continue;
     }
+    // The digest of the view shown now: the decision is bound to it.
+    const viewDigest = viewDigestOf(next);
     const answer = await promptOperator(next, {
       input: opts.input,
       output: opts.output,
       timeoutMs: Math.min(timeoutMs, untilDeadline),
       logger: engine.logger,
+      showView: true,
     });
     if (answer.outcome === "closed") return { reviewed, stopped: "input_closed" };
     if (answer.outcome === "timed_out") {
@@ -92,11 +103,21 @@ export async function runReview(engine: Airlock, opts: ReviewOptions): Promise<R
     const decision = operatorDecision(answer, { reviewer: opts.reviewer, groups });
     if (!decision) continue;
     try {
-      const decided = await engine.decideAs(actor, next.id, withoutIdentity(decision));
+      const decided = await engine.decideAs(actor, next.id, {
+        ...withoutIdentity(decision),
+        viewDigest,
+      });
       reviewed++;
       revising = decided.status === "revise" ? decided.id : undefined;
       say(`Decision recorded: ${decided.status} (${next.id}).\n`);
     } catch (err) {
+      // The request changed while it was on the screen: shown again, as it stands now.
+      if (isViewChanged(err) && changedShown < MAX_CHANGED_SHOWN) {
+        changedShown++;
+        presented.delete(next.id);
+        say(`Not recorded: ${next.id} changed while it was shown; here it is as it stands now.\n`);
+        continue;
+      }
       // Someone else decided first, the gate timed out meanwhile, or this reviewer may not decide it:
       // say so and go on with the queue.
       if (!isAirlockError(err)) throw err;

@@ -156,8 +156,24 @@ function approveLink(mails: ReturnType<typeof sink.mails.filter>, to: string): s
   return link;
 }
 
+/** The value the Approve button of the message Slack was sent for `request` carries (its id and the
+ * digest of the view the message shows), as Slack hands it back with a click. */
+function approveValue(request: ApprovalRequest): string {
+  for (const call of slack.callsTo("chat.postMessage")) {
+    const blocks = (call.args.blocks ?? []) as {
+      elements?: { action_id?: string; value?: string }[];
+    }[];
+    for (const b of blocks) {
+      for (const e of b.elements ?? []) {
+        if (e.action_id === ACTION.approve && e.value?.startsWith(request.id)) return e.value;
+      }
+    }
+  }
+  throw new Error(`no Approve button was posted for ${request.id}`);
+}
+
 function click(user: string, request: ApprovalRequest, where: { channel: string; ts: string }) {
-  const body = interactionBody(blockActions(user, ACTION.approve, request.id, where));
+  const body = interactionBody(blockActions(user, ACTION.approve, approveValue(request), where));
   return fetch(`${url}/channels/ops-slack/interactions`, {
     method: "POST",
     headers: signedHeaders(body, { secret: SIGNING }),

@@ -10,6 +10,7 @@ import { signLink } from "../../src/channels/email/tokens.js";
 import type { IdentityDirectory, InboundDeps, Reviewer } from "../../src/channels/types.js";
 import { AirlockError } from "../../src/core/errors.js";
 import type { OutboxMessage, OutboxTopic } from "../../src/core/outbox.js";
+import { viewDigestOf } from "../../src/core/review-view.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
 import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { memoryStore } from "../../src/store/memory.js";
@@ -491,7 +492,8 @@ describe("one-click links", () => {
 
   it("the state machine refuses a non-approver's link and the requester's own, audited", async () => {
     const request = await newRequest();
-    // Neither gets links by mail; these are signed with the secret as if they had.
+    // Neither gets links by mail; these are signed with the secret as if they had (bound to the
+    // view such a mail would show).
     const linkFor = (to: string) =>
       `${PUBLIC_URL}/channels/mail/l/${signLink(SECRET, {
         r: request.id,
@@ -500,6 +502,7 @@ describe("one-click links", () => {
         m: "approve_all",
         exp: Math.floor(Date.now() / 1000) + 3600,
         n: `nonce-${to}`,
+        v: viewDigestOf(request),
       })}`;
     const page = await open(linkFor("carol@example.com"));
     expect(page.status).toBe(403);
@@ -611,7 +614,7 @@ describe("replies", () => {
     expect(sink.mails).toHaveLength(0);
   });
 
-  it("refuses and audits a spoofed From, and a reply address of another recipient; sends them nothing", async () => {
+  it("refuses and audits a spoofed From, and a reply address of another recipient; mails no unproven sender", async () => {
     const request = await newRequest();
     const mails = await mailsFor(request);
     sink.mails.length = 0;
@@ -630,7 +633,16 @@ describe("replies", () => {
     expect(refusals[0]?.reason).toContain("mallory@evil.test");
     expect(refusals[1]?.reason).toContain("not issued to that sender");
     expect((await airlock.get(request.id)).status).toBe("pending");
-    expect(sink.mails).toHaveLength(0);
+    // mallory's From is not proven: nothing goes to it. bob is a configured reviewer whose address
+    // the mail proved: a reply address that does not verify may be one of his own for a view that
+    // changed since (the two cannot be told apart), so he is told it was not recorded, and where
+    // to look. The answer carries no reply address.
+    const [told] = await sink.waitFor(1);
+    expect(sink.mails).toHaveLength(1);
+    expect(told?.envelope.to).toEqual(["bob@example.com"]);
+    expect(told?.parsed.text).toContain("Your reply was not recorded");
+    expect(told?.parsed.text).toContain(`${PUBLIC_URL}/requests/${request.id}`);
+    expect(told?.parsed.replyTo).toBeUndefined();
   });
 
   it("answers a reply it cannot read with the grammar, and decides nothing", async () => {

@@ -8,6 +8,7 @@ import { type ServerType, serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import pino from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { buttonValue } from "../../src/channels/slack/blocks.js";
 import { createSlackChannel, slackOptionsSchema } from "../../src/channels/slack/index.js";
 import type {
   ChannelDriver,
@@ -17,6 +18,7 @@ import type {
   Reviewer,
 } from "../../src/channels/types.js";
 import type { OutboxMessage, OutboxTopic } from "../../src/core/outbox.js";
+import { viewDigestOf } from "../../src/core/review-view.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
 import { createAirlock } from "../../src/engine/engine.js";
 import type { Airlock } from "../../src/engine/types.js";
@@ -30,6 +32,9 @@ import {
   signedHeaders,
   startFakeSlack,
 } from "../helpers/fake-slack.js";
+
+/** What a button of the request's message carries: its id and its view's digest. */
+const clickValue = (request: ApprovalRequest) => buttonValue(request.id, viewDigestOf(request));
 
 const SECRET = "test-signing-secret";
 const PUBLIC_URL = "http://airlock.test";
@@ -234,7 +239,7 @@ describe("delivery", () => {
     expect(result).toMatchObject({ ok: true, receipt: { channel: FAKE_CHANNEL_ID } });
     expect(call?.args.metadata).toEqual({
       event_type: "airlock_request",
-      event_payload: { request_id: request.id },
+      event_payload: { request_id: request.id, view_digest: viewDigestOf(request) },
     });
     const blocks = call?.args.blocks as Block[];
     expect(blocks[0]).toMatchObject({ type: "header", text: { text: "Deploy <prod>" } });
@@ -258,7 +263,8 @@ describe("delivery", () => {
       "airlock_revise",
       "airlock_edit",
     ]);
-    for (const b of buttons) expect(b.value).toBe(request.id);
+    // Each button carries the request and the digest of the view the message shows.
+    for (const b of buttons.slice(0, 3)) expect(b.value).toBe(clickValue(request));
     expect(buttons[3]?.url).toBe(`${PUBLIC_URL}/requests/${request.id}`);
   });
 
@@ -378,7 +384,7 @@ describe("interactions", () => {
     const request = await newRequest();
     const created = await posted(request);
     const res = await interact(
-      blockActions("U_ALICE", "airlock_approve", request.id, created.receipt, [0, 1, 2]),
+      blockActions("U_ALICE", "airlock_approve", clickValue(request), created.receipt, [0, 1, 2]),
     );
     expect(res.status).toBe(200);
     const decided = await engine.get(request.id);
@@ -410,7 +416,9 @@ describe("interactions", () => {
   it("approves only the ticked items when fewer than all are ticked", async () => {
     const request = await newRequest();
     const created = await posted(request);
-    await interact(blockActions("U_BOB", "airlock_approve", request.id, created.receipt, [0, 2]));
+    await interact(
+      blockActions("U_BOB", "airlock_approve", clickValue(request), created.receipt, [0, 2]),
+    );
     const decided = await engine.get(request.id);
     expect(decided.decision).toMatchObject({ method: "select", reviewer: "bob" });
     expect(decided.decision?.selected).toEqual([request.items[0]?.id, request.items[2]?.id]);
@@ -420,7 +428,7 @@ describe("interactions", () => {
     const request = await newRequest({ allowed: ["select", "reject"] });
     const created = await posted(request);
     await interact(
-      blockActions("U_BOB", "airlock_approve", request.id, created.receipt, [0, 1, 2]),
+      blockActions("U_BOB", "airlock_approve", clickValue(request), created.receipt, [0, 1, 2]),
     );
     const decided = await engine.get(request.id);
     expect(decided.decision).toMatchObject({ outcome: "approved", method: "select" });
@@ -442,7 +450,7 @@ describe("interactions", () => {
     const request = await newRequest();
     const created = await posted(request);
     const body = interactionBody(
-      blockActions("U_ALICE", "airlock_approve", request.id, created.receipt),
+      blockActions("U_ALICE", "airlock_approve", clickValue(request), created.receipt),
     );
     const res = await fetch(`${http.url}/interactions`, {
       method: "POST",
@@ -472,7 +480,7 @@ describe("interactions", () => {
     const request = await newRequest();
     const created = await posted(request);
     const body = interactionBody(
-      blockActions("U_ALICE", "airlock_approve", request.id, created.receipt),
+      blockActions("U_ALICE", "airlock_approve", clickValue(request), created.receipt),
     );
     const res = await fetch(`${http.url}/interactions`, {
       method: "POST",
@@ -488,7 +496,7 @@ describe("interactions", () => {
     const request = await newRequest();
     const created = await posted(request);
     const res = await interact(
-      blockActions("U_AGENT", "airlock_approve", request.id, created.receipt),
+      blockActions("U_AGENT", "airlock_approve", clickValue(request), created.receipt),
     );
     expect(res.status).toBe(200);
     expect((await engine.get(request.id)).status).toBe("pending");
@@ -505,7 +513,9 @@ describe("interactions", () => {
   it("refuses a Slack user the configuration does not know", async () => {
     const request = await newRequest();
     const created = await posted(request);
-    await interact(blockActions("U_NOBODY", "airlock_approve", request.id, created.receipt));
+    await interact(
+      blockActions("U_NOBODY", "airlock_approve", clickValue(request), created.receipt),
+    );
     expect((await engine.get(request.id)).status).toBe("pending");
     expect(ephemeralTexts().join("\n")).toMatch(/does not know your Slack account/);
     expect(refusals).toEqual([
@@ -517,7 +527,7 @@ describe("interactions", () => {
     const request = await newRequest();
     const created = await posted(request);
     await interact(blockActions("U_ALICE", "airlock_reject", request.id, created.receipt));
-    await interact(blockActions("U_BOB", "airlock_approve", request.id, created.receipt));
+    await interact(blockActions("U_BOB", "airlock_approve", clickValue(request), created.receipt));
     expect((await engine.get(request.id)).decision?.reviewer).toBe("alice");
     expect(ephemeralTexts().join("\n")).toMatch(/already decided by alice/);
   });
@@ -525,7 +535,7 @@ describe("interactions", () => {
   it("counts a retried click once (same action_ts), towards a quorum", async () => {
     const request = await newRequest({ quorum: 2 });
     const created = await posted(request);
-    const click = blockActions("U_ALICE", "airlock_approve", request.id, created.receipt);
+    const click = blockActions("U_ALICE", "airlock_approve", clickValue(request), created.receipt);
     await interact(click);
     await interact(click, { "x-slack-retry-num": "1", "x-slack-retry-reason": "http_timeout" });
     const now = await engine.get(request.id);
@@ -540,7 +550,7 @@ describe("interactions", () => {
   it("opens a modal on Revise, and its submission asks for the revision with the comment", async () => {
     const request = await newRequest();
     const created = await posted(request);
-    const click = blockActions("U_BOB", "airlock_revise", request.id, created.receipt);
+    const click = blockActions("U_BOB", "airlock_revise", clickValue(request), created.receipt);
     expect((await interact(click)).status).toBe(200);
     const [open] = fake.callsTo("views.open");
     expect(open?.args.trigger_id).toBe(click.trigger_id);
@@ -580,6 +590,8 @@ describe("interactions", () => {
       comment: "Use staging first",
       reviewer: "bob",
       channel: "slack",
+      // The form kept the digest of the view the message showed.
+      viewDigest: viewDigestOf(request),
     });
   });
 });
@@ -706,7 +718,7 @@ describe("Socket Mode", () => {
       const created = await posted(request);
       const ack = await fake.sendEnvelope(
         "interactive",
-        blockActions("U_ALICE", "airlock_approve", request.id, created.receipt),
+        blockActions("U_ALICE", "airlock_approve", clickValue(request), created.receipt),
       );
       expect(ack).toEqual({});
       expect((await engine.get(request.id)).decision).toMatchObject({

@@ -10,7 +10,8 @@ import { z } from "zod";
 import { createMcpProxy, createMcpServer, parseProxyConfig } from "../../src/adapters/mcp.js";
 import { newNonce, replyToken, signLink } from "../../src/channels/email/tokens.js";
 import { runReview } from "../../src/channels/review.js";
-import { ACTION } from "../../src/channels/slack/blocks.js";
+import { ACTION, buttonValue } from "../../src/channels/slack/blocks.js";
+import { viewDigestOf } from "../../src/core/review-view.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
 import { createEmbedTokens } from "../../src/server/embed/token.js";
 import { revokeToken } from "../../src/server/tokens.js";
@@ -481,7 +482,9 @@ export const slackDoor: Door = {
       r.decisions.filter((d) => d.outcome === "approved" && d.channel === "slack").length;
     const before = approvedBy(await world.airlock.get(request.id));
     const where = { channel: "C0APPROVALS", ts: `1700000000.${String(++seq).padStart(6, "0")}` };
-    const body = interactionBody(blockActions(user, ACTION.approve, request.id, where));
+    // The button as the channel posted it: the request and the digest of the view it shows.
+    const value = buttonValue(request.id, viewDigestOf(await world.airlock.get(request.id)));
+    const body = interactionBody(blockActions(user, ACTION.approve, value, where));
     const res = await fetch(`${world.url}/channels/ops-slack/interactions`, {
       method: "POST",
       headers: signedHeaders(body, { secret: SLACK_SIGNING }),
@@ -538,6 +541,7 @@ export const mailLinkDoor: Door = {
       m: "approve_all",
       exp: Math.floor(Date.now() / 1000) + 3600,
       n: newNonce(),
+      v: viewDigestOf(await world.airlock.get(request.id)),
     });
     const link = `${world.url}/channels/ops-mail/l/${token}`;
     const res = await fetch(link, { method: "POST", body: new URLSearchParams({ token }) });
@@ -569,7 +573,14 @@ export const mailReplyDoor: Door = {
   async approve(world, who, request) {
     const to = mailAddressFor(who);
     if (typeof to !== "string") return to;
-    const token = replyToken(LINK_SECRET, request.id, to, Date.now() + 3_600_000);
+    // The reply address of the mail the channel sent: bound to the view that mail showed.
+    const token = replyToken(
+      LINK_SECRET,
+      request.id,
+      to,
+      Date.now() + 3_600_000,
+      viewDigestOf(await world.airlock.get(request.id)),
+    );
     if (!token) throw new Error(`no reply token for ${request.id}`);
     const replyTo = `airlock+${token}@reply.example.com`;
     const before = approvalsOf(await world.airlock.get(request.id));

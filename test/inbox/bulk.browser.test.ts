@@ -1,10 +1,12 @@
 // Bulk review in the inbox, in Debian's chromium: many pending requests selected and decided at once,
 // each on its own; the result page names exactly those someone else decided first; shift-click
-// ranges, "all matching this filter" (only what the page showed), the confirmation on what will run,
-// grouping, the queue's keys, and phone width.
+// ranges, "all matching this filter" (only what the page showed), the confirmation on what will run
+// (every bulk approval shows each request's view first and is bound to it), grouping, the queue's
+// keys, and phone width.
 import { existsSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { viewDigestOf } from "../../src/core/review-view.js";
 import { startTestServer, type TestServer } from "../server/helpers.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -76,6 +78,11 @@ describe.skipIf(!haveBrowser)("bulk review in the inbox (chromium)", () => {
     await page.fill("#bulk-comment", "release train 12");
     await page.click("#bulk-approve");
     await page.waitForURL(`${s.url}/inbox/decisions`);
+    // First what each would run (the 47 still pending), then the approval.
+    await expect(page.locator("h1").textContent()).resolves.toBe("Approve 47 requests?");
+    await expect(page.locator("#bulk-views li[data-request-id]").count()).resolves.toBe(47);
+    await page.click("#bulk-confirm-all");
+    await page.waitForURL(`${s.url}/inbox/decisions`);
     await expect(page.locator("h1").textContent()).resolves.toMatch(/Approved 47 of 50/);
     expect(new Set(await listed(page, "#bulk-first"))).toEqual(new Set(raced));
     await expect(page.locator("#bulk-first").textContent()).resolves.toContain("rejected by bob");
@@ -94,6 +101,8 @@ describe.skipIf(!haveBrowser)("bulk review in the inbox (chromium)", () => {
           reviewer: "alice",
           channel: "web",
           comment: "release train 12",
+          // Bound to the view the confirmation showed.
+          viewDigest: viewDigestOf(r),
         });
         const events = await s.airlock.audit({ requestId: id });
         expect(events.filter((e) => e.type === "decided")).toHaveLength(1);
@@ -141,6 +150,8 @@ describe.skipIf(!haveBrowser)("bulk review in the inbox (chromium)", () => {
     await expect(page.locator("#keys-help").isVisible()).resolves.toBe(false);
 
     await page.keyboard.press("a");
+    await page.waitForURL(`${s.url}/inbox/decisions`);
+    await page.click("#bulk-confirm-all");
     await page.waitForURL(`${s.url}/inbox/decisions`);
     expect(new Set(await listed(page, "#bulk-decided"))).toEqual(new Set(chosen));
     for (const id of ids) {

@@ -189,7 +189,7 @@ describe.skipIf(!haveBrowser)("web inbox in chromium", () => {
       args: { to: "team@example.org", subject: "Weekly" },
     });
     await page.goto(`${base}/requests/${r.id}`);
-    await page.click("summary");
+    await page.click("details:has(#edit-form) > summary");
     await page.fill("#edit-args", '{ "to": "not-an-address", "subject": "Weekly" }');
     await page.click("#btn-edit");
     const error = page.locator("#edit-error");

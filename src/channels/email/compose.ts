@@ -1,6 +1,8 @@
-// What one mail to one recipient says. A new, escalated or reminded request: the request in the
-// text format of the reply grammar (pattern 1) and as HTML, one-click links for the decisions a
-// click can make, and the inbox link. A decided, timed-out or cancelled one: a short notice in the
+// What one mail to one recipient says. A new, escalated or reminded request: its review view (the
+// agent's words labelled as such, the exact args, the preview, the items: view-mail.ts) with the
+// reply grammar's options (pattern 1), as text and as HTML, one-click links for the decisions a
+// click can make, and the inbox link. A view larger than a mail shows (MAIL_VIEW_BUDGET) is shown
+// as far as it fits, says how much is not shown, and offers no approval: no link, no APPROVE. A decided, timed-out or cancelled one: a short notice in the
 // same thread. Links and the reply address are bound to the recipient, so every recipient gets a
 // mail of their own.
 import { createHash } from "node:crypto";
@@ -8,13 +10,15 @@ import type { Redactor } from "../../audit/redact.js";
 import { buttonLabel } from "../../core/labels.js";
 import type { OutboxTopic } from "../../core/outbox.js";
 import { presentationOf } from "../../core/presentation.js";
+import { reviewViewOf, viewDigestOf } from "../../core/review-view.js";
 import type { ApprovalRequest, Decision } from "../../core/schemas.js";
 import { clip } from "../../core/text.js";
-import { formatRequest } from "../../reply/format.js";
 import { outsideView } from "../outside.js";
+import { fitView, MAIL_VIEW_BUDGET } from "../view-fit.js";
 import { escapeHtml, link, paragraph, preformatted } from "./html.js";
 import type { ResolvedEmailOptions } from "./options.js";
 import { type LinkMethod, type LinkOutcome, newNonce, replyToken, signLink } from "./tokens.js";
+import { mailBody } from "./view-mail.js";
 
 export interface ComposedMail {
   to: string;
@@ -70,15 +74,16 @@ export function subjectOf(topic: OutboxTopic, request: ApprovalRequest): string 
   }
 }
 
-/** The reply address bound to (request, recipient) until `expiresMs`, when the request id can
- * carry one. */
+/** The reply address bound to (request, recipient, the view the mail shows) until `expiresMs`,
+ * when the request id can carry one. */
 export function replyAddress(
   options: ResolvedEmailOptions,
   requestId: string,
   recipient: string,
   expiresMs: number,
+  viewDigest: string,
 ): string | undefined {
-  const token = replyToken(options.linkSecret, requestId, recipient, expiresMs);
+  const token = replyToken(options.linkSecret, requestId, recipient, expiresMs, viewDigest);
   return token && `${options.replyLocalPart}+${token}@${options.replyDomain}`.toLowerCase();
 }
 
@@ -87,13 +92,14 @@ export function inboxUrl(publicUrl: string, requestId: string): string {
 }
 
 /** The decisions a click may make: approving everything and rejecting (skipping, with items).
- * Selecting, revising and editing need words, so they go by reply or through the inbox. */
-function oneClicks(request: ApprovalRequest): OneClick[] {
+ * Selecting, revising and editing need words, so they go by reply or through the inbox. No approval
+ * of a view the mail could not show in full (`fits` false). */
+function oneClicks(request: ApprovalRequest, fits: boolean): OneClick[] {
   const out: OneClick[] = [];
   const n = request.items.length;
   // The verb first, the agent's label after it unless it inverts it (core/labels.ts).
   const { labels } = presentationOf(request);
-  if (request.allowed.includes("approve")) {
+  if (fits && request.allowed.includes("approve")) {
     out.push({
       outcome: "approved",
       method: "approve_all",
@@ -121,22 +127,27 @@ export function composeRequestMail(
   role: RecipientRole,
   ctx: ComposeContext,
 ): ComposedMail {
-  // The mail provider is a third party: subject and body show the request as redacted.
+  // The mail provider is a third party: subject and body show the request as redacted. The links
+  // and the reply address carry the digest of the real request's view, which the engine checks.
   const request = outsideView(given, ctx.redactor);
+  const viewDigest = viewDigestOf(given);
+  const fitted = fitView(reviewViewOf(request), MAIL_VIEW_BUDGET);
   const { options } = ctx;
   const to = recipient.toLowerCase();
   const decider = role === "decider";
   const nonce = newNonce();
   const exp = Math.floor(ctx.now / 1000) + options.linkTtlSeconds;
-  const links = (decider ? oneClicks(request) : []).map((c) => ({
+  const links = (decider ? oneClicks(request, fitted.fits) : []).map((c) => ({
     ...c,
-    url: `${ctx.publicUrl}/channels/${encodeURIComponent(ctx.channelName)}/l/${signLink(options.linkSecret, { r: request.id, to, o: c.outcome, m: c.method, exp, n: nonce })}`,
+    url: `${ctx.publicUrl}/channels/${encodeURIComponent(ctx.channelName)}/l/${signLink(options.linkSecret, { r: request.id, to, o: c.outcome, m: c.method, exp, n: nonce, v: viewDigest })}`,
   }));
   const inbox = inboxUrl(ctx.publicUrl, request.id);
   // The reply address lives as long as the links: a leaked one (a forward, a reply-all) stops
   // working with them, and each reminder or escalation mail brings a fresh one.
-  const replyTo = decider ? replyAddress(options, request.id, to, exp * 1000) : undefined;
-  const body = formatRequest(request, "text", { now: ctx.now });
+  const replyTo = decider
+    ? replyAddress(options, request.id, to, exp * 1000, viewDigest)
+    : undefined;
+  const body = mailBody(request, fitted, { now: ctx.now, inbox });
   const lead = !decider
     ? `For your information: ${oneLine(request.requester, 100)} asks for an approval you cannot give.`
     : topic === "escalated"
@@ -147,7 +158,7 @@ export function composeRequestMail(
   const wordy = (
     decider
       ? [
-          request.allowed.includes("select") && request.items.length > 0
+          fitted.fits && request.allowed.includes("select") && request.items.length > 0
             ? "To approve some items only, reply SELECT with their numbers, or open the inbox."
             : "",
           request.allowed.includes("revise")

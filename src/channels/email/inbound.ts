@@ -9,18 +9,27 @@ import { type AddressObject, type HeaderValue, type ParsedMail, simpleParser } f
 import { redactorOf } from "../../audit/redact.js";
 import { actorOf, withoutIdentity } from "../../core/authority.js";
 import { isAirlockError } from "../../core/errors.js";
+import { viewDigestOf } from "../../core/review-view.js";
 import type { ApprovalRequest } from "../../core/schemas.js";
 import { clip } from "../../core/text.js";
 import { parseReply, replyToDecision } from "../../reply/parse.js";
 import { outsideView } from "../outside.js";
 import type { InboundDeps } from "../types.js";
+import {
+  isViewChanged,
+  MAIL_VIEW_BUDGET,
+  noDigestToApprove,
+  outsideFit,
+  tooLargeToApprove,
+  viewChangedText,
+} from "../view-fit.js";
 import { windowLimit } from "../window-limit.js";
 import { inboxUrl, noticeLines, oneLine } from "./compose.js";
 import type { EmailContext } from "./context.js";
 import { escapeHtml } from "./html.js";
 import { stripQuoted } from "./quoted.js";
 import { senderProblem } from "./sender.js";
-import { REPLY_TOKEN_LENGTH, verifyReplyToken } from "./tokens.js";
+import { REPLY_TOKEN_LENGTH, replyTokenRequest, verifyReplyToken } from "./tokens.js";
 
 /** Answers (help, refusals, "no longer pending") one address gets in an hour, at most. */
 export const ANSWERS_PER_ADDRESS_PER_HOUR = 10;
@@ -154,13 +163,39 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
     if (!token)
       return { status: "ignored", reason: "not addressed to a reply address of this channel" };
     if (!sender) return refuse("email reply without a From address");
-    const check = verifyReplyToken(options.linkSecret, token, sender, deps.now());
+    // The reply address is bound to the view its mail showed: it verifies against the view of the
+    // request it names as that request stands now.
+    const named = replyTokenRequest(token);
+    const standing = named === undefined ? undefined : await requestOf(named);
+    const check = verifyReplyToken(
+      options.linkSecret,
+      token,
+      sender,
+      deps.now(),
+      standing && viewDigestOf(standing),
+    );
     if (!check.ok && check.reason === "forged") {
-      return refuse(
-        `email reply from ${quoted(sender)} to a reply address not issued to that sender (forged or forwarded)`,
+      const result = await refuse(
+        `email reply from ${quoted(sender)} to a reply address not issued to that sender (forged or forwarded), or issued for a view of the request that has changed since`,
         undefined,
         sender,
       );
+      // A configured reviewer whose address is proven may be answering a mail about a request
+      // that changed since it was sent (the address no longer verifies): told where to look again.
+      // Nobody else hears back.
+      if (
+        standing?.status === "pending" &&
+        email.identities.byEmail(sender) &&
+        !senderProblem(mail, envelope, sender, options.inbound?.authservId)
+      ) {
+        await answer(mail, sender, "", [
+          "Your reply was not recorded: the reply address you wrote to does not match this request as it stands now. The request may have changed since that mail was sent (or the mail was not sent to you).",
+          "Look at it again in the inbox before deciding:",
+          "",
+          `Inbox: ${inboxUrl(deps.publicUrl, standing.id)}`,
+        ]);
+      }
+      return result;
     }
     // Before anything is answered or decided: the From address must be proven the sender's (the
     // envelope agrees, and DKIM/DMARC passed where the inbound server reports them). No answer: it
@@ -184,7 +219,7 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
         sender,
       );
 
-    const request = await requestOf(requestId);
+    const request = standing?.id === requestId ? standing : await requestOf(requestId);
     if (!request) return { status: "ignored", reason: `request ${requestId} does not exist` };
     const text = stripQuoted(mail.text ?? "");
     const reply = parseReply(text, request.items);
@@ -208,6 +243,28 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
     });
     // A mail delivered twice (SMTP retries, a webhook replayed) decides once.
     decision.key = `email-reply:${shortHash(mail.messageId ?? `${sender}\n${text}`)}`;
+    // An APPROVE is refused where the mail offered none: a view it could not show in full, or a
+    // reply address sent before addresses were bound to the view their mail showed.
+    if (decision.outcome === "approved" && request.status === "pending") {
+      const fitted = outsideFit(request, redactor, MAIL_VIEW_BUDGET);
+      const why = !fitted.fits
+        ? tooLargeToApprove(fitted, "a mail", inbox)
+        : check.viewDigest === undefined
+          ? noDigestToApprove("mail", inbox)
+          : undefined;
+      if (why) {
+        const result = await refuse(
+          !fitted.fits
+            ? `email reply approving a request too large to show in a mail, from ${quoted(sender)}`
+            : `email reply approving through a reply address bound to no view, from ${quoted(sender)}`,
+          requestId,
+          sender,
+        );
+        await answer(mail, sender, replyAddress, [`Your reply was not recorded. ${why}`]);
+        return result;
+      }
+    }
+    if (check.viewDigest !== undefined) decision.viewDigest = check.viewDigest;
     try {
       // A reply whose sender was proven above: authority (core/authority.ts) decides the rest.
       const actor = actorOf({
@@ -228,6 +285,10 @@ export function inboundHandler(email: EmailContext, deps: InboundDeps) {
         outcome: after.decision?.outcome ?? decision.outcome,
       };
     } catch (err) {
+      if (isViewChanged(err)) {
+        await answer(mail, sender, replyAddress, [viewChangedText("the mail you answered", inbox)]);
+        return { status: "refused", reason: "view_changed", requestId };
+      }
       if (isAirlockError(err, "conflict")) {
         const current = (err as { request?: ApprovalRequest }).request ?? request;
         await answer(mail, sender, replyAddress, [

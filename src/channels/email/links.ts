@@ -5,17 +5,26 @@
 // The mail's nonce is the decision's idempotency key, so a mail's links decide once.
 
 import type { Context } from "hono";
+import { redactorOf } from "../../audit/redact.js";
 import { actorOf } from "../../core/authority.js";
 import { isAirlockError } from "../../core/errors.js";
 import { sameIdentity } from "../../core/identity.js";
 import type { ApprovalRequest, Decision } from "../../core/schemas.js";
 import { canDecide } from "../../core/state.js";
-import { formatRequest } from "../../reply/format.js";
+import { outsideView } from "../outside.js";
 import type { InboundDeps } from "../types.js";
+import {
+  type FittedView,
+  isViewChanged,
+  MAIL_VIEW_BUDGET,
+  notShown,
+  outsideFit,
+} from "../view-fit.js";
 import { inboxUrl, iso } from "./compose.js";
 import type { EmailContext } from "./context.js";
 import { escapeHtml, link, PAGE_HEADERS, page, paragraph, preformatted } from "./html.js";
 import { type LinkClaims, verifyLink } from "./tokens.js";
+import { mailBody } from "./view-mail.js";
 
 const MAX_COMMENT_CHARS = 2000;
 
@@ -52,6 +61,19 @@ function decidedText(d: Decision | undefined, status: string): string {
   if (!d) return `This request is already ${status}.`;
   if (d.method === "timeout") return `This request already timed out at ${iso(d.decidedAt)}.`;
   return `This request was already decided by ${d.reviewer} (${d.channel}) at ${iso(d.decidedAt)}: ${d.outcome}.`;
+}
+
+/** Why a link may not approve, or undefined: a view the mail could not show in full, or a link
+ * signed before links carried the view their mail showed. Rejecting needs neither. */
+function blindLink(claims: LinkClaims, fitted: FittedView, requestId: string): string | undefined {
+  if (claims.o !== "approved") return undefined;
+  if (!fitted.fits) {
+    return `This request is too large to show in a mail in full (${notShown(fitted.omitted)}), so it cannot be approved from a mail link. Open it in the inbox to see all of it and decide there.`;
+  }
+  if (claims.v === undefined) {
+    return `This link was sent before mails showed a request's exact arguments, so it cannot approve ${requestId}. Open it in the inbox to see what it would run and decide there.`;
+  }
+  return undefined;
 }
 
 export function linkHandlers(email: EmailContext, deps: InboundDeps) {
@@ -111,6 +133,17 @@ export function linkHandlers(email: EmailContext, deps: InboundDeps) {
       );
     }
     const what = actionLabel(claims, request);
+    // What the mail showed (its view, redacted as the mail was) is shown again; an approval of a
+    // view the mail could not show in full, or from a link that carries no view, is not offered.
+    const fitted = outsideFit(request, redactorOf(deps.airlock), MAIL_VIEW_BUDGET);
+    const body = preformatted(
+      mailBody(outsideView(request, redactorOf(deps.airlock)), fitted, {
+        now: deps.now(),
+        inbox: inboxUrl(deps.publicUrl, request.id),
+      }),
+    );
+    const blind = blindLink(claims, fitted, request.id);
+    if (blind) return html(c, 403, "Not from a mail link", paragraph(blind) + body + inbox);
     const comment =
       claims.o === "rejected"
         ? `<p><label for="comment">Reason (optional)</label><br><textarea id="comment" name="comment" maxlength="${MAX_COMMENT_CHARS}"></textarea></p>`
@@ -126,7 +159,7 @@ ${comment}<p><button type="submit">Confirm: ${escapeHtml(what)}</button></p>
       paragraph(
         `You are about to ${what} as ${reviewer.name}. Nothing is decided until you confirm.`,
       ) +
-        preformatted(formatRequest(request, "text", { now: deps.now() })) +
+        body +
         form +
         inbox,
     );
@@ -168,6 +201,21 @@ ${comment}<p><button type="submit">Confirm: ${escapeHtml(what)}</button></p>
     const before = await load(c, claims.r);
     if (before instanceof Response) return before;
     const inbox = `<p>${link(inboxUrl(deps.publicUrl, claims.r), "Open it in the inbox")}</p>`;
+    // Checked here, not only left out of the mail: a crafted link approves no view the mail could
+    // not show in full, nor one it did not show (a link signed before links carried the view).
+    if (before.status === "pending") {
+      const fitted = outsideFit(before, redactorOf(deps.airlock), MAIL_VIEW_BUDGET);
+      const blind = blindLink(claims, fitted, before.id);
+      if (blind) {
+        await refuse(
+          fitted.fits
+            ? "email link approval without the view its mail showed"
+            : "email link approval of a request too large to show in a mail",
+          claims,
+        );
+        return html(c, 403, "Not from a mail link", paragraph(blind) + inbox);
+      }
+    }
     const usedBefore = before.decisions.some((d) => d.key === key);
     let after: ApprovalRequest;
     try {
@@ -183,8 +231,20 @@ ${comment}<p><button type="submit">Confirm: ${escapeHtml(what)}</button></p>
         method: claims.m,
         key,
         ...(rawComment && claims.o === "rejected" ? { comment: rawComment } : {}),
+        // Bound to the view the mail showed: a changed request is not decided on the old one.
+        ...(claims.v === undefined ? {} : { viewDigest: claims.v }),
       });
     } catch (err) {
+      if (isViewChanged(err)) {
+        return html(
+          c,
+          409,
+          "The request changed",
+          paragraph(
+            "Not recorded: this request changed since the mail was sent, so what the mail showed is no longer what it asks. Look at it again before deciding.",
+          ) + inbox,
+        );
+      }
       if (isAirlockError(err, "conflict")) {
         const current = (err as { request?: ApprovalRequest }).request ?? before;
         return html(

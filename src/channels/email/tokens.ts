@@ -3,8 +3,12 @@
 // - a link token (in `/l/<token>`) carries what one click decides, for whom, until when, and a nonce
 //   shared by the links of one mail (the decision's idempotency key: the mail's links work once);
 // - a reply token (in `<local>+<token>@<domain>`) binds a request to the one address it was sent
-//   to, until an expiry (the mail's links' own). Mail software may change the case of an address,
-//   so it is lower-case base32 of fixed length.
+//   to, until an expiry (the mail's links' own), and to the review view the mail showed (its
+//   digest is under the MAC, not in the token: a reply to a mail of a view that has changed since
+//   does not verify). Mail software may change the case of an address, so it is lower-case base32
+//   of fixed length.
+// A link token carries the digest of the view its mail showed (`v`) too: the decision is bound to
+// it. Tokens signed before views were bound carry none, and approve nothing.
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 export type LinkOutcome = "approved" | "rejected";
@@ -21,6 +25,9 @@ export interface LinkClaims {
   exp: number;
   /** Shared by the links of one mail. */
   n: string;
+  /** The digest of the review view the mail showed (core/review-view.ts); absent from links sent
+   * before decisions were bound to views. */
+  v?: string;
 }
 
 export type LinkCheck =
@@ -67,7 +74,8 @@ function parseClaims(body: string): LinkClaims | undefined {
     !outcomeOk ||
     !methodOk ||
     typeof c.exp !== "number" ||
-    typeof c.n !== "string"
+    typeof c.n !== "string" ||
+    (c.v !== undefined && (typeof c.v !== "string" || !/^[0-9a-f]{64}$/.test(c.v)))
   ) {
     return undefined;
   }
@@ -87,32 +95,47 @@ export const REPLY_TOKEN_LENGTH = 26 + EXPIRY_CHARS + MAC_CHARS;
 const LEGACY_MAC_CHARS = 20;
 
 export type ReplyCheck =
-  | { ok: true; requestId: string }
+  /** `viewDigest`: the digest of the view the mail showed; undefined for a reply address sent
+   * before reply addresses were bound to views (it approves nothing). */
+  | { ok: true; requestId: string; viewDigest?: string }
+  /** Not issued to this sender, altered, or issued for a view of the request that has changed
+   * since (these cannot be told apart: the view's digest is under the MAC). */
   | { ok: false; reason: "forged" }
   | { ok: false; reason: "expired"; requestId: string };
 
-/** The reply token for (request, recipient) that works until `expiresMs` (rounded down to the
- * minute: never past the time the mail states), or undefined for an id that is not a request id
- * or an expiry that is not a time. */
+/** The reply token for (request, recipient, the digest of the view the mail shows) that works
+ * until `expiresMs` (rounded down to the minute: never past the time the mail states), or
+ * undefined for an id that is not a request id or an expiry that is not a time. */
 export function replyToken(
   secret: string,
   requestId: string,
   recipient: string,
   expiresMs: number,
+  viewDigest: string,
 ): string | undefined {
   const ulid = requestId.startsWith(ID_PREFIX) ? requestId.slice(ID_PREFIX.length) : "";
   if (!ULID.test(ulid) || !Number.isFinite(expiresMs)) return undefined;
   const expiry = base32Number(Math.floor(expiresMs / 60_000), EXPIRY_CHARS);
-  return ulid + expiry + replyMac(secret, requestId, expiry, recipient);
+  return ulid + expiry + replyMac(secret, requestId, expiry, recipient, viewDigest);
 }
 
-/** Whether a reply token was issued to `sender` (a forged token and one sent to someone else are
- * alike "forged") and has not expired at `nowMs`. */
+/** The request a reply token names, read before it is verified (to find the view it must be bound
+ * to); undefined when it is not shaped as one. */
+export function replyTokenRequest(token: string): string | undefined {
+  const t = token.toLowerCase();
+  const ulid = t.slice(0, 26);
+  return t.length === REPLY_TOKEN_LENGTH && ULID.test(ulid) ? ID_PREFIX + ulid : undefined;
+}
+
+/** Whether a reply token was issued to `sender` for the view whose digest is `viewDigest` (the
+ * request's current one; a forged token, one sent to someone else and one for a view that has
+ * changed are alike "forged") and has not expired at `nowMs`. */
 export function verifyReplyToken(
   secret: string,
   token: string,
   sender: string,
   nowMs: number,
+  viewDigest: string | undefined,
 ): ReplyCheck {
   const t = token.toLowerCase();
   if (t.length !== REPLY_TOKEN_LENGTH) return { ok: false, reason: "forged" };
@@ -120,8 +143,14 @@ export function verifyReplyToken(
   const expiry = t.slice(26, 26 + EXPIRY_CHARS);
   if (!ULID.test(ulid) || !EXPIRY.test(expiry)) return { ok: false, reason: "forged" };
   const requestId = ID_PREFIX + ulid;
-  const expected = Buffer.from(replyMac(secret, requestId, expiry, sender));
-  if (!sameBytes(Buffer.from(t.slice(26 + EXPIRY_CHARS)), expected)) {
+  const given = Buffer.from(t.slice(26 + EXPIRY_CHARS));
+  const bound =
+    viewDigest !== undefined &&
+    sameBytes(given, Buffer.from(replyMac(secret, requestId, expiry, sender, viewDigest)));
+  // A reply address sent before addresses were bound to views: genuine, bound to no view.
+  const unbound =
+    !bound && sameBytes(given, Buffer.from(replyMac(secret, requestId, expiry, sender)));
+  if (!bound && !unbound) {
     // A reply address sent before they expired (ULID and a 20-character MAC, no expiry) is
     // genuine but has no end: taken as expired, so its owner hears where to decide now.
     const legacy = Buffer.from(legacyReplyMac(secret, requestId, sender));
@@ -130,12 +159,21 @@ export function verifyReplyToken(
       : { ok: false, reason: "forged" };
   }
   if (numberOfBase32(expiry) * 60_000 <= nowMs) return { ok: false, reason: "expired", requestId };
-  return { ok: true, requestId };
+  return bound && viewDigest !== undefined
+    ? { ok: true, requestId, viewDigest }
+    : { ok: true, requestId };
 }
 
-function replyMac(secret: string, requestId: string, expiry: string, recipient: string): string {
-  const data = `${requestId}\n${expiry}\n${recipient.trim().toLowerCase()}`;
-  return base32(mac(secret, "reply", data)).slice(0, MAC_CHARS);
+function replyMac(
+  secret: string,
+  requestId: string,
+  expiry: string,
+  recipient: string,
+  viewDigest?: string,
+): string {
+  const fields = [requestId, expiry, recipient.trim().toLowerCase()];
+  if (viewDigest !== undefined) fields.push(viewDigest);
+  return base32(mac(secret, "reply", fields.join("\n"))).slice(0, MAC_CHARS);
 }
 
 function legacyReplyMac(secret: string, requestId: string, recipient: string): string {

@@ -1,10 +1,13 @@
-// What Airlock posts to Slack, as Block Kit: the request message (title, summary, facts, the items as
+// What Airlock posts to Slack, as Block Kit: the request message (its review view: the title, the
+// agent's words labelled as such, the exact args, the preview, the items, the facts; the items as
 // checkboxes, the decision buttons), the line that replaces its buttons once the request is over, the
 // thread replies (escalation, reminder) and the revision modal. Pure functions: no API calls here.
 import { doorLabels } from "../../core/labels.js";
+import { reviewViewOf } from "../../core/review-view.js";
 import type { ApprovalRequest, Decision } from "../../core/schemas.js";
 import { clip } from "../../core/text.js";
 import { countOf, messageDetails } from "../../reply/details.js";
+import { fitView, notShown, SLACK_VIEW_BUDGET, type ViewPart } from "../view-fit.js";
 
 /** Block Kit is plain JSON; only the fields used here are typed. */
 export type Block = Record<string, unknown>;
@@ -69,49 +72,120 @@ export function requestText(request: ApprovalRequest): string {
   return `Approval requested: ${request.title}`;
 }
 
-/** The message posted when a request is created. `inboxUrl` is the request's page in the inbox. */
-export function requestBlocks(request: ApprovalRequest, inboxUrl: string): Block[] {
+/** What a button on a request message carries: the request's id and the digest of the review view
+ * the message shows (core/review-view.ts), so the decision is bound to what was shown. */
+export function buttonValue(requestId: string, viewDigest: string): string {
+  return `${requestId} ${viewDigest}`;
+}
+
+/** A button's value read back: the request id, and the view digest when the message carried one
+ * (messages posted before views were bound carry the id alone). */
+export function readButtonValue(value: string): { requestId: string; viewDigest?: string } {
+  const [requestId = "", digest] = value.trim().split(/\s+/, 2);
+  return digest && /^[0-9a-f]{64}$/.test(digest)
+    ? { requestId, viewDigest: digest }
+    : { requestId };
+}
+
+/** Section texts of at most MAX_SECTION_CHARS for one part of the view: its heading on the first,
+ * the text (escaped; in a code block for args and previews) cut at chunk boundaries, and what was
+ * not shown said after it. */
+function partSections(part: ViewPart, label = part.label): string[] {
+  const code = part.key === "args" || part.key === "preview";
+  const heading =
+    part.key === "agentSummary"
+      ? "*The agent says* (its own words, not checked by Airlock):"
+      : `*${escapeMrkdwn(label)}:*`;
+  const room = MAX_SECTION_CHARS - heading.length - 16;
+  const chunks = chunk(escapeMrkdwn(part.shown), room);
+  const out = chunks.map((c, i) => {
+    const body = code ? `\`\`\`${c}\`\`\`` : c;
+    return i === 0 ? `${heading}\n${body}` : body;
+  });
+  if (part.omitted > 0) out.push(`_… ${notShown(part.omitted)}_`);
+  return out;
+}
+
+/** `text` in pieces of at most `max` characters, never cutting an escape (`&amp;`) or a surrogate
+ * pair, preferring to cut after a line. */
+function chunk(text: string, max: number): string[] {
+  if (text === "") return [" "];
+  const out: string[] = [];
+  let rest = text;
+  for (let guard = 0; rest.length > 0 && guard < 10_000; guard++) {
+    if (rest.length <= max) {
+      out.push(rest);
+      break;
+    }
+    let end = rest.lastIndexOf("\n", max);
+    if (end < max / 2) end = max;
+    const amp = rest.lastIndexOf("&", end - 1);
+    if (amp > end - 5 && amp >= 0) end = amp;
+    const code = rest.charCodeAt(end - 1);
+    if (code >= 0xd800 && code <= 0xdbff) end--;
+    out.push(rest.slice(0, end));
+    rest = rest.slice(end);
+  }
+  return out;
+}
+
+/** The message posted when a request is created, rendered from the request's review view
+ * (`request` is the request as Slack may see it: redacted). `viewDigest` is the digest of the real
+ * request's view, carried by the buttons. A view that does not fit (SLACK_VIEW_BUDGET) shows what
+ * fits, says how much is not shown, links to the inbox, and has no approve button. */
+export function requestBlocks(
+  request: ApprovalRequest,
+  inboxUrl: string,
+  viewDigest: string,
+): Block[] {
+  const fitted = fitView(reviewViewOf(request), SLACK_VIEW_BUDGET);
+  const { view } = fitted;
   const details = messageDetails(request);
-  const blocks: Block[] = [{ type: "header", text: plain(request.title, MAX_HEADER_CHARS) }];
-  if (request.summary?.trim()) {
-    blocks.push({ type: "section", text: mrkdwn(escapeMrkdwn(request.summary.trim())) });
+  const blocks: Block[] = [{ type: "header", text: plain(view.title, MAX_HEADER_CHARS) }];
+  const itemsLabel = `${details.itemsTitle} (${countOf(view.items.length, details.itemNoun)})`;
+  for (const part of fitted.parts) {
+    // The header holds a title that is not longer than it; a longer one is given in full below it.
+    if (part.key === "title" && part.text.length <= MAX_HEADER_CHARS) continue;
+    const label = part.key === "items" ? itemsLabel : part.label;
+    for (const text of partSections(part, label)) {
+      blocks.push({ type: "section", text: mrkdwn(text) });
+    }
   }
-  const context: string[] = [];
-  if (details.mainQuery) context.push(`*Question:* ${escapeMrkdwn(details.mainQuery)}`);
-  if (details.command) context.push(`*Command:* ${escapeMrkdwn(details.command)}`);
-  for (const issue of details.highPriorityCritiques.slice(0, 5)) {
-    context.push(`:warning: ${escapeMrkdwn(issue)}`);
+  const critiques = details.highPriorityCritiques
+    .slice(0, 5)
+    .map((issue) => `:warning: ${escapeMrkdwn(issue)}`);
+  if (critiques.length > 0) {
+    blocks.push({ type: "section", text: mrkdwn(critiques.join("\n")) });
   }
-  if (context.length > 0) blocks.push({ type: "section", text: mrkdwn(context.join("\n")) });
 
   const facts = [
-    `*Risk:* ${request.risk ?? "not stated"}`,
-    `*Requested by:* ${escapeMrkdwn(request.requester)}`,
+    `*Risk:* ${view.risk ?? "not stated"}`,
+    `*Requested by:* ${escapeMrkdwn(view.requester)}`,
     `*Deadline:* ${request.deadline === undefined ? "none" : slackTime(request.deadline)}`,
-    `*Action:* \`${escapeMrkdwn(clip(request.action, 200))}\``,
+    `*Action:* \`${escapeMrkdwn(clip(view.action, 200))}\``,
+    `*Approvers:* ${escapeMrkdwn(clip(view.approvers.join(", ") || "anyone but the requester", 500))}`,
   ];
-  if (request.quorum > 1) facts.push(`*Approvals needed:* ${request.quorum}`);
+  if (view.quorum > 1) facts.push(`*Approvals needed:* ${view.quorum}`);
+  if (view.revisionOf) facts.push(`*Revises:* \`${escapeMrkdwn(view.revisionOf)}\``);
   blocks.push({ type: "section", fields: facts.map(mrkdwn) });
 
-  if (request.items.length > 0) {
-    const heading = `*${escapeMrkdwn(details.itemsTitle)}* (${countOf(request.items.length, details.itemNoun)})`;
-    if (offersItems(request)) {
-      blocks.push({ type: "section", text: mrkdwn(heading) });
-      blocks.push({ type: "actions", block_id: ITEMS_BLOCK, elements: itemCheckboxes(request) });
-    } else {
-      const listed = request.items
-        .slice(0, 20)
-        .map((item, i) => `${i + 1}. ${escapeMrkdwn(clip(item.label, 200))}`);
-      if (request.items.length > listed.length) {
-        listed.push(`… and ${request.items.length - listed.length} more in the inbox`);
-      }
-      blocks.push({ type: "section", text: mrkdwn(`${heading}\n${listed.join("\n")}`) });
-    }
+  if (fitted.fits && offersItems(request)) {
+    const heading = `*Tick the ${escapeMrkdwn(details.itemNoun)} to approve:*`;
+    blocks.push({ type: "section", text: mrkdwn(heading) });
+    blocks.push({ type: "actions", block_id: ITEMS_BLOCK, elements: itemCheckboxes(request) });
+  }
+  if (!fitted.fits) {
+    blocks.push({
+      type: "section",
+      text: mrkdwn(
+        `:warning: *Not all of this request fits in a Slack message* (${notShown(fitted.omitted)}), so it cannot be approved here. <${inboxUrl}|Open it in the inbox> to see all of it and to approve; you can still reject it here.`,
+      ),
+    });
   }
   blocks.push({
     type: "actions",
     block_id: "airlock_decision",
-    elements: buttons(request, inboxUrl),
+    elements: buttons(request, inboxUrl, viewDigest, fitted.fits),
   });
   return blocks;
 }
@@ -135,18 +209,25 @@ function itemCheckboxes(request: ApprovalRequest): Block[] {
   return elements;
 }
 
-function buttons(request: ApprovalRequest, inboxUrl: string): Block[] {
+function buttons(
+  request: ApprovalRequest,
+  inboxUrl: string,
+  viewDigest: string,
+  fits: boolean,
+): Block[] {
   const out: Block[] = [];
+  const value = buttonValue(request.id, viewDigest);
   // The verb first, the agent's label after it unless it inverts it (core/labels.ts); the approve
   // verb always on the primary (green) button.
   const labels = doorLabels(request);
-  if (request.allowed.includes("approve") || request.allowed.includes("select")) {
+  // No approve button on a view the message could not show in full: approving blind is refused.
+  if (fits && (request.allowed.includes("approve") || request.allowed.includes("select"))) {
     out.push({
       type: "button",
       action_id: ACTION.approve,
       text: plain(labels.approve, 75),
       style: "primary",
-      value: request.id,
+      value,
     });
   }
   out.push({
@@ -154,17 +235,17 @@ function buttons(request: ApprovalRequest, inboxUrl: string): Block[] {
     action_id: ACTION.reject,
     text: plain(labels.reject, 75),
     style: "danger",
-    value: request.id,
+    value,
   });
   if (request.allowed.includes("revise")) {
     out.push({
       type: "button",
       action_id: ACTION.revise,
       text: plain(labels.revise, 75),
-      value: request.id,
+      value,
     });
   }
-  if (request.allowed.includes("edit")) {
+  if (fits && request.allowed.includes("edit")) {
     out.push({
       type: "button",
       action_id: ACTION.edit,
@@ -214,7 +295,9 @@ export function outcomeBlocks(request: ApprovalRequest, decision: Decision): Blo
 /** The modal a reviewer writes their revision request in. */
 export function reviseModal(
   request: ApprovalRequest,
-  origin: { channel?: string; messageTs?: string },
+  /** Where the button was, and the digest of the view its message showed (kept with the form, so
+   * the revision is bound to that view too). */
+  origin: { channel?: string; messageTs?: string; viewDigest?: string },
 ): Block {
   return {
     type: "modal",

@@ -5,6 +5,7 @@ import { actorOf } from "../../core/authority.js";
 import { isAirlockError } from "../../core/errors.js";
 import type { ApprovalRequest, DecisionInput } from "../../core/schemas.js";
 import type { InboundDeps } from "../types.js";
+import { isViewChanged, viewChangedText } from "../view-fit.js";
 
 export type SlackDecision = Omit<DecisionInput, "reviewer" | "groups" | "channel" | "key">;
 
@@ -87,6 +88,15 @@ export async function decideAs(
     if (isAirlockError(err, "forbidden")) {
       await refuse(ctx, err.message, { requestId, actor: who.name });
       return { ok: false, message: `Not recorded: ${err.message}.` };
+    }
+    if (isViewChanged(err)) {
+      return {
+        ok: false,
+        message: viewChangedText(
+          "the Slack message",
+          `${ctx.deps.publicUrl}/requests/${encodeURIComponent(requestId)}`,
+        ),
+      };
     }
     if (isAirlockError(err, "conflict") || isAirlockError(err, "invalid_input")) {
       return { ok: false, message: `Not recorded: ${err.message}.` };

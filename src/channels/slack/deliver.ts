@@ -3,6 +3,7 @@
 // is a reply in its thread. The message posted on creation is found through its receipt.
 import type { WebClient } from "@slack/web-api";
 import type { OutboxMessage } from "../../core/outbox.js";
+import { viewDigestOf } from "../../core/review-view.js";
 import type { ApprovalRequest } from "../../core/schemas.js";
 import { deliveryRedactor, outsideView } from "../outside.js";
 import type { DeliveryContext, DeliveryResult, IdentityDirectory } from "../types.js";
@@ -38,8 +39,10 @@ export async function deliverToSlack(
   ctx: DeliveryContext,
 ): Promise<DeliveryResult> {
   if (ctx.signal.aborted) return { ok: false, retry: true, error: "the delivery was stopped" };
-  // Everything below reaches Slack: the request as an outside channel may see it.
+  // Everything below reaches Slack: the request as an outside channel may see it. Its buttons carry
+  // the digest of the real request's review view, which is what the engine checks a decision by.
   const request = ctx.request && outsideView(ctx.request, deliveryRedactor(ctx));
+  const viewDigest = ctx.request && viewDigestOf(ctx.request);
   if (message.topic === "test") {
     return post(deps, {
       channel: deps.channel,
@@ -58,8 +61,13 @@ export async function deliverToSlack(
         blocks: requestBlocks(
           request,
           `${ctx.publicUrl}/requests/${encodeURIComponent(request.id)}`,
+          viewDigest ?? "",
         ),
-        metadata: { event_type: METADATA_EVENT_TYPE, event_payload: { request_id: request.id } },
+        // A reply in the thread is bound to the view this message shows, as the buttons are.
+        metadata: {
+          event_type: METADATA_EVENT_TYPE,
+          event_payload: { request_id: request.id, view_digest: viewDigest },
+        },
         unfurl_links: false,
         unfurl_media: false,
       });

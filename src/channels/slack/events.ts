@@ -3,9 +3,10 @@
 // parent carries the request id in its message metadata. Other messages are conversation: ignored.
 import type { ApprovalRequest } from "../../core/schemas.js";
 import { parseReply, replyToDecision } from "../../reply/parse.js";
+import { digestOf } from "../view-fit.js";
 import { METADATA_EVENT_TYPE } from "./blocks.js";
 import { decideAs, pendingNote, refuse } from "./decide.js";
-import { type SlackContext, tell } from "./interactions.js";
+import { blindApproval, type SlackContext, tell } from "./interactions.js";
 import { field, list, record, text } from "./json.js";
 
 /** The answer to an Events API body: the challenge of a `url_verification`, else nothing. */
@@ -30,8 +31,9 @@ async function threadReply(ctx: SlackContext, event: Record<string, unknown>): P
   const message = text(event.text);
   if (!channel || !threadTs || !ts || threadTs === ts || !message) return;
 
-  const requestId = await requestOfThread(ctx, channel, threadTs);
-  if (!requestId) return;
+  const parent = await requestOfThread(ctx, channel, threadTs);
+  if (!parent) return;
+  const { requestId, viewDigest } = parent;
   let request: ApprovalRequest;
   try {
     request = await ctx.deps.airlock.get(requestId);
@@ -67,20 +69,28 @@ async function threadReply(ctx: SlackContext, event: Record<string, unknown>): P
     groups: _groups,
     ...decision
   } = replyToDecision(reply, { reviewer: who.name, channel: "slack" });
+  // An approval by reply is refused where the Approve button is not offered (view-fit.ts).
+  if (decision.outcome === "approved") {
+    const blind = await blindApproval(ctx, requestId, viewDigest, user);
+    if (blind) return tell(ctx, channel, user, blind, threadTs);
+  }
+  // Bound to the view the thread's message shows, as its buttons are.
+  if (viewDigest !== undefined) decision.viewDigest = viewDigest;
   const result = await decideAs(ctx, requestId, user, decision, `slack:${channel}:${ts}`);
   if (!result.ok) return tell(ctx, channel, user, result.message, threadTs);
   const note = pendingNote(result.request);
   if (note) await tell(ctx, channel, user, note, threadTs);
 }
 
-/** The request id in the metadata of the thread's parent message, if Airlock posted it: its
- * metadata alone proves nothing (any app, or a user's token, can post the same metadata naming any
- * request), so the parent must also have been posted by this channel's own bot. */
+/** The request id (and the digest of the view the message shows) in the metadata of the thread's
+ * parent message, if Airlock posted it: its metadata alone proves nothing (any app, or a user's
+ * token, can post the same metadata naming any request), so the parent must also have been posted
+ * by this channel's own bot. */
 async function requestOfThread(
   ctx: SlackContext,
   channel: string,
   threadTs: string,
-): Promise<string | undefined> {
+): Promise<{ requestId: string; viewDigest?: string } | undefined> {
   try {
     const history = await ctx.client.conversations.history({
       channel,
@@ -102,7 +112,10 @@ async function requestOfThread(
       );
       return undefined;
     }
-    return text(field(parent, "metadata", "event_payload", "request_id"));
+    const requestId = text(field(parent, "metadata", "event_payload", "request_id"));
+    if (!requestId) return undefined;
+    const viewDigest = digestOf(field(parent, "metadata", "event_payload", "view_digest"));
+    return viewDigest === undefined ? { requestId } : { requestId, viewDigest };
   } catch (err) {
     ctx.deps.logger.warn({ err, channel }, "could not read the parent of a Slack thread");
     return undefined;

@@ -7,12 +7,20 @@ import type { ApprovalRequest } from "../../core/schemas.js";
 import { canDecide } from "../../core/state.js";
 import { outsideView } from "../outside.js";
 import {
+  digestOf,
+  noDigestToApprove,
+  outsideFit,
+  SLACK_VIEW_BUDGET,
+  tooLargeToApprove,
+} from "../view-fit.js";
+import {
   ACTION,
   ITEMS_BLOCK,
   offersItems,
   REVISE_BLOCK,
   REVISE_INPUT,
   REVISE_VIEW,
+  readButtonValue,
   reviseModal,
 } from "./blocks.js";
 import {
@@ -20,6 +28,7 @@ import {
   type DecideResult,
   decideAs,
   pendingNote,
+  refuse,
   reviewerOf,
   type SlackDecision,
 } from "./decide.js";
@@ -53,7 +62,10 @@ export async function handleInteraction(
 async function blockActions(ctx: SlackContext, payload: Record<string, unknown>): Promise<void> {
   const action = record(list(payload.actions)[0]);
   const actionId = text(action?.action_id);
-  const requestId = text(action?.value);
+  // The button carries the request and the digest of the view its message shows (blocks.ts).
+  const { requestId: id, viewDigest } = readButtonValue(text(action?.value) ?? "");
+  const requestId = id || undefined;
+  const shown = viewDigest === undefined ? {} : { viewDigest };
   const user = text(field(payload, "user", "id"));
   const where = {
     channel:
@@ -65,22 +77,68 @@ async function blockActions(ctx: SlackContext, payload: Record<string, unknown>)
   let result: DecideResult;
   switch (actionId) {
     case ACTION.approve: {
+      const blind = await blindApproval(ctx, requestId, viewDigest, user);
+      if (blind) return tell(ctx, where.channel, user, blind);
       const approval = await approvalOf(ctx, requestId, payload);
       if (!approval.ok) return tell(ctx, where.channel, user, approval.message);
-      result = await decideAs(ctx, requestId, user, approval.decision, key);
+      result = await decideAs(ctx, requestId, user, { ...approval.decision, ...shown }, key);
       break;
     }
     case ACTION.reject:
-      result = await decideAs(ctx, requestId, user, { outcome: "rejected", method: "reject" }, key);
+      result = await decideAs(
+        ctx,
+        requestId,
+        user,
+        { outcome: "rejected", method: "reject", ...shown },
+        key,
+      );
       break;
     case ACTION.revise:
-      return openReviseModal(ctx, requestId, user, text(payload.trigger_id), where);
+      return openReviseModal(ctx, requestId, user, text(payload.trigger_id), {
+        ...where,
+        viewDigest,
+      });
     default:
       return; // the Edit link button opens the inbox by itself
   }
   if (!result.ok) return tell(ctx, where.channel, user, result.message);
   const note = pendingNote(result.request);
   if (note) await tell(ctx, where.channel, user, note);
+}
+
+/** Why an approval from Slack is refused before it reaches the engine, or undefined: a request whose
+ * view a Slack message cannot show in full (view-fit.ts) is not approved from Slack, whatever the
+ * payload asks, and neither is one from a message posted before messages carried a view digest. */
+export async function blindApproval(
+  ctx: SlackContext,
+  requestId: string,
+  viewDigest: string | undefined,
+  user: string | undefined,
+): Promise<string | undefined> {
+  let request: ApprovalRequest;
+  try {
+    request = await ctx.deps.airlock.get(requestId);
+  } catch {
+    return `Not recorded: request ${requestId} does not exist (any more).`;
+  }
+  if (request.status !== "pending") return undefined; // the engine says who settled it
+  const inbox = `${ctx.deps.publicUrl}/requests/${encodeURIComponent(requestId)}`;
+  const fitted = outsideFit(request, redactorOf(ctx.deps.airlock), SLACK_VIEW_BUDGET);
+  const why = !fitted.fits
+    ? tooLargeToApprove(fitted, "Slack", inbox)
+    : viewDigest === undefined
+      ? noDigestToApprove("Slack message", inbox)
+      : undefined;
+  if (why) {
+    await refuse(
+      ctx,
+      !fitted.fits
+        ? "a Slack approval of a request too large to show in Slack"
+        : "a Slack approval without the view digest of the message it came from",
+      { requestId, actor: user ? `slack:${user}` : undefined },
+    );
+  }
+  return why;
 }
 
 /** An approval of everything, or of the ticked items when fewer than all are ticked. */
@@ -123,7 +181,11 @@ async function openReviseModal(
   requestId: string,
   user: string | undefined,
   triggerId: string | undefined,
-  where: { channel: string | undefined; messageTs: string | undefined },
+  where: {
+    channel: string | undefined;
+    messageTs: string | undefined;
+    viewDigest: string | undefined;
+  },
 ): Promise<void> {
   const who = await reviewerOf(ctx, user, requestId);
   if (!who.ok) return tell(ctx, where.channel, user, who.message);
@@ -143,9 +205,10 @@ async function openReviseModal(
     return tell(ctx, where.channel, user, `You cannot ask for a revision: ${why}.`);
   }
   if (!triggerId) return;
-  const origin: { channel?: string; messageTs?: string } = {};
+  const origin: { channel?: string; messageTs?: string; viewDigest?: string } = {};
   if (where.channel) origin.channel = where.channel;
   if (where.messageTs) origin.messageTs = where.messageTs;
+  if (where.viewDigest) origin.viewDigest = where.viewDigest;
   try {
     // Block Kit JSON built by hand; the SDK's View type is a union too wide to build against.
     const view = reviseModal(
@@ -166,8 +229,11 @@ async function viewSubmission(
   const view = record(payload.view);
   if (text(view?.callback_id) !== REVISE_VIEW) return undefined;
   let requestId: string | undefined;
+  let viewDigest: string | undefined;
   try {
-    requestId = text(record(JSON.parse(text(view?.private_metadata) ?? "null"))?.requestId);
+    const meta = record(JSON.parse(text(view?.private_metadata) ?? "null"));
+    requestId = text(meta?.requestId);
+    viewDigest = digestOf(meta?.viewDigest);
   } catch {
     requestId = undefined;
   }
@@ -179,7 +245,12 @@ async function viewSubmission(
     ctx,
     requestId,
     user,
-    { outcome: "revise", method: "revise", comment: comment.trim() },
+    {
+      outcome: "revise",
+      method: "revise",
+      comment: comment.trim(),
+      ...(viewDigest === undefined ? {} : { viewDigest }),
+    },
     key,
   );
   return result.ok ? undefined : modalError(result.message);

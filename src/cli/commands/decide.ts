@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { createTransport } from "../../client/http.js";
 import { createClient } from "../../client/index.js";
 import { actorOf, withoutIdentity } from "../../core/authority.js";
+import { viewDigestOf } from "../../core/review-view.js";
 import type { ApprovalRequest, Decision, DecisionInput } from "../../core/schemas.js";
 import { CliError, type GlobalOptions, remoteTarget, withGate } from "../context.js";
 import { requireLocalStore } from "../existing-store.js";
@@ -21,6 +22,7 @@ interface DecideOptions {
   edit?: Record<string, unknown>;
   key?: string;
   json?: boolean;
+  viewDigest?: string;
 }
 
 const OUTCOMES = { approve: "approved", reject: "rejected", revise: "revise" } as const;
@@ -50,6 +52,10 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
       jsonObject("--edit"),
     )
     .option("--key <key>", "idempotency key: repeating the same decision returns the first one")
+    .option(
+      "--view-digest <hex>",
+      "the digest of the review view you decided on (`viewDigest` of GET /v1/requests/ID/view): refused, exit 4, when the request changed since; without it, the view as it stands when the command runs",
+    )
     .option("--json", "print the request as JSON")
     .action(async (first: string | undefined, second: string | undefined, opts: DecideOptions) => {
       if (opts.all) return decideAll(first, second, opts);
@@ -68,10 +74,17 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
       if ((opts.select || opts.edit) && outcome !== "approved") {
         throw new CliError("--select and --edit go with approve only");
       }
+      if (opts.viewDigest !== undefined && !/^[0-9a-f]{64}$/.test(opts.viewDigest)) {
+        throw new CliError("--view-digest expects the 64 hex characters of a view's digest");
+      }
       // Deciding is about requests already there: never create an empty database to find none.
       await requireLocalStore(globals(), "decide");
       await withGate(globals(), async ({ api: engine, remote, local }) => {
         const current = await engine.get(id);
+        // Every decision carries the digest of a review view (core/review-view.ts): the one given,
+        // which the engine refuses when the request changed since; else the view as it stands now
+        // (from the server, which computes it, or from the local database).
+        const viewDigest = opts.viewDigest ?? (await currentViewDigest(id, current, remote));
         // Against a server the reviewer is the token's principal: send a name only when given.
         const reviewer = opts.as ?? (remote ? undefined : defaultReviewer());
         const input = {
@@ -83,6 +96,7 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
           ...(opts.comment !== undefined ? { comment: opts.comment } : {}),
           ...(opts.edit ? { editedArgs: opts.edit } : {}),
           ...(opts.key ? { key: opts.key } : {}),
+          viewDigest,
         } as DecisionInput;
         // On the local database the OS user (or --as) decides, through the same authority as every
         // door (core/authority.ts); a server decides who its token's holder is.
@@ -140,6 +154,27 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
         process.stdout.write(`${r.id}: ${r.status}\n`);
       });
     });
+}
+
+/** The digest of the request's review view as it stands: the server's (GET /v1/requests/ID/view)
+ * against a server, else computed from the local database's request. */
+async function currentViewDigest(
+  id: string,
+  current: ApprovalRequest,
+  remote: boolean,
+): Promise<string> {
+  const target = remote ? remoteTarget() : undefined;
+  if (!target) return viewDigestOf(current);
+  const http = createTransport({ ...target, fetch: globalThis.fetch });
+  const shown = await http.call<{ viewDigest?: unknown }>(
+    "GET",
+    `/v1/requests/${encodeURIComponent(id)}/view`,
+    { timeoutMs: 30_000 },
+  );
+  if (typeof shown.viewDigest !== "string") {
+    throw new CliError("the server answered the request's view without its digest");
+  }
+  return shown.viewDigest;
 }
 
 /** Pages of at most this many pending requests are listed and decided at a time (the server's list

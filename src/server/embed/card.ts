@@ -13,15 +13,38 @@
 //
 // Kept as a string (ES2017, no template literals inside) so it is served as written, whatever
 // compiles the package.
+import { argsJson } from "../../channels/view-fit.js";
 import { type DoorLabels, doorLabels } from "../../core/labels.js";
+import { type ReviewView, reviewViewOf, viewDigestOf } from "../../core/review-view.js";
 import type { ApprovalRequest } from "../../core/schemas.js";
 
-/** What the card fetches: the request, and its buttons' words as every door shows them
- * (core/labels.ts), so the rule is not restated in browser code. */
-export type CardRequest = ApprovalRequest & { buttons: DoorLabels };
+/** Whether the card sends `viewDigest` with its decisions. The card's decision route
+ * (server/routes/embed.ts, `embedDecisionBody`) must take the field first: until it does, the card
+ * shows the view and its digest but sends none (a strict body would refuse the decision). */
+export const CARD_SENDS_VIEW_DIGEST = false;
+
+/** What the card fetches: the request; its review view (core/review-view.ts: the agent's words, the
+ * exact args) with the args as canonical pretty-printed JSON and the view's digest, which the card
+ * sends back with a decision when `sendsViewDigest`; and its buttons' words as every door shows
+ * them (core/labels.ts), so no rule is restated in browser code. */
+export type CardRequest = ApprovalRequest & {
+  buttons: DoorLabels;
+  view: ReviewView;
+  viewDigest: string;
+  argsText: string;
+  sendsViewDigest: boolean;
+};
 
 export function cardRequest(request: ApprovalRequest): CardRequest {
-  return { ...request, buttons: doorLabels(request) };
+  const view = reviewViewOf(request);
+  return {
+    ...request,
+    buttons: doorLabels(request),
+    view,
+    viewDigest: viewDigestOf(request),
+    argsText: argsJson(view.args),
+    sendsViewDigest: CARD_SENDS_VIEW_DIGEST,
+  };
 }
 
 export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable approval card */
@@ -37,6 +60,7 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
     "h3 { margin:0 0 .3rem; font-size:1rem; }",
     ".meta { color:#5b6475; font-size:.8rem; margin-bottom:.4rem; }",
     ".summary { white-space:pre-wrap; margin:.3rem 0; }",
+    ".label { color:#5b6475; font-size:.8rem; margin-top:.4rem; }",
     "pre { background:#f6f7f9; border:1px solid #dde1e8; border-radius:6px; padding:.5rem; overflow:auto; max-height:16rem; font: 12px/1.4 ui-monospace, Menlo, monospace; margin:.4rem 0; }",
     ".add { background:#e6f6ec; color:#0b5c35; display:block; } .del { background:#fdecec; color:#8c1d18; display:block; }",
     "ul { list-style:none; padding:0; margin:.4rem 0; } li { margin:.15rem 0; } .detail { color:#5b6475; font-size:.85em; }",
@@ -202,7 +226,19 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
       if (r.risk) meta.push("risk " + r.risk);
       if (r.requester) meta.push("asked by " + r.requester);
       card.append(node("div", "meta", meta.join(" \u00b7 ")));
-      if (r.summary) card.append(node("div", "summary", r.summary));
+      // The review view the server computed: the agent's words, labelled as such, and the exact
+      // arguments (what runs if approved), whatever the preview says.
+      var view = r.view || {};
+      var said = view.agentSummary !== undefined ? view.agentSummary : r.summary;
+      if (said) {
+        card.append(node("div", "label", "The agent says:"));
+        card.append(node("div", "summary", said));
+      }
+      var argsText = r.argsText || (r.args && Object.keys(r.args).length ? JSON.stringify(r.args, null, 2) : "");
+      if (argsText && argsText !== "{}") {
+        card.append(node("div", "label", "Exact arguments (what runs if approved):"));
+        card.append(node("pre", "args", argsText));
+      }
 
       if (r.preview) {
         var pre = node("pre", "diff");
@@ -212,8 +248,6 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
           pre.append(span, cls ? "" : "\n");
         });
         card.append(pre);
-      } else if (r.args && Object.keys(r.args).length) {
-        card.append(node("pre", "args", JSON.stringify(r.args, null, 2)));
       }
 
       var pending = r.status === "pending";
@@ -302,6 +336,8 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
       var area = this._card.querySelector("textarea");
       var comment = area ? area.value.trim() : "";
       if (comment) body.comment = comment;
+      // Bound to the view the card shows (its digest came with it), where the server takes it.
+      if (this.request && this.request.sendsViewDigest && this.request.viewDigest) body.viewDigest = this.request.viewDigest;
       if (body.outcome === "revise" && !comment && this.request && this.request.revisionCommentRequired) {
         this._error("say what should change to ask for a revision");
         return;

@@ -13,12 +13,14 @@ import { streamSSE } from "hono/streaming";
 import type { Logger } from "pino";
 import type { ZodType } from "zod";
 import { z } from "zod";
+import { digestOf, fitView, isViewChanged } from "../../channels/view-fit.js";
 import { type RefusalReason, refusalOf } from "../../core/authority.js";
 import { needsConfirmation } from "../../core/danger.js";
 import { isAirlockError } from "../../core/errors.js";
 import { sameIdentity } from "../../core/identity.js";
 import { computeMetrics } from "../../core/metrics.js";
 import { presentationOf } from "../../core/presentation.js";
+import { reviewViewOf, viewDigestOf } from "../../core/review-view.js";
 import {
   type ApprovalRequest,
   type AuditEvent,
@@ -33,12 +35,24 @@ import type { LearnedTrust } from "../../policy/learned-trust.js";
 import { actorFor, canSee, eventVisibility, scopeList } from "../access.js";
 import { hasRole, type Principal } from "../env.js";
 import { createRateLimiter, type RateLimitOptions } from "../rate-limit.js";
-import { type DecisionResult, decideEach, MAX_DECISIONS } from "../routes/decisions.js";
+import {
+  type DecisionItem,
+  type DecisionResult,
+  decideEach,
+  MAX_DECISIONS,
+} from "../routes/decisions.js";
 import { screenForm } from "../screen.js";
 import { effectiveRoles, hashToken, type TokenStore } from "../tokens.js";
 import { CSP, FAVICON_SVG, htmxScript, INBOX_CSS, INBOX_JS } from "./assets.js";
 import { Layout } from "./layout.js";
-import { BulkConfirmPage, type BulkLine, BulkResultPage } from "./pages/bulk.js";
+import {
+  BULK_VIEW_BUDGET,
+  BulkConfirmPage,
+  type BulkLine,
+  BulkResultPage,
+  type BulkView,
+  bulkViewText,
+} from "./pages/bulk.js";
 import { DashboardPage } from "./pages/dashboard.js";
 import { LoginPage } from "./pages/login.js";
 import {
@@ -50,6 +64,7 @@ import {
   readQueueQuery,
 } from "./pages/queue.js";
 import {
+  argsShownInFull,
   type Confirmation,
   type FormError,
   LiveParts,
@@ -117,6 +132,10 @@ const TYPES = [
 ] as const;
 
 const LOGIN_CSRF_COOKIE = "airlock_login_csrf";
+
+/** What the request page says when the request changed since the reviewer's page showed it. */
+const VIEW_CHANGED =
+  "This request changed since your page showed it: your decision was not recorded. Look at it again, as it stands now, before deciding.";
 
 /** Why the signed-in person may not decide a request, in the inbox's words (the rule is
  * core/authority.ts's). */
@@ -628,37 +647,70 @@ export function inboxRoutes(deps: InboxDeps): Hono {
         );
       }
       const comment = typeof form.comment === "string" ? form.comment.trim().slice(0, 2000) : "";
-      // As on a request's own page, approving what is high risk or hard to undo, by its labels or
-      // by what will run (core/danger.ts), asks first.
+      // Approving in bulk shows what each request would run first (its review view, fitted to
+      // BULK_VIEW_BUDGET), and asks; what is high risk or hard to undo, by its labels or by what
+      // will run (core/danger.ts), is pointed out. The confirmation carries the digest of each
+      // view it showed, and only a request whose digest came back is approved, bound to it.
       if (verb === "approve" && form.confirmed !== "yes") {
-        const risky = await riskyOf(p, ids);
-        if (risky.length > 0) {
-          const carry = CARRIED.flatMap((name) =>
-            valuesOf(form, name).map((v): [string, string] => [name, v]),
-          );
-          return page(
-            c,
-            "Confirm · Airlock",
-            <BulkConfirmPage
-              csrf={u.session.csrf}
-              carry={carry}
-              count={ids.length}
-              risky={risky}
-              left={picked.left}
-              {...(note ? { note } : {})}
-            />,
-            200,
-            userProps(u),
-          );
-        }
+        const shown = await bulkViews(p, ids);
+        const carry = CARRIED.flatMap((name) =>
+          valuesOf(form, name).map((v): [string, string] => [name, v]),
+        );
+        return page(
+          c,
+          "Confirm · Airlock",
+          <BulkConfirmPage
+            csrf={u.session.csrf}
+            carry={carry}
+            count={shown.views.length}
+            risky={shown.risky}
+            views={shown.views}
+            left={[...picked.left, ...shown.left]}
+            {...(note ? { note } : {})}
+          />,
+          200,
+          userProps(u),
+        );
       }
       const outcome = verb === "approve" ? "approved" : "rejected";
-      const results = await decideEach(
-        airlock,
-        p,
-        ids.map((id) => ({ id, outcome, ...(comment ? { comment } : {}) })),
-        { channel: "web", proof: "inbox_session", logger },
-      );
+      const items: (DecisionItem & { viewDigest?: string })[] = [];
+      const unshown: BulkLine[] = [];
+      for (const id of ids) {
+        const item: DecisionItem & { viewDigest?: string } = {
+          id,
+          outcome,
+          ...(comment ? { comment } : {}),
+        };
+        if (verb === "approve") {
+          // Rejecting needs no view; approving, the one the confirmation showed.
+          const digest = digestOf(form[`view_${id}`]);
+          if (digest === undefined) {
+            const r = await visible(p, id);
+            // Settled meanwhile (so not on the confirmation): the engine says by whom.
+            if (r && !isPending(r)) {
+              items.push(item);
+              continue;
+            }
+            unshown.push({
+              id,
+              ...(r ? { title: r.title, status: r.status } : {}),
+              detail:
+                r && !fitView(reviewViewOf(r), BULK_VIEW_BUDGET).fits
+                  ? "too large to approve in bulk: open it to see all of it and decide there"
+                  : "not shown on a confirmation page: not decided",
+            });
+            continue;
+          }
+          item.viewDigest = digest;
+        }
+        items.push(item);
+      }
+      // decideEach hands each item's fields to the engine as they are, the view digest with them.
+      const results = await decideEach(airlock, p, items, {
+        channel: "web",
+        proof: "inbox_session",
+        logger,
+      });
       const lines = await bulkLines(p, results);
       return page(
         c,
@@ -668,7 +720,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
           decided={lines.decided}
           first={[...picked.first, ...lines.first]}
           failed={[...picked.failed, ...lines.failed]}
-          left={picked.left}
+          left={[...picked.left, ...unshown]}
           {...(note ? { note } : {})}
         />,
         200,
@@ -676,16 +728,31 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       );
     }, "form"),
   );
-  /** The pending requests among `ids` that a single approval would confirm first, and why. */
-  async function riskyOf(p: Principal, ids: string[]) {
-    const out: { id: string; title: string; reasons: string[] }[] = [];
+  /** What a bulk approval's confirmation shows of the pending requests among `ids`: each one's
+   * view (with its digest) when it fits BULK_VIEW_BUDGET, else it is left out as too large to
+   * approve in bulk; and those a single approval would confirm first, and why. */
+  async function bulkViews(p: Principal, ids: string[]) {
+    const risky: { id: string; title: string; reasons: string[] }[] = [];
+    const views: BulkView[] = [];
+    const left: BulkLine[] = [];
     for (const id of ids) {
       const r = await visible(p, id);
       if (!r || !isPending(r)) continue;
+      const fitted = fitView(reviewViewOf(r), BULK_VIEW_BUDGET);
+      if (!fitted.fits) {
+        left.push({
+          id,
+          title: r.title,
+          status: r.status,
+          detail: "too large to approve in bulk: open it to see all of it and decide there",
+        });
+        continue;
+      }
+      views.push({ id, title: r.title, digest: viewDigestOf(r), text: bulkViewText(fitted) });
       const { reasons } = needsConfirmation(r);
-      if (reasons.length > 0) out.push({ id, title: r.title, reasons });
+      if (reasons.length > 0) risky.push({ id, title: r.title, reasons });
     }
-    return out;
+    return { risky, views, left };
   }
   /** Sorts the results into decided, decided by someone else first, and not decided. A request
    * that is no longer pending after a refused decision was settled by someone else. */
@@ -704,7 +771,10 @@ export function inboxRoutes(deps: InboxDeps): Hono {
         const winner = fresh.decision ?? r.decision;
         first.push({ ...base, ...(winner ? { winner } : {}) });
       } else {
-        failed.push({ ...base, detail: r.detail });
+        const detail = r.detail.startsWith("view_changed:")
+          ? "changed since the confirmation showed it: not decided; open it to look again"
+          : r.detail;
+        failed.push({ ...base, detail });
       }
     }
     return { decided, first, failed };
@@ -870,9 +940,29 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       if (!csrfMatches(u.session, form._csrf)) return csrfRefused(c);
       const r = await visible(u.principal, c.req.param("id") ?? "");
       if (!r) return notFound(c, u);
+      // The digest of the view the page showed (every decision form carries it): a request that
+      // changed since is shown again rather than decided, or confirmed, on what it no longer asks.
+      const shown = digestOf(form.viewDigest);
+      if (shown !== undefined && shown !== viewDigestOf(r) && isPending(r)) {
+        return renderRequest(c, u, r, 409, { notice: VIEW_CHANGED });
+      }
       const built = decisionFromForm(form, r);
       if ("error" in built) return renderRequest(c, u, r, 422, { error: built.error });
       if ("confirm" in built) return renderRequest(c, u, r, 200, { confirm: built.confirm });
+      if ("decision" in built) {
+        if (shown !== undefined) built.decision.viewDigest = shown;
+        // What runs must be on the page in full to be approved here (the page offers no approval
+        // of arguments it cannot show whole; a crafted post gets none either).
+        if (built.decision.outcome === "approved" && !argsShownInFull(r)) {
+          return renderRequest(c, u, r, 422, {
+            error: {
+              form: built.form,
+              message:
+                "The exact arguments are too large to show in the inbox in full, so this request cannot be approved here.",
+            },
+          });
+        }
+      }
       try {
         if ("cancel" in built) {
           const who = decidability(u.principal, r);
@@ -901,6 +991,9 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       } catch (err) {
         if (!isAirlockError(err)) throw err;
         const fresh = (await visible(u.principal, r.id)) ?? r;
+        if (isViewChanged(err) && isPending(fresh)) {
+          return renderRequest(c, u, fresh, 409, { notice: VIEW_CHANGED });
+        }
         if (err.code === "conflict" && !isPending(fresh)) {
           const d = fresh.decision;
           const notice = d

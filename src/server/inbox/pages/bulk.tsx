@@ -2,7 +2,27 @@
 // else decided first (with who and how), then any the reviewer could not decide and why, then those
 // left pending because the reviewer was not shown them (new since the page was rendered).
 import type { FC } from "hono/jsx";
+import type { FittedView } from "../../../channels/view-fit.js";
+import { viewTextLines } from "../../../channels/view-text.js";
 import type { Decision } from "../../../core/schemas.js";
+
+/** Characters of one request's view (view-fit.ts) a bulk confirmation shows: a request whose view is
+ * larger is not approved in bulk (it is listed as left pending: open it to decide it). */
+export const BULK_VIEW_BUDGET = 4000;
+
+/** One request as a bulk approval's confirmation shows it: its review view as text, and the digest
+ * of that view, which the confirmation posts back. */
+export interface BulkView {
+  id: string;
+  title: string;
+  digest: string;
+  text: string;
+}
+
+/** A view on a bulk confirmation: the facts and parts, the title being the link above them. */
+export function bulkViewText(fitted: FittedView): string {
+  return viewTextLines(fitted, { withoutTitle: true }).join("\n");
+}
 
 export interface BulkLine {
   id: string;
@@ -135,18 +155,23 @@ export interface BulkConfirmProps {
   count: number;
   /** The requests that ask first, each with why (core/danger.ts). */
   risky: { id: string; title: string; reasons: string[] }[];
+  /** What each request approved would run, and the digest each form posts back (`view_<id>`). */
+  views: BulkView[];
   left: BulkLine[];
   note?: string;
 }
 
-/** Approving in bulk asks first when any of the requests is one a single approval would confirm
- * (core/danger.ts: the agent's labels, and what will run: its args and preview): all of them, or all
- * but those. */
+/** Approving in bulk shows each request's review view (the agent's words labelled as such, the
+ * exact arguments, the preview, the items) and asks; when any of them is one a single approval would
+ * confirm (core/danger.ts: the agent's labels, and what will run: its args and preview), it says
+ * which and why, and offers all of them, or all but those. Each form carries the digest of every
+ * view shown: only those come back approved. */
 export const BulkConfirmPage: FC<BulkConfirmProps> = ({
   csrf,
   carry,
   count,
   risky,
+  views,
   left,
   note,
 }) => {
@@ -158,6 +183,9 @@ export const BulkConfirmPage: FC<BulkConfirmProps> = ({
       {carry.map(([name, value]) => (
         <input key={`${name}=${value}`} type="hidden" name={name} value={value} />
       ))}
+      {views.map((v) => (
+        <input key={`view_${v.id}`} type="hidden" name={`view_${v.id}`} value={v.digest} />
+      ))}
       {skip ? risky.map((r) => <input key={r.id} type="hidden" name="skip" value={r.id} />) : null}
       <button type="submit" name="action" value="approve" class="approve" id={id}>
         {label}
@@ -168,30 +196,55 @@ export const BulkConfirmPage: FC<BulkConfirmProps> = ({
     <>
       <h1>Approve {String(count)} requests?</h1>
       {note ? <p class="error">{note}</p> : null}
-      <section class="card confirm" aria-label="confirm" id="bulk-risky">
-        <p>
-          {String(risky.length)} of them {risky.length === 1 ? "asks" : "ask"} to confirm first:
-        </p>
-        <ul>
-          {risky.map((r) => (
-            <li key={r.id} data-request-id={r.id}>
-              <a href={`/requests/${r.id}`}>{r.title}</a>
-              <ul class="reasons">
-                {r.reasons.map((why) => (
-                  <li key={why}>{why}</li>
-                ))}
-              </ul>
-            </li>
-          ))}
-        </ul>
-        <div class="actions">
-          {form(`Yes, approve all ${count}`, "bulk-confirm-all", false)}
-          {safe > 0 ? form(`Approve the other ${safe} only`, "bulk-confirm-safe", true) : null}
-          <a class="button" href="/">
-            Cancel
-          </a>
-        </div>
+      {risky.length > 0 ? (
+        <section class="card confirm" aria-label="confirm" id="bulk-risky">
+          <p>
+            {String(risky.length)} of them {risky.length === 1 ? "asks" : "ask"} to confirm first:
+          </p>
+          <ul>
+            {risky.map((r) => (
+              <li key={r.id} data-request-id={r.id}>
+                <a href={`/requests/${r.id}`}>{r.title}</a>
+                <ul class="reasons">
+                  {r.reasons.map((why) => (
+                    <li key={why}>{why}</li>
+                  ))}
+                </ul>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+      <section class="card" id="bulk-views" aria-labelledby="h-views">
+        <h2 id="h-views">What each would run ({String(views.length)})</h2>
+        {views.length === 0 ? (
+          <p class="muted">None of them can be approved in bulk.</p>
+        ) : (
+          <ol>
+            {views.map((v) => (
+              <li key={v.id} data-request-id={v.id}>
+                <a href={`/requests/${v.id}`}>{v.title}</a>
+                <pre class="json">{v.text}</pre>
+              </li>
+            ))}
+          </ol>
+        )}
       </section>
+      <div class="card actions">
+        {views.length > 0
+          ? form(
+              risky.length > 0 ? `Yes, approve all ${count}` : `Yes, approve these ${count}`,
+              "bulk-confirm-all",
+              false,
+            )
+          : null}
+        {risky.length > 0 && safe > 0
+          ? form(`Approve the other ${safe} only`, "bulk-confirm-safe", true)
+          : null}
+        <a class="button" href="/">
+          Cancel
+        </a>
+      </div>
       <LeftPending left={left} />
     </>
   );

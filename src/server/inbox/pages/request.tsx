@@ -1,12 +1,17 @@
-// One request, as a reviewer decides it. The first screen holds what a person decides on: the title,
-// risk and countdown, the summary, the items or the diff, and the buttons (kept in view while the
-// reviewer scrolls a long plan); the exact arguments are one click away, collapsed. Then the revision
-// history and the audit trail.
+// One request, as a reviewer decides it, rendered from its review view (core/review-view.ts). The first
+// screen holds what a person decides on: the title, risk and countdown, the agent's words labelled as
+// such, the exact arguments (canonical, pretty-printed JSON: what runs if approved; open unless long),
+// the items or the diff, and the buttons (kept in view while the reviewer scrolls a long plan). Every
+// decision form carries the digest of the view the page showed (`viewDigest`): a decision on a view
+// that changed since is refused and the page shown again. Then the revision history and the audit
+// trail.
 import { raw } from "hono/html";
 import type { FC } from "hono/jsx";
+import { argsJson } from "../../../channels/view-fit.js";
 import { needsConfirmation } from "../../../core/danger.js";
 import { buttonLabel } from "../../../core/labels.js";
 import { presentationOf } from "../../../core/presentation.js";
+import { type ReviewView, reviewViewOf, viewDigestOf } from "../../../core/review-view.js";
 import type { ApprovalRequest, AuditEvent } from "../../../core/schemas.js";
 import { isPending } from "../../../core/state.js";
 import { changes, type DiffLine, looksLikeDiff, parseDiff } from "../diff.js";
@@ -288,17 +293,21 @@ const Items: FC<{ request: ApprovalRequest; ticks: boolean; checked: string[] }>
   );
 };
 
-/** Summary, context, changes since the last version, preview and items. */
+/** The view's parts (the agent's words, the exact arguments, the preview, the items), the context
+ * and the changes since the last version. */
 const Asked: FC<PanelProps & { ticks: boolean; checked: string[] }> = (p) => {
   const r = p.request;
+  const view = reviewViewOf(r);
   return (
     <>
       <Context request={r} />
-      {r.summary && r.summary.trim() !== r.title.trim() ? (
-        <section class="card summary" aria-label="summary">
-          <Markdown cacheKey={`${r.id}:${r.version}:summary`} source={r.summary} />
+      {view.agentSummary && view.agentSummary.trim() !== view.title.trim() ? (
+        <section class="card summary" aria-label="the agent says">
+          <p class="muted said">The agent says (its own words, not checked by Airlock):</p>
+          <Markdown cacheKey={`${r.id}:${r.version}:summary`} source={view.agentSummary} />
         </section>
       ) : null}
+      <Args view={view} />
       {p.previous ? (
         <details class="card changes" open>
           <summary>
@@ -327,13 +336,27 @@ const Asked: FC<PanelProps & { ticks: boolean; checked: string[] }> = (p) => {
   );
 };
 
-const Args: FC<{ request: ApprovalRequest }> = ({ request: r }) => {
-  if (!Object.keys(r.args).length) return null;
-  const text = JSON.stringify(r.args, null, 2);
+/** Arguments up to this long are shown open; longer ones one click away (never cut below
+ * MAX_SHOWN_CHARS). */
+const ARGS_OPEN_CHARS = 4000;
+
+/** Whether the page can show the view's exact arguments in full (MAX_SHOWN_CHARS): when it cannot,
+ * it offers no approval (the route refuses one too). */
+export function argsShownInFull(r: ApprovalRequest): boolean {
+  return argsJson(r.args).length <= MAX_SHOWN_CHARS;
+}
+
+/** The exact arguments, as canonical pretty-printed JSON: what runs if approved as is. */
+const Args: FC<{ view: ReviewView }> = ({ view }) => {
+  if (!Object.keys(view.args).length) return null;
+  const text = argsJson(view.args);
   const shown = bounded(text, MAX_SHOWN_CHARS);
   return (
-    <details class="card args">
-      <summary>Exact arguments (JSON)</summary>
+    <details class="card args" open={text.length <= ARGS_OPEN_CHARS}>
+      <summary>
+        Exact arguments (JSON): what runs if approved
+        {text.length > ARGS_OPEN_CHARS ? ` (${text.length.toLocaleString("en")} characters)` : ""}
+      </summary>
       <pre class="json">{shown.text}</pre>
       <Truncated omitted={shown.omitted} />
     </details>
@@ -505,7 +528,6 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
         <Outcome request={r} notice={notice} successor={props.successor} />
         <ExecutionState request={r} csrf={csrf} />
         <Asked {...props} ticks={false} checked={[]} />
-        <Args request={r} />
       </section>
     );
   }
@@ -515,12 +537,18 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
         {head}
         <p class="card muted">{whyNot ?? "You may not decide this request."}</p>
         <Asked {...props} ticks={false} checked={[]} />
-        <Args request={r} />
       </section>
     );
   }
-  const allows = (k: string) => r.allowed.includes(k as ApprovalRequest["allowed"][number]);
+  // Approving needs the whole of what runs on the page: a request whose arguments it cannot show in
+  // full is not offered for approval here (rejecting and revising stay).
+  const inFull = argsShownInFull(r);
+  const allows = (k: string) =>
+    (inFull || (k !== "approve" && k !== "select" && k !== "edit")) &&
+    r.allowed.includes(k as ApprovalRequest["allowed"][number]);
   const action = `/requests/${r.id}/decide`;
+  // Every decision form carries the digest of the view this page shows.
+  const viewDigest = viewDigestOf(r);
   const errorFor = (form: FormError["form"]) =>
     error?.form === form ? (
       <p class="error" role="alert">
@@ -548,7 +576,15 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
       ) : null}
       <form method="post" action={action} id="decide-form" class="decide">
         <Hidden name="_csrf" value={csrf} />
+        <Hidden name="viewDigest" value={viewDigest} />
         <Asked {...props} ticks={ticks} checked={checked} />
+        {inFull ? null : (
+          <p class="card error" id="too-large">
+            The exact arguments are too large to show here in full, so this request cannot be
+            approved in the inbox: read them whole with <code>GET /v1/requests/{r.id}/view</code>.
+            You can still reject it or ask for a revision.
+          </p>
+        )}
         <label for="comment">Comment (optional)</label>
         <textarea id="comment" name="comment">
           {comment}
@@ -616,6 +652,7 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
       {canRevise ? (
         <form method="post" action={action} class="card" id="revise-form">
           <Hidden name="_csrf" value={csrf} />
+          <Hidden name="viewDigest" value={viewDigest} />
           <Hidden name="action" value="revise" />
           <label for="revise-comment">
             What changes do you want? {commentRequired ? "(comment required)" : "(optional)"}
@@ -641,6 +678,7 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
           <summary>Edit the arguments, then approve</summary>
           <form method="post" action={action} id="edit-form">
             <Hidden name="_csrf" value={csrf} />
+            <Hidden name="viewDigest" value={viewDigest} />
             <Hidden name="action" value="edit" />
             <label for="edit-args">Arguments (JSON)</label>
             <p class="muted" id="edit-schema">
@@ -683,7 +721,6 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
           </div>
         </form>
       </details>
-      <Args request={r} />
     </section>
   );
 };
