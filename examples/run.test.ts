@@ -2,6 +2,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { scriptArgs } from "../test/helpers.js";
 
 const RUNNER = fileURLToPath(new URL("./run.ts", import.meta.url));
 
@@ -10,7 +11,7 @@ function runner(
   stdin: string,
 ): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", RUNNER, ...args], {
+    const child = spawn(process.execPath, [...scriptArgs(RUNNER), ...args], {
       env: { ...process.env, AIRLOCK_LLM_URL: "" },
       stdio: ["pipe", "pipe", "pipe"],
     });

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSqliteStore } from "../../src/cli/context.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
 import { type Airlock, createAirlock } from "../../src/engine/engine.js";
-import { airlockArgs, tempDir } from "../helpers.js";
+import { airlockArgs, scriptArgs, tempDir } from "../helpers.js";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const UPSTREAM = join(HERE, "upstream-server.ts");
@@ -59,9 +59,7 @@ function proxyArgs(config: string): string[] {
     config,
     "--",
     process.execPath,
-    "--import",
-    "tsx",
-    UPSTREAM,
+    ...scriptArgs(UPSTREAM),
   ];
 }
 

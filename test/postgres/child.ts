@@ -1,7 +1,8 @@
-// Starting a child process (`node --import tsx script.ts`) that talks JSON over IPC, and waiting for
+// Starting a child process (a TypeScript script, see `scriptArgs`) that talks JSON over IPC, and waiting for
 // its messages with a time limit. Children are always killed by `stop()` if still running.
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { scriptArgs } from "../helpers.js";
 
 export type Message = Record<string, unknown> & { type: string };
 
@@ -17,7 +18,7 @@ export interface Child {
 
 export function startChild(script: string, env: Record<string, string>): Child {
   const path = fileURLToPath(new URL(script, import.meta.url));
-  const proc = spawn(process.execPath, ["--import", "tsx", path], {
+  const proc = spawn(process.execPath, scriptArgs(path), {
     env: { ...process.env, ...env },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import type { TicketTakeResult } from "../../src/core/store.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
-import { tempDir } from "../helpers.js";
+import { scriptArgs, tempDir } from "../helpers.js";
 
 const child = fileURLToPath(new URL("./ticket-race-child.ts", import.meta.url));
 const PROCESSES = 4;
@@ -22,7 +22,7 @@ afterEach(() => {
 
 /** Starts a racer; resolves with it once it said `ready`, and with its answers once it printed them. */
 function racer(args: string[]) {
-  const proc = spawn(process.execPath, ["--import", "tsx", child, ...args]);
+  const proc = spawn(process.execPath, [...scriptArgs(child), ...args]);
   procs.push(proc);
   let out = "";
   let err = "";

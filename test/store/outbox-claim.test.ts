@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { OutboxDraft, OutboxMessage } from "../../src/core/outbox.js";
 import type { Store } from "../../src/core/store.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
-import { tempDir } from "../helpers.js";
+import { builtIsCurrent, tempDir } from "../helpers.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -66,8 +66,8 @@ async function claimer(
   return got;
 }
 
-// Another process claiming from the same file: plain JavaScript run by node with tsx loaded, so it can
-// import the store's TypeScript. It prints one line per row it claimed, and stops after 20 empty
+// Another process claiming from the same file: plain JavaScript run by node, importing the store as
+// built when dist/ is current, else its TypeScript with tsx loaded. It prints one line per row it claimed, and stops after 20 empty
 // rounds in a row (or its round and time bounds).
 const CHILD = `
 const { sqliteStore } = await import(process.env.STORE_MODULE);
@@ -90,15 +90,18 @@ await store.close();
 console.log("done");
 `;
 
+const built = builtIsCurrent();
+const STORE_MODULE = built ? "../../dist/src/store/sqlite.js" : "../../src/store/sqlite.ts";
+
 function startClaimerProcess(file: string) {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "--input-type=module", "--eval", CHILD],
+    [...(built ? [] : ["--import", "tsx"]), "--input-type=module", "--eval", CHILD],
     {
       env: {
         ...process.env,
         DB: file,
-        STORE_MODULE: fileURLToPath(new URL("../../src/store/sqlite.ts", import.meta.url)),
+        STORE_MODULE: fileURLToPath(new URL(STORE_MODULE, import.meta.url)),
       },
       stdio: ["ignore", "pipe", "pipe"],
     },

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Airlock, createAirlock } from "../../../src/index.js";
 import { sqliteStore } from "../../../src/store/sqlite-entry.js";
+import { scriptArgs } from "../../../test/helpers.js";
 import { runRefundChat } from "./index.js";
 
 let airlock: Airlock;
@@ -55,7 +56,7 @@ describe("examples/adapters/ai-sdk (refund desk)", () => {
 
   it("runs as a program, offline", () => {
     const file = fileURLToPath(new URL("./index.ts", import.meta.url));
-    const r = spawnSync(process.execPath, ["--import", "tsx", file], {
+    const r = spawnSync(process.execPath, scriptArgs(file), {
       encoding: "utf8",
       timeout: 60_000,
     });

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createAirlock } from "../../../src/index.js";
 import { sqliteStore } from "../../../src/store/sqlite-entry.js";
-import { tempDir } from "../../helpers.js";
+import { scriptArgs, tempDir } from "../../helpers.js";
 
 const CHILD = fileURLToPath(new URL("./fixtures/child.ts", import.meta.url));
 const children: ChildProcess[] = [];
@@ -17,7 +17,7 @@ afterEach(() => {
 
 /** Starts the child and resolves with its first stdout line that parses as JSON. */
 function start(args: string[]): { child: ChildProcess; line: Promise<Record<string, unknown>> } {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, ...args], {
+  const child = spawn(process.execPath, [...scriptArgs(CHILD), ...args], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
