@@ -7,6 +7,7 @@
 // Slack user is a person mapped by an admin, never an agent's credential), the door says why, and
 // that reason is part of the test's output.
 import { expect, it } from "vitest";
+import { viewDigestOf } from "../../src/core/review-view.js";
 import type { ApprovalRequest, RequestInput } from "../../src/core/schemas.js";
 import type { World } from "./world.js";
 
@@ -53,6 +54,19 @@ export interface Door {
   approve(world: World, who: Who, request: ApprovalRequest): Promise<Attempt | NotApplicable>;
   /** The labels the door shows on its approve and reject controls for `request`, when it draws any. */
   labels?(world: World, request: ApprovalRequest): Promise<{ approve: string; reject: string }>;
+  /** The door's decisions carry the digest of the review view it showed (core/review-view.ts): the
+   * contract checks the approval records `decision.viewDigest`. */
+  bindsView?: true;
+  /** Approves `request` as a listed approver (alice) through the door's real entry point, carrying
+   * `staleDigest(request)` where the door carries the digest of the view it showed: as if the
+   * request had changed between showing and deciding. */
+  approveStale?(world: World, request: ApprovalRequest): Promise<Attempt>;
+}
+
+/** The digest of a view the request does not have: the same request with other args, as a reviewer
+ * would have been shown before an (imagined) change. */
+export function staleDigest(request: ApprovalRequest): string {
+  return viewDigestOf({ ...request, args: { ...request.args, changed: "since it was shown" } });
 }
 
 const isNa = (a: Attempt | NotApplicable): a is NotApplicable => "notApplicable" in a;
@@ -114,7 +128,29 @@ export function doorContract(world: () => World, door: Door): void {
     const after = await world().airlock.get(request.id);
     expect(after.status).toBe("approved");
     expect(after.decision?.reviewer).toBe("alice");
+    // Bound to the view the door showed, and the audit keeps it.
+    if (door.bindsView) {
+      expect(after.decision?.viewDigest, `${door.name} sent no view digest`).toBe(
+        viewDigestOf(request),
+      );
+      const decided = (await world().airlock.audit({ requestId: request.id })).find(
+        (e) => e.type === "decided",
+      );
+      expect(decided?.data.viewDigest).toBe(viewDigestOf(request));
+    }
   });
+
+  if (door.approveStale) {
+    const stale = door.approveStale.bind(door);
+    it(`${door.name}: a view that changed since it was shown → refused`, async () => {
+      const request = await openRequest(world());
+      const attempt = await stale(world(), request);
+      expect(attempt.refused, `${door.name} answered: ${attempt.said}`).toBe(true);
+      const after = await world().airlock.get(request.id);
+      expect(approvals(after), `${door.name} recorded an approval on a stale view`).toEqual([]);
+      expect(after.status).toBe("pending");
+    });
+  }
 
   const refusedKinds: Who[] = [
     { kind: "agent" },

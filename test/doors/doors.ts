@@ -17,7 +17,13 @@ import { createEmbedTokens } from "../../src/server/embed/token.js";
 import { revokeToken } from "../../src/server/tokens.js";
 import { runCli } from "../cli/run-cli.js";
 import { blockActions, interactionBody, signedHeaders } from "../helpers/fake-slack.js";
-import type { Attempt, Door, NotApplicable, Who } from "./door-contract.js";
+import {
+  type Attempt,
+  type Door,
+  type NotApplicable,
+  staleDigest,
+  type Who,
+} from "./door-contract.js";
 import { EMBED_SECRET, LINK_SECRET, SLACK_SIGNING, until, type World } from "./world.js";
 
 let seq = 0;
@@ -97,16 +103,33 @@ async function mintWithAgent(world: World): Promise<Attempt> {
   return { refused: r.status >= 400, said: `${r.status} ${r.text}` };
 }
 
+/** The digest of the view `GET /v1/requests/{id}/view` shows the token's holder, if it shows one. */
+async function shownDigest(world: World, token: string, id: string): Promise<string | undefined> {
+  const r = await call(world, token, "GET", `/v1/requests/${id}/view`);
+  const digest = (r.json as { viewDigest?: unknown } | undefined)?.viewDigest;
+  return r.status === 200 && typeof digest === "string" ? digest : undefined;
+}
+
+async function apiApprove(world: World, token: string, id: string, viewDigest?: string) {
+  const r = await call(world, token, "POST", `/v1/requests/${id}/decisions`, {
+    outcome: "approved",
+    ...(viewDigest === undefined ? {} : { viewDigest }),
+  });
+  return { refused: r.status >= 400, said: `${r.status} ${r.text}` };
+}
+
+/** The API as a client that reads the view first (GET /v1/requests/{id}/view) and decides on it. */
 export const apiDoor: Door = {
   name: "HTTP API",
+  bindsView: true,
   async approve(world, who, request) {
     if (who.kind === "minted_by_agent") return mintWithAgent(world);
     const token = await tokenFor(world, who);
     if (token === undefined || typeof token !== "string") return token as NotApplicable;
-    const r = await call(world, token, "POST", `/v1/requests/${request.id}/decisions`, {
-      outcome: "approved",
-    });
-    return { refused: r.status >= 400, said: `${r.status} ${r.text}` };
+    return apiApprove(world, token, request.id, await shownDigest(world, token, request.id));
+  },
+  async approveStale(world, request) {
+    return apiApprove(world, world.credentials.alice, request.id, staleDigest(request));
   },
 };
 
@@ -126,7 +149,7 @@ export const bulkApiDoor: Door = {
 };
 
 /** Signs in to the inbox with `token` as a browser does; the session cookie, or undefined. */
-async function signIn(world: World, token: string): Promise<string | undefined> {
+export async function signIn(world: World, token: string): Promise<string | undefined> {
   const form = await fetch(`${world.url}/login`);
   const html = await form.text();
   const loginCookie = (form.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
@@ -159,27 +182,47 @@ async function sessionFor(world: World, who: Who): Promise<string | Attempt | No
   return cookie ?? { refused: true, said: "the token could not sign in" };
 }
 
+/** The request page's approve form posted (confirmed) as a browser would, with the view digest the
+ * page carries, or `digest` in its place. */
+async function inboxApprove(
+  world: World,
+  cookie: string,
+  request: ApprovalRequest,
+  digest?: (shown: string) => string,
+): Promise<Attempt> {
+  const page = await fetch(`${world.url}/requests/${request.id}`, { headers: { cookie } });
+  const html = await page.text();
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (!csrf) return { refused: true, said: `request page ${page.status} (signed out)` };
+  const shown = /name="viewDigest" value="([0-9a-f]{64})"/.exec(html)?.[1];
+  const fields: Record<string, string> = { action: "approve", confirmed: "yes", _csrf: csrf };
+  if (shown) fields.viewDigest = digest ? digest(shown) : shown;
+  const res = await fetch(`${world.url}/requests/${request.id}/decide`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      cookie,
+      origin: world.url,
+    },
+    body: new URLSearchParams(fields).toString(),
+    redirect: "manual",
+  });
+  const text = await res.text();
+  return { refused: res.status >= 400, said: `${res.status} ${text.slice(0, 300)}` };
+}
+
 export const inboxDoor: Door = {
   name: "inbox",
+  bindsView: true,
   async approve(world, who, request) {
     const cookie = await sessionFor(world, who);
     if (typeof cookie !== "string") return cookie;
-    const page = await fetch(`${world.url}/requests/${request.id}`, { headers: { cookie } });
-    const html = await page.text();
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
-    if (!csrf) return { refused: true, said: `request page ${page.status} (signed out)` };
-    const res = await fetch(`${world.url}/requests/${request.id}/decide`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/x-www-form-urlencoded",
-        cookie,
-        origin: world.url,
-      },
-      body: new URLSearchParams({ action: "approve", confirmed: "yes", _csrf: csrf }).toString(),
-      redirect: "manual",
-    });
-    const text = await res.text();
-    return { refused: res.status >= 400, said: `${res.status} ${text.slice(0, 300)}` };
+    return inboxApprove(world, cookie, request);
+  },
+  async approveStale(world, request) {
+    const cookie = await signIn(world, world.credentials.alice);
+    if (!cookie) throw new Error("alice could not sign in");
+    return inboxApprove(world, cookie, request, () => staleDigest(request));
   },
   async labels(world, request) {
     const cookie = await signIn(world, world.credentials.alice);
@@ -210,13 +253,33 @@ function buttonText(html: string, id: string): string {
  * reads the record: an approval recorded or not. */
 export const inboxBulkDoor: Door = {
   name: "inbox bulk form",
+  bindsView: true,
   async approve(world, who, request) {
     const cookie = await sessionFor(world, who);
     if (typeof cookie !== "string") return cookie;
-    const queue = await fetch(`${world.url}/`, { headers: { cookie } });
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(await queue.text())?.[1];
-    if (!csrf) return { refused: true, said: `queue ${queue.status} (signed out)` };
-    const before = approvalsOf(await world.airlock.get(request.id));
+    return bulkApprove(world, cookie, request);
+  },
+  async approveStale(world, request) {
+    const cookie = await signIn(world, world.credentials.alice);
+    if (!cookie) throw new Error("alice could not sign in");
+    return bulkApprove(world, cookie, request, () => staleDigest(request));
+  },
+};
+
+/** The ticked request approved in bulk: "Approve selected", then the confirmation's "Yes, approve"
+ * form (which carries the digest of each view it showed, or `digest` in its place) posted as a
+ * browser would. */
+async function bulkApprove(
+  world: World,
+  cookie: string,
+  request: ApprovalRequest,
+  digest?: (shown: string) => string,
+): Promise<Attempt> {
+  const queue = await fetch(`${world.url}/`, { headers: { cookie } });
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await queue.text())?.[1];
+  if (!csrf) return { refused: true, said: `queue ${queue.status} (signed out)` };
+  const before = approvalsOf(await world.airlock.get(request.id));
+  const post = async (fields: [string, string][]) => {
     const res = await fetch(`${world.url}/inbox/decisions`, {
       method: "POST",
       headers: {
@@ -224,23 +287,33 @@ export const inboxBulkDoor: Door = {
         cookie,
         origin: world.url,
       },
-      body: new URLSearchParams({
-        _csrf: csrf,
-        action: "approve",
-        scope: "ticked",
-        ids: request.id,
-        confirmed: "yes",
-      }).toString(),
+      body: new URLSearchParams(fields).toString(),
       redirect: "manual",
     });
-    const text = await res.text();
-    const recorded = approvalsOf(await world.airlock.get(request.id)) > before;
-    return {
-      refused: !recorded,
-      said: `${res.status} ${text.replace(/<[^>]+>/g, " ").slice(0, 300)}`,
-    };
-  },
-};
+    return { status: res.status, text: await res.text() };
+  };
+  const asked = await post([
+    ["_csrf", csrf],
+    ["action", "approve"],
+    ["scope", "ticked"],
+    ["ids", request.id],
+  ]);
+  const form = /<form[^>]*>(?:(?!<\/form>)[\s\S])*id="bulk-confirm-all"[\s\S]*?<\/form>/.exec(
+    asked.text,
+  )?.[0];
+  let said = `${asked.status} ${asked.text.replace(/<[^>]+>/g, " ").slice(0, 300)}`;
+  if (form) {
+    const fields = (form.match(/<input\b[^>]*>/g) ?? []).map((tag): [string, string] => {
+      const name = /\sname="([^"]*)"/.exec(tag)?.[1] ?? "";
+      const value = (/\svalue="([^"]*)"/.exec(tag)?.[1] ?? "").replace(/&amp;/g, "&");
+      return [name, digest && name.startsWith("view_") ? digest(value) : value];
+    });
+    const done = await post([...fields, ["action", "approve"]]);
+    said = `${done.status} ${done.text.replace(/<[^>]+>/g, " ").slice(0, 300)}`;
+  }
+  const recorded = approvalsOf(await world.airlock.get(request.id)) > before;
+  return { refused: !recorded, said };
+}
 
 /** `airlock mcp` (the agent's own door): every tool it offers, called on the request's id as the
  * requester's agent, over MCP (an in-memory transport to the real server). */
@@ -468,8 +541,42 @@ function personFor(
 
 const SLACK_USERS = { alice: "U_ALICE", olga: "U_OLGA", carol: "U_CAROL" } as const;
 
+/** A signed click of Approve by `user`, its value as the channel posts it (the request and the
+ * digest of the view its message shows), or with `digest` in its place. */
+async function slackApprove(
+  world: World,
+  user: string,
+  request: ApprovalRequest,
+  digest?: string,
+): Promise<Attempt> {
+  const approvedBy = (r: ApprovalRequest) =>
+    r.decisions.filter((d) => d.outcome === "approved" && d.channel === "slack").length;
+  const before = approvedBy(await world.airlock.get(request.id));
+  const where = { channel: "C0APPROVALS", ts: `1700000000.${String(++seq).padStart(6, "0")}` };
+  const value = buttonValue(
+    request.id,
+    digest ?? viewDigestOf(await world.airlock.get(request.id)),
+  );
+  const body = interactionBody(blockActions(user, ACTION.approve, value, where));
+  const res = await fetch(`${world.url}/channels/ops-slack/interactions`, {
+    method: "POST",
+    headers: signedHeaders(body, { secret: SLACK_SIGNING }),
+    body,
+  });
+  const text = await res.text();
+  // Slack gets 200 whatever happened; the person is told in an ephemeral message.
+  const told = world.slack
+    .callsTo("chat.postEphemeral")
+    .filter((c) => String(c.args.user) === user)
+    .map((c) => String(c.args.text))
+    .at(-1);
+  const recorded = approvedBy(await world.airlock.get(request.id)) > before;
+  return { refused: !recorded, said: `${res.status} ${text} ${told ?? ""}` };
+}
+
 export const slackDoor: Door = {
   name: "Slack",
+  bindsView: true,
   async approve(world, who, request) {
     const person = personFor(
       who,
@@ -477,29 +584,12 @@ export const slackDoor: Door = {
       "Slack users are mapped to reviewers by the server's configuration, not by API tokens",
     );
     if (typeof person !== "string") return person;
-    const user = SLACK_USERS[person];
-    const approvedBy = (r: ApprovalRequest) =>
-      r.decisions.filter((d) => d.outcome === "approved" && d.channel === "slack").length;
-    const before = approvedBy(await world.airlock.get(request.id));
-    const where = { channel: "C0APPROVALS", ts: `1700000000.${String(++seq).padStart(6, "0")}` };
-    // The button as the channel posted it: the request and the digest of the view it shows.
-    const value = buttonValue(request.id, viewDigestOf(await world.airlock.get(request.id)));
-    const body = interactionBody(blockActions(user, ACTION.approve, value, where));
-    const res = await fetch(`${world.url}/channels/ops-slack/interactions`, {
-      method: "POST",
-      headers: signedHeaders(body, { secret: SLACK_SIGNING }),
-      body,
-    });
-    const text = await res.text();
-    // Slack gets 200 whatever happened; the person is told in an ephemeral message.
-    const told = world.slack
-      .callsTo("chat.postEphemeral")
-      .filter((c) => String(c.args.user) === user)
-      .map((c) => String(c.args.text))
-      .at(-1);
-    const recorded = approvedBy(await world.airlock.get(request.id)) > before;
-    return { refused: !recorded, said: `${res.status} ${text} ${told ?? ""}` };
+    return slackApprove(world, SLACK_USERS[person], request);
   },
+  async approveStale(world, request) {
+    return slackApprove(world, SLACK_USERS.alice, request, staleDigest(request));
+  },
+
   async labels(world, request) {
     // The message the channel posted through the outbox to the fake Slack Web API.
     const posted = await until("the Slack post", () =>
@@ -528,25 +618,39 @@ const MAIL = {
   carol: "carol@example.com",
 } as const;
 
+/** A link exactly as the channel signs it for that address (one mail, one nonce, the digest of the
+ * view the mail showed, or `digest` in its place), confirmed by POST. */
+async function linkApprove(
+  world: World,
+  to: string,
+  request: ApprovalRequest,
+  digest?: string,
+): Promise<Attempt> {
+  const token = signLink(LINK_SECRET, {
+    r: request.id,
+    to,
+    o: "approved",
+    m: "approve_all",
+    exp: Math.floor(Date.now() / 1000) + 3600,
+    n: newNonce(),
+    v: digest ?? viewDigestOf(await world.airlock.get(request.id)),
+  });
+  const link = `${world.url}/channels/ops-mail/l/${token}`;
+  const res = await fetch(link, { method: "POST", body: new URLSearchParams({ token }) });
+  const text = await res.text();
+  return { refused: res.status >= 400, said: `${res.status} ${text.slice(0, 300)}` };
+}
+
 export const mailLinkDoor: Door = {
   name: "mail link",
+  bindsView: true,
   async approve(world, who, request) {
     const to = mailAddressFor(who);
     if (typeof to !== "string") return to;
-    // A link exactly as the channel signs it for that address (one mail, one nonce).
-    const token = signLink(LINK_SECRET, {
-      r: request.id,
-      to,
-      o: "approved",
-      m: "approve_all",
-      exp: Math.floor(Date.now() / 1000) + 3600,
-      n: newNonce(),
-      v: viewDigestOf(await world.airlock.get(request.id)),
-    });
-    const link = `${world.url}/channels/ops-mail/l/${token}`;
-    const res = await fetch(link, { method: "POST", body: new URLSearchParams({ token }) });
-    const text = await res.text();
-    return { refused: res.status >= 400, said: `${res.status} ${text.slice(0, 300)}` };
+    return linkApprove(world, to, request);
+  },
+  async approveStale(world, request) {
+    return linkApprove(world, MAIL.alice, request, staleDigest(request));
   },
   async labels(world, request) {
     // The mail the channel sent alice through the outbox to the local SMTP sink.
@@ -570,42 +674,56 @@ export const mailLinkDoor: Door = {
  * from the address in `From` with the same envelope sender (a proven sender). */
 export const mailReplyDoor: Door = {
   name: "mail reply",
+  bindsView: true,
   async approve(world, who, request) {
     const to = mailAddressFor(who);
     if (typeof to !== "string") return to;
-    // The reply address of the mail the channel sent: bound to the view that mail showed.
-    const token = replyToken(
-      LINK_SECRET,
-      request.id,
-      to,
-      Date.now() + 3_600_000,
-      viewDigestOf(await world.airlock.get(request.id)),
-    );
-    if (!token) throw new Error(`no reply token for ${request.id}`);
-    const replyTo = `airlock+${token}@reply.example.com`;
-    const before = approvalsOf(await world.airlock.get(request.id));
-    const client = nodemailer.createTransport({
-      host: "127.0.0.1",
-      port: world.replyPort,
-      secure: false,
-      ignoreTLS: true,
-    });
-    try {
-      // The listener answers once the reply was handled.
-      await client.sendMail({
-        from: to,
-        to: replyTo,
-        envelope: { from: to, to: [replyTo] },
-        subject: `Re: ${request.title}`,
-        text: "APPROVE ALL\n",
-      });
-    } finally {
-      client.close();
-    }
-    const recorded = approvalsOf(await world.airlock.get(request.id)) > before;
-    return { refused: !recorded, said: recorded ? "decided" : "nothing recorded" };
+    return replyApprove(world, to, request);
+  },
+  async approveStale(world, request) {
+    return replyApprove(world, MAIL.alice, request, staleDigest(request));
   },
 };
+
+/** `APPROVE ALL` from `from` to the reply address the channel gives that address (bound to the view
+ * its mail showed, or to `digest`). */
+async function replyApprove(
+  world: World,
+  from: string,
+  request: ApprovalRequest,
+  digest?: string,
+): Promise<Attempt> {
+  const token = replyToken(
+    LINK_SECRET,
+    request.id,
+    from,
+    Date.now() + 3_600_000,
+    digest ?? viewDigestOf(await world.airlock.get(request.id)),
+  );
+  if (!token) throw new Error(`no reply token for ${request.id}`);
+  const replyTo = `airlock+${token}@reply.example.com`;
+  const before = approvalsOf(await world.airlock.get(request.id));
+  const client = nodemailer.createTransport({
+    host: "127.0.0.1",
+    port: world.replyPort,
+    secure: false,
+    ignoreTLS: true,
+  });
+  try {
+    // The listener answers once the reply was handled.
+    await client.sendMail({
+      from,
+      to: replyTo,
+      envelope: { from, to: [replyTo] },
+      subject: `Re: ${request.title}`,
+      text: "APPROVE ALL\n",
+    });
+  } finally {
+    client.close();
+  }
+  const recorded = approvalsOf(await world.airlock.get(request.id)) > before;
+  return { refused: !recorded, said: recorded ? "decided" : "nothing recorded" };
+}
 
 const approvalsOf = (r: ApprovalRequest) =>
   r.decisions.filter((d) => d.outcome === "approved").length;
@@ -625,6 +743,7 @@ function mailAddressFor(who: Who): string | NotApplicable {
  * decide, so every other pending request is cancelled first: the case's request is the only one. */
 export const consoleDoor: Door = {
   name: "console",
+  bindsView: true,
   async approve(world, who, request) {
     const person = personFor(
       who,
@@ -664,6 +783,7 @@ export const consoleDoor: Door = {
  * shell script gating a deploy would run it. */
 export const cliDoor: Door = {
   name: "CLI",
+  bindsView: true,
   async approve(world, who, request) {
     if (who.kind === "minted_by_agent") {
       const minted = await runCli(
@@ -674,14 +794,33 @@ export const cliDoor: Door = {
     }
     const token = await tokenFor(world, who);
     if (token === undefined || typeof token !== "string") return token as NotApplicable;
-    const r = await runCli(["decide", request.id, "approve", "--json"], {
-      ...process.env,
-      AIRLOCK_URL: world.url,
-      AIRLOCK_TOKEN: token,
-    });
-    return { refused: r.code !== 0, said: `exit ${r.code}: ${r.stderr.trim()}` };
+    return cliApprove(world, token, request);
+  },
+  async approveStale(world, request) {
+    return cliApprove(world, world.credentials.alice, request, staleDigest(request));
   },
 };
+
+/** `airlock decide ID approve` (the digest of the view as it stands: the command reads it), or with
+ * `--view-digest` given. */
+async function cliApprove(
+  world: World,
+  token: string,
+  request: ApprovalRequest,
+  digest?: string,
+): Promise<Attempt> {
+  const r = await runCli(
+    [
+      "decide",
+      request.id,
+      "approve",
+      "--json",
+      ...(digest === undefined ? [] : ["--view-digest", digest]),
+    ],
+    { ...process.env, AIRLOCK_URL: world.url, AIRLOCK_TOKEN: token },
+  );
+  return { refused: r.code !== 0, said: `exit ${r.code}: ${r.stderr.trim()}` };
+}
 
 export const ALL_DOORS: Door[] = [
   apiDoor,
