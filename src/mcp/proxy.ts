@@ -268,9 +268,19 @@ function toolError(text: string): CallToolResult {
   return { content: [{ type: "text", text }], isError: true };
 }
 
-/** What the reviewer sees: the call as the agent made it. */
-function previewOf(tool: string, args: Record<string, unknown>): string {
+/** The most characters of a call's arguments its preview repeats. */
+export const PREVIEW_ARGS_CHARS = 20_000;
+
+/** What the reviewer sees at a glance: the call as the agent made it. The exact arguments are the
+ * request's `args`, which every surface shows in full (core/review-view.ts), or, where it cannot,
+ * offers no approval; a preview of a longer call is cut and says by how much, so the cut is never
+ * mistaken for the whole call. */
+export function previewOf(tool: string, args: Record<string, unknown>): string {
   const body = JSON.stringify(args, null, 2);
-  const shown = body.length > 20_000 ? `${body.slice(0, 20_000)}\n… (truncated)` : body;
-  return `${tool}(${shown})`;
+  if (body.length <= PREVIEW_ARGS_CHARS) return `${tool}(${body})`;
+  let end = PREVIEW_ARGS_CHARS;
+  const code = body.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end--;
+  const cut = body.length - end;
+  return `${tool}(${body.slice(0, end)}\n… ${cut.toLocaleString("en")} more characters of the arguments not shown in this preview: the exact arguments are shown apart, in full`;
 }
