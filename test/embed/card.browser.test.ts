@@ -172,6 +172,27 @@ describe.skipIf(!haveBrowser)("the approval card (chromium)", () => {
     await page.close();
   });
 
+  it("shows the exact args beside the agent's words, even when they say otherwise and a preview is given", async () => {
+    const r = await s.airlock.request({
+      title: "Pay the coffee invoice",
+      summary: "Pay the $5 coffee invoice",
+      preview: "Coffee: $5",
+      args: { amount: 50000, to: "IBAN-ATTACKER-777" },
+      requester: "bot",
+      approvers: ["alice"],
+    });
+    const page = await openCard(r.id, await mint(r.id));
+    const card = page.locator("airlock-approval");
+    const labels = await card.locator(".label").allTextContents();
+    expect(labels).toEqual(["The agent says:", "Exact arguments (what runs if approved):"]);
+    await expect(card.locator(".summary").textContent()).resolves.toBe("Pay the $5 coffee invoice");
+    const args = await card.locator("pre.args").textContent();
+    expect(args).toContain('"amount": 50000');
+    expect(args).toContain('"to": "IBAN-ATTACKER-777"');
+    await expect(card.locator("pre.diff").textContent()).resolves.toContain("Coffee: $5");
+    await page.close();
+  });
+
   it("shows agent text as text, lets a subset of items be approved", async () => {
     const r = await s.airlock.request({
       title: "<b>bold</b> title",
