@@ -1,6 +1,6 @@
-// One of the three processes of race.test.ts: creates (or replays) every request of the plan, waits on
-// a third of them, decides its share near their deadlines, and runs a timeout sweeper, all against
-// one PostgreSQL schema shared with the other two.
+// One of the three processes of race.int.test.ts: creates (or replays) every request of the plan,
+// waits on a third of them, decides its share near their deadlines, and runs a timeout sweeper, all
+// against one PostgreSQL schema shared with the other two.
 
 import { isAirlockError } from "../../src/core/errors.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";

@@ -1,6 +1,6 @@
-// The shared plan of the multi-process race (race.test.ts and race-child.ts): which requests exist,
-// which escalate, who decides each one and when relative to its deadline. Deterministic, so the
-// parent knows what every child was told to do.
+// The shared plan of the multi-process race (race.int.test.ts and race-child.ts): which requests
+// exist, which escalate, who decides each one and when relative to its deadline. Deterministic, so
+// the parent knows what every child was told to do.
 import type { RequestInput } from "../../src/core/schemas.js";
 
 export const TOTAL = 2000;

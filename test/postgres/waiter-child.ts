@@ -1,5 +1,6 @@
-// Process B of wakeup.test.ts: an engine with no sweeper that waits on the requests it is told about
-// and reports when each wait resumed. It never polls: only the store's change signal can wake it.
+// Process B of wakeup.int.test.ts: an engine with no sweeper that waits on the requests it is told
+// about and reports when each wait resumed. It never polls: only the store's change signal can wake
+// it.
 import { createAirlock } from "../../src/engine/engine.js";
 import { postgresStore } from "../../src/store/postgres.js";
 import { failWith, type Message, tell } from "./child.js";
