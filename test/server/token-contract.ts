@@ -1,5 +1,5 @@
-// What every TokenStore does (memory and SQLite in meta.test.ts, PostgreSQL in
-// test/postgres/tokens.test.ts). `open` returns an empty store.
+// What every TokenStore does (memory and SQLite in meta.int.test.ts, PostgreSQL in
+// test/postgres/tokens.int.test.ts). `open` returns an empty store.
 import { describe, expect, it } from "vitest";
 import { createToken, hashToken, revokeToken, type TokenStore } from "../../src/server/tokens.js";
 
