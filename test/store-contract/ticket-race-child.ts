@@ -1,6 +1,6 @@
-// A process racing for tickets on one SQLite file (sqlite-ticket-race.test.ts): opens the store, says
-// `ready`, waits for `go` on stdin, takes each key of argv with its own holder at once, prints the
-// answers as one JSON line and exits.
+// A process racing for tickets on one SQLite file (sqlite-ticket-race.int.test.ts): opens the store,
+// says `ready`, waits for `go` on stdin, takes each key of argv with its own holder at once, prints
+// the answers as one JSON line and exits.
 // Usage: node --import tsx ticket-race-child.ts FILE HOLDER NOW KEY...
 import { createInterface } from "node:readline";
 import { sqliteStore } from "../../src/store/sqlite.js";
