@@ -23,7 +23,8 @@ interface McpOptions {
 }
 
 function version(): string {
-  return (createRequire(import.meta.url)("airlock-hitl/package.json") as { version: string }).version;
+  return (createRequire(import.meta.url)("airlock-hitl/package.json") as { version: string })
+    .version;
 }
 
 /** The smallest AIRLOCK_MCP_TOKEN accepted. */
