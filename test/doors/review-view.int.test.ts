@@ -298,7 +298,9 @@ describe("a view that changed between showing and deciding", () => {
     const r = await open({
       title: "Rotate the keys",
       args: { keys: "all" },
-      timeoutMs: 1500,
+      // Long enough for the Slack message, the mail and the inbox page to be read before the
+      // escalation on a loaded machine (1.5 s was not: the page then showed the escalated view).
+      timeoutMs: 8000,
       onTimeout: { escalate: { approvers: ["ops", "finance"], timeoutMs: 3_600_000 } },
     });
     const slack = await slackMessage(r.id);
@@ -313,6 +315,8 @@ describe("a view that changed between showing and deciding", () => {
     ).text();
     const csrf = /name="_csrf" value="([^"]+)"/.exec(page)?.[1] ?? "";
     const shownDigest = /name="viewDigest" value="([0-9a-f]{64})"/.exec(page)?.[1] ?? "";
+    // The page was read before the escalation: it shows the view the request had then.
+    expect(shownDigest).toBe(viewDigestOf(r));
 
     const escalated = await until("the escalation", async () => {
       const now = await world.airlock.get(r.id);
