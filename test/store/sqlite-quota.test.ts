@@ -28,12 +28,18 @@ it("counts an agent's pending requests from the index alone, after upgrading an 
   await first.close();
 
   // The database as migration 9 left it: the index without the sizes (and none of the later
-  // migrations: the trust rules' scope of migration 11 gone too).
+  // migrations: the trust rules' scope of migration 11, the execution columns of 12 and the
+  // tickets of 13 gone too).
   const old = new Database(path);
   old.exec(`
     DROP INDEX requests_pending_requester;
     CREATE INDEX requests_pending_requester ON requests (requester) WHERE status = 'pending';
     ALTER TABLE trust_rules DROP COLUMN scope;
+    DROP INDEX requests_claim_lease;
+    DROP INDEX requests_unknown_execution;
+    ALTER TABLE requests DROP COLUMN execution;
+    ALTER TABLE requests DROP COLUMN lease_until;
+    DROP TABLE tickets;
     DELETE FROM airlock_migrations WHERE version >= 10;`);
   expect(planOf(old)).not.toMatch(/COVERING INDEX/);
   old.close();
