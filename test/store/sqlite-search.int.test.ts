@@ -301,6 +301,11 @@ describe("SQLite title search (q)", () => {
       DROP TABLE requests_title;
       ALTER TABLE requests DROP COLUMN title_lower;
       ALTER TABLE trust_rules DROP COLUMN scope;
+      DROP INDEX requests_claim_lease;
+      DROP INDEX requests_unknown_execution;
+      ALTER TABLE requests DROP COLUMN execution;
+      ALTER TABLE requests DROP COLUMN lease_until;
+      DROP TABLE tickets;
       CREATE INDEX requests_pending_deadline ON requests (deadline)
         WHERE status = 'pending' AND deadline IS NOT NULL;
       DELETE FROM airlock_migrations WHERE version >= 5;
