@@ -1,11 +1,12 @@
 import { defineConfig } from "vitest/config";
 import { IntegrationFirst } from "./test/setup/sequencer.js";
 
+const FILES = ["test/**/*.test.ts", "src/**/*.test.ts", "examples/**/*.test.ts"];
+/** Files that start processes, PostgreSQL, Chromium or servers on loopback, or take seconds. */
+const INTEGRATION = "**/*.int.test.ts";
+
 export default defineConfig({
   test: {
-    // *.int.test.ts start processes, PostgreSQL, Chromium or servers on loopback, or take seconds;
-    // `npm run test:unit` leaves them out (--exclude), `npm test` runs everything.
-    include: ["test/**/*.test.ts", "src/**/*.test.ts", "examples/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
@@ -18,5 +19,21 @@ export default defineConfig({
     setupFiles: ["test/setup/leaks.ts"],
     // The JSON report feeds the plain "N passed, N failed" line that .ci/run prints at the end.
     reporters: ["default", ["json", { outputFile: ".tmp/vitest-report.json" }]],
+    // `npm test` runs both; `npm run test:unit` the first alone (vitest --project unit).
+    projects: [
+      {
+        extends: true,
+        // In-process files share one module graph per worker (no isolation): importing the sources
+        // again for every file was most of their time. None mocks modules; the leak check still
+        // runs after each file.
+        test: { name: "unit", include: FILES, exclude: [INTEGRATION], isolate: false },
+      },
+      {
+        extends: true,
+        // A bound for a hung test, not a speed check: with four files at a time on two cores, a
+        // test that starts ten CLI processes in a row can take longer than 30 s on a busy machine.
+        test: { name: "int", include: [INTEGRATION], testTimeout: 90_000, hookTimeout: 90_000 },
+      },
+    ],
   },
 });

@@ -51,8 +51,13 @@ function extra(before: Map<string, number>): string[] {
 }
 
 // Every database better-sqlite3 opens passes through `prepare` or `pragma` right away (the stores
-// set their pragmas first): both are wrapped to remember the database.
-const opened = new Set<Database.Database>();
+// set their pragmas first): both are wrapped to remember the database. The in-process files run
+// without isolation (one module graph per worker, this file evaluated again for each test file, the
+// wrappers installed once): the set is kept on globalThis, so the wrappers of the first evaluation
+// fill the set every later one reads.
+const shared = globalThis as { airlockOpenedDatabases?: Set<Database.Database> };
+shared.airlockOpenedDatabases ??= new Set<Database.Database>();
+const opened = shared.airlockOpenedDatabases;
 const proto = Database.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
 for (const method of ["prepare", "pragma", "exec"]) {
   const original = proto[method] as (...args: unknown[]) => unknown;
