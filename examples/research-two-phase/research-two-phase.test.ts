@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Airlock } from "../../src/engine/engine.js";
+import { eventually } from "../../test/helpers.js";
 import { captureLog, nextPending, tempDir, testEngine } from "../shared/testing.js";
 import {
   ApprovalRequiredError,
@@ -39,12 +40,13 @@ const onDisk = (): ResearchSession[] =>
 async function onDiskWhen(
   ready: (records: ResearchSession[]) => boolean,
 ): Promise<ResearchSession[]> {
-  for (let i = 0; i < 400; i++) {
-    const records = onDisk();
-    if (ready(records)) return records;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`the session file never reached the expected state: ${JSON.stringify(onDisk())}`);
+  return eventually(() => ready(onDisk()) && onDisk(), { timeoutMs: 2_000, intervalMs: 5 }).catch(
+    () => {
+      throw new Error(
+        `the session file never reached the expected state: ${JSON.stringify(onDisk())}`,
+      );
+    },
+  );
 }
 
 const toolCalls = (events: readonly ResearchEvent[], tool?: string) =>

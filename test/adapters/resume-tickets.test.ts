@@ -16,7 +16,7 @@ import { parkInterruptions, resumeRun } from "../../src/adapters/openai-agents.j
 import type { Store } from "../../src/core/store.js";
 import { type Airlock, createAirlock, memoryStore } from "../../src/index.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
-import { tempDir } from "../helpers.js";
+import { eventually, tempDir } from "../helpers.js";
 import { buildGraph, count, threadConfig } from "./langgraph/fixture.js";
 import { type Mail, mailer } from "./openai-agents/fixtures/mailer.js";
 
@@ -231,9 +231,5 @@ describe.each([
 
 /** Waits (bounded) until `check()` holds. */
 async function until(check: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await eventually(check, { timeoutMs: ms, intervalMs: 10 });
 }

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { verifyAuditLog } from "../../src/audit/verify.js";
 import { createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
-import { tempDir } from "../helpers.js";
+import { eventually, tempDir } from "../helpers.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -43,9 +43,9 @@ describe("verifyAuditLog over the engine's own writes", () => {
       onTimeout: { escalate: { approvers: ["boss"], timeoutMs: 60_000 } },
     });
     await engine.waitFor(timeout.id, { timeoutMs: 5000 });
-    for (let i = 0; i < 100 && (await engine.get(escalate.id)).escalations === 0; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await eventually(async () => (await engine.get(escalate.id)).escalations > 0, {
+      timeoutMs: 2_000,
+    }).catch(() => {}); // the assertions below say what is wrong
     expect((await engine.get(escalate.id)).status).toBe("pending");
     await engine.record({ type: "viewed", requestId: rejected.id, actor: "carol", data: {} });
 

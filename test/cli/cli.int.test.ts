@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { airlockArgs, tempDir } from "../helpers.js";
+import { airlockArgs, eventually, tempDir } from "../helpers.js";
 import { startCli } from "./run-cli.js";
 
 let db: string;
@@ -39,9 +39,9 @@ function waiting(args: string[]) {
   const run = startCli(["request", ...args, "--wait"], env());
   const started = async () => {
     const stderr = () => run.output().stderr;
-    for (let i = 0; i < 200 && !stderr().includes("waiting for a decision"); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await eventually(() => stderr().includes("waiting for a decision"), {
+      timeoutMs: 10_000,
+    }).catch(() => {}); // said below, with what the command printed
     const m = /waiting for a decision on (\S+)/.exec(stderr());
     if (!m?.[1]) throw new Error(`the waiting command did not start: ${stderr()}`);
     return m[1];

@@ -1,5 +1,6 @@
 // The same `airlock` commands against a server: AIRLOCK_URL and AIRLOCK_TOKEN, identities from tokens.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { eventually } from "../helpers.js";
 import { startTestServer, type TestServer } from "../server/helpers.js";
 import { runCli, startCli } from "./run-cli.js";
 
@@ -27,10 +28,13 @@ describe("airlock CLI with AIRLOCK_URL", () => {
       ["request", "--title", "Remote deploy", "--item", "a", "--item", "b", "--wait"],
       env(s.tokens.agent),
     );
+    onTestFinished(() => {
+      if (waiter.child.exitCode === null) waiter.child.kill("SIGKILL");
+    });
     const err = () => waiter.output().stderr;
-    for (let i = 0; i < 200 && !/waiting for a decision on (\S+)/.test(err()); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await eventually(() => /waiting for a decision on (\S+)/.test(err()), {
+      timeoutMs: 10_000,
+    }).catch(() => {}); // the expectation below says it
     const id = /waiting for a decision on (\S+)/.exec(err())?.[1];
     expect(id).toBeDefined();
 

@@ -11,7 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { UNKEYED_AUDIT_WARNING } from "../../src/audit/unkeyed.js";
 import { keyFileOf } from "../../src/cli/audit-settings.js";
 import { type ServeOptions, type Serving, startServe } from "../../src/cli/serve.js";
-import { tempDir } from "../helpers.js";
+import { eventually, tempDir } from "../helpers.js";
 import { adminQuery, describePg, dropSchema, freshSchema } from "../postgres/pg-env.js";
 import { call } from "../server/helpers.js";
 import { runCli, startCli } from "./run-cli.js";
@@ -106,12 +106,12 @@ await describePg("airlock serve --postgres and the audit key", ({ url }) => {
         await run.done;
       }
     });
-    const deadline = Date.now() + 30_000;
-    let serving: RegExpExecArray | null = null;
-    while (!serving && Date.now() < deadline && run.child.exitCode === null) {
-      serving = /serving at (http:\/\/127\.0\.0\.1:\d+)\//.exec(run.output().stdout);
-      if (!serving) await new Promise((r) => setTimeout(r, 50));
-    }
+    const servingAt = () => /serving at (http:\/\/127\.0\.0\.1:\d+)\//.exec(run.output().stdout);
+    await eventually(() => servingAt() !== null || run.child.exitCode !== null, {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    }).catch(() => {}); // the expectation below says it, with the command's stderr
+    const serving = servingAt();
     expect(serving, run.output().stderr).not.toBeNull();
     const base = serving?.[1] as string;
     expect(run.output().stderr).toContain(`airlock: warning: ${UNKEYED_AUDIT_WARNING}\n`);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
-import { tempDir } from "../helpers.js";
+import { eventually, tempDir } from "../helpers.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -12,11 +12,7 @@ afterEach(async () => {
 });
 
 async function until(check: () => Promise<boolean>) {
-  for (let i = 0; i < 500; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error("the backlog was not swept within 10 s");
+  await eventually(check, { timeoutMs: 10_000, what: "the backlog swept" });
 }
 
 describe("overdue gates found at start", () => {

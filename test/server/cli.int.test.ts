@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ENV_ADMIN_ID, ensureAdminToken } from "../../src/cli/serve.js";
 import { hashToken, memoryTokenStore } from "../../src/server/tokens.js";
-import { airlockArgs, tempDir } from "../helpers.js";
+import { airlockArgs, eventually, tempDir } from "../helpers.js";
 import { call } from "./helpers.js";
 
 const temps: (() => void)[] = [];
@@ -47,13 +47,7 @@ async function output(args: string[], env: NodeJS.ProcessEnv = {}) {
 }
 
 async function until<T>(what: string, fn: () => T | undefined, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  return eventually(() => fn() ?? false, { timeoutMs: ms, intervalMs: 25, what }) as Promise<T>;
 }
 
 function dbFile(): string {

@@ -1,5 +1,6 @@
 // Live routes: long-poll wait, Server-Sent Events with Last-Event-ID resume, graceful shutdown.
 import { afterEach, describe, expect, it } from "vitest";
+import { eventually } from "../helpers.js";
 import {
   gate,
   openEvents,
@@ -210,13 +211,11 @@ describe("GET /v1/events (SSE)", () => {
         }),
       );
       const id = created.body.id as string;
-      const until = Date.now() + 5000;
-      for (;;) {
-        const r = await s.call(s.tokens.admin, "GET", `/v1/requests/${id}`);
-        if (r.body.escalations === 1) break;
-        if (Date.now() > until) throw new Error("the request did not escalate");
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await eventually(
+        async () =>
+          (await s.call(s.tokens.admin, "GET", `/v1/requests/${id}`)).body.escalations === 1,
+        { timeoutMs: 5_000, intervalMs: 25, what: "the escalation" },
+      );
       const decided = await s.call(s.tokens.alice, "POST", `/v1/requests/${id}/decisions`, {
         outcome: "approved",
       });

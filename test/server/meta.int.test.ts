@@ -9,7 +9,7 @@ import { createServer } from "../../src/server/server.js";
 import { createToken, hashToken, memoryTokenStore } from "../../src/server/tokens.js";
 import { sqliteTokenStore } from "../../src/server/tokens-sqlite.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
-import { tempDir } from "../helpers.js";
+import { eventually, tempDir } from "../helpers.js";
 import { gate, startTestServer, type TestServer } from "./helpers.js";
 import { tokenStoreContract } from "./token-contract.js";
 
@@ -164,11 +164,13 @@ describe("HTTP meta routes", () => {
       outcome: "approved",
     });
     // The counters follow the audit log: give the tail a moment.
-    let text = "";
-    for (let i = 0; i < 50 && !text.includes('airlock_decisions_total{outcome="approved"'); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      text = (await s.call(s.tokens.admin, "GET", "/metrics")).text;
-    }
+    await eventually(
+      async () =>
+        (await s.call(s.tokens.admin, "GET", "/metrics")).text.includes(
+          'airlock_decisions_total{outcome="approved"',
+        ),
+      { timeoutMs: 1_000 },
+    ).catch(() => {}); // the expectations below say what is missing
     const r = await s.call(s.tokens.admin, "GET", "/metrics");
     expect(r.headers.get("content-type")).toMatch(/^text\/plain/);
     expect(r.text).toMatch(/airlock_decisions_total\{outcome="approved",method="approve_all"\} 1/);

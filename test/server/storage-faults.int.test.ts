@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { AirlockError } from "../../src/core/errors.js";
 import type { Store } from "../../src/core/store.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
-import { tempDir } from "../helpers.js";
+import { eventually, tempDir } from "../helpers.js";
 import { gate, startTestServer, type TestServer } from "./helpers.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -128,8 +128,10 @@ describe("storage faults", () => {
     store.failing = true;
     expect((await s.call(s.tokens.agent, "POST", "/v1/requests", gate("x"))).status).toBe(503);
     expect((await s.call(undefined, "GET", "/healthz")).body.status).toBe("degraded");
-    await new Promise((r) => setTimeout(r, 250));
-    expect((await s.call(undefined, "GET", "/healthz")).body.status).toBe("ok");
+    // Back to ok once the store has been quiet for storageQuietMs.
+    await eventually(async () =>
+      expect((await s.call(undefined, "GET", "/healthz")).body.status).toBe("ok"),
+    );
   });
 
   it("stays responsive while another process holds the SQLite write lock: 503 for writes, reads and /healthz answered", async () => {

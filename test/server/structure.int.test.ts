@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Store } from "../../src/core/store.js";
 import { createServer } from "../../src/server/server.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
-import { tempDir } from "../helpers.js";
+import { eventually, tempDir } from "../helpers.js";
 import { gate, startTestServer, type TestServer } from "./helpers.js";
 
 /** A store that counts the reads of one request (by id or by key). */
@@ -29,10 +29,13 @@ function countingStore(inner: Store) {
 
 async function metricsText(s: TestServer, until: string): Promise<string> {
   let text = "";
-  for (let i = 0; i < 100 && !text.includes(until); i++) {
-    text = (await s.call(s.tokens.admin, "GET", "/metrics")).text;
-    if (!text.includes(until)) await new Promise((r) => setTimeout(r, 20));
-  }
+  await eventually(
+    async () => {
+      text = (await s.call(s.tokens.admin, "GET", "/metrics")).text;
+      return text.includes(until);
+    },
+    { timeoutMs: 2_000 },
+  ).catch(() => {}); // the caller's expectations say what is missing
   return text;
 }
 

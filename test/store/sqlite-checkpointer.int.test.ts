@@ -12,7 +12,7 @@ import { sqliteStore } from "../../src/store/sqlite.js";
 import * as threads from "../../src/store/sqlite-checkpointer.js";
 import { startCheckpointer } from "../../src/store/sqlite-checkpointer.js";
 import { request } from "../audit/fixtures.js";
-import { startLineChild, tempDir } from "../helpers.js";
+import { eventually, startLineChild, tempDir } from "../helpers.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -25,14 +25,12 @@ function tmpDb(): string {
   return join(t.dir, "a.db");
 }
 
-/** Polls `check` every 20 ms for up to `ms`; whether it became true. */
-async function eventually(check: () => boolean, ms = 10_000): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return check();
+/** Whether `check` became true within 10 s (polled by the suite's helper). */
+async function becomes(check: () => boolean): Promise<boolean> {
+  return eventually(check).then(
+    () => true,
+    () => check(),
+  );
 }
 
 /** A thread on `path` (synchronous = NORMAL) whose errors go to `errors`. */
@@ -72,7 +70,7 @@ describe("the checkpoint thread", () => {
     const c = startOn(path, errors);
     cleanups.push(() => c.stop());
     c.committed();
-    expect(await eventually(() => statSync(path).size > 2_000_000)).toBe(true);
+    expect(await becomes(() => statSync(path).size > 2_000_000)).toBe(true);
     await c.stop();
     expect(errors).toEqual([]);
 
@@ -123,7 +121,7 @@ describe("the checkpoint thread", () => {
     const path = join(t.dir, "missing.db");
     const errors: Error[] = [];
     const c = startOn(path, errors);
-    expect(await eventually(() => errors.length > 0)).toBe(true);
+    expect(await becomes(() => errors.length > 0)).toBe(true);
     expect(errors[0]?.message).toMatch(
       /^the SQLite checkpoint thread stopped: .*(unable to open|SQLITE_CANTOPEN)/,
     );
@@ -157,7 +155,7 @@ describe("the SQLite store's checkpoint thread", () => {
       await engine.decide(r.id, { outcome: i % 2 ? "approved" : "rejected", reviewer: "alice" });
       ids.push(r.id);
     }
-    expect(await eventually(() => statSync(path).size > start + 100_000)).toBe(true);
+    expect(await becomes(() => statSync(path).size > start + 100_000)).toBe(true);
     await engine.close();
     closed = true;
     expect(errors).toEqual([]);
@@ -260,7 +258,7 @@ describe("the SQLite store's checkpoint thread", () => {
         { type: "created", requestId: id, actor: "writer", at: 1, data: {} },
       ]);
     }
-    expect(await eventually(() => statSync(path).size > start)).toBe(true);
+    expect(await becomes(() => statSync(path).size > start)).toBe(true);
     expect(errors).toEqual([]);
   });
 

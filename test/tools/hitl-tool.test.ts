@@ -11,6 +11,7 @@ import {
   isHitlPending,
   isHitlRejection,
 } from "../../src/tools/results.js";
+import { eventually } from "../helpers.js";
 
 let engine: Airlock | undefined;
 afterEach(async () => {
@@ -25,12 +26,11 @@ async function newEngine(): Promise<Airlock> {
 
 /** The one pending request, once the tool has created it. */
 async function pendingRequest(e: Airlock): Promise<ApprovalRequest> {
-  for (let i = 0; i < 200; i++) {
-    const page = await e.list({ status: "pending" });
-    if (page.items[0]) return page.items[0];
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error("no pending request appeared");
+  return eventually(async () => (await e.list({ status: "pending" })).items[0] ?? false, {
+    timeoutMs: 5_000,
+    intervalMs: 5,
+    what: "a pending request",
+  });
 }
 
 interface Transfer {

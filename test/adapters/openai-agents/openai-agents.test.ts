@@ -16,6 +16,7 @@ import {
   memoryStore,
   when,
 } from "../../../src/index.js";
+import { eventually } from "../../helpers.js";
 import { type Mail, mailer } from "./fixtures/mailer.js";
 
 const open: Airlock[] = [];
@@ -266,12 +267,14 @@ describe("airlock/openai-agents", () => {
   it("approveInterruptions: a decision taken elsewhere resumes the run in place", async () => {
     const { airlock, agent, runner, sent, first } = await setup();
     const done = approveInterruptions(airlock, runner, agent, first);
-    let pending = await airlock.list({ status: "pending" });
-    while (pending.items.length === 0) {
-      await new Promise((r) => setTimeout(r, 5));
-      pending = await airlock.list({ status: "pending" });
-    }
-    await airlock.decide(pending.items[0]?.id as string, {
+    const pending = await eventually(
+      async () => (await airlock.list({ status: "pending" })).items[0] ?? false,
+      {
+        intervalMs: 5,
+        what: "a pending request",
+      },
+    );
+    await airlock.decide(pending.id, {
       outcome: "approved",
       reviewer: "alice",
     });
