@@ -21,7 +21,7 @@ import type { ApprovalRequest } from "../../core/schemas.js";
 /** Whether the card sends `viewDigest` with its decisions. The card's decision route
  * (server/routes/embed.ts, `embedDecisionBody`) must take the field first: until it does, the card
  * shows the view and its digest but sends none (a strict body would refuse the decision). */
-export const CARD_SENDS_VIEW_DIGEST = false;
+export const CARD_SENDS_VIEW_DIGEST = true;
 
 /** What the card fetches: the request; its review view (core/review-view.ts: the agent's words, the
  * exact args) with the args as canonical pretty-printed JSON and the view's digest, which the card

@@ -37,6 +37,7 @@ const decisionFields = decisionInputSchema.pick({
   comment: true,
   key: true,
   validForMs: true,
+  viewDigest: true,
 });
 
 export const decisionItem = decisionFields.extend({ id: requestId }).strict();

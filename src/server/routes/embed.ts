@@ -72,6 +72,7 @@ export const embedDecisionBody = decisionInputSchema.pick({
   selected: true,
   comment: true,
   key: true,
+  viewDigest: true,
 });
 
 export const mintEmbedTokenRoute = defineRoute({

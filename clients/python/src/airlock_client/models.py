@@ -347,6 +347,7 @@ class DecisionItem(_Input):
     comment: str | None = None
     key: str | None = None
     valid_for_ms: int | None = Field(default=None, gt=0)
+    view_digest: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
 
 class DecisionsInput(_Input):
