@@ -7,6 +7,14 @@ import { InvalidInputError } from "../core/errors.js";
 import { reviewViewOf } from "../core/review-view.js";
 import type { Allowed, ApprovalRequest, DecisionInput } from "../core/schemas.js";
 import { formatRequest, RULE, terminalSafe } from "../reply/format.js";
+import {
+  type ConsoleOption,
+  type ConsoleShown,
+  colourFor,
+  consoleOptions,
+  consoleViewLines,
+  parseSelection,
+} from "./console-view.js";
 import { readLines } from "./lines.js";
 import { fitView } from "./view-fit.js";
 import { viewTextLines } from "./view-text.js";
@@ -27,8 +35,11 @@ export function reviewTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
   return seconds * 1000;
 }
 
-export type ConsoleDecision = { elapsedMs: number } & (
-  | { outcome: "approved" }
+export type ConsoleDecision = {
+  elapsedMs: number;
+} & /** `selected`: the ids of the items approved, when the reviewer chose some (`s`). */
+(
+  | { outcome: "approved"; selected?: string[] }
   | { outcome: "revise"; comment: string }
   | { outcome: "rejected" }
   /** No answer in time; `during` tells whether the operator was choosing or typing a comment. */
@@ -131,6 +142,162 @@ export async function promptOperator(
   }
 }
 
+/** What `promptReviewer` needs besides the request shown. */
+export interface ReviewerPromptOptions {
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+  /** @default reviewTimeoutMs(process.env) */
+  timeoutMs?: number;
+  /** Receives "Presenting plan for human review" with `correlation_id`. */
+  logger?: Logger;
+  /** Colour the risk and diffs. @default colourFor(output): a terminal without NO_COLOR */
+  colour?: boolean;
+}
+
+const REVIEWER_CHOICES: { key: ConsoleOption["key"]; words: string[] }[] = [
+  { key: "a", words: ["a", "approve"] },
+  { key: "s", words: ["s", "select"] },
+  { key: "r", words: ["r", "revise"] },
+  { key: "d", words: ["d", "decline", "reject"] },
+];
+
+const CONFIRM_WORDS = new Set(["y", "yes"]);
+
+/** The reviewer's console (`airlock review`): shows the request's review view (console-view.ts),
+ * asks `[a/s/r/d]` (only what the request allows), re-asks on invalid input without restarting the
+ * clock. `s` asks which items (positions like 1,3 or 2-4); `r` asks for the comment. An approval the
+ * inbox would confirm first (core/danger.ts: the agent's high or critical risk, what the args would
+ * run) is confirmed here the same way: the reviewer types `yes` (or `y`), anything else goes back to
+ * the choice. It only asks: the caller records the answer, bound to `shown.viewDigest`. */
+export async function promptReviewer(
+  shown: ConsoleShown,
+  options: ReviewerPromptOptions,
+): Promise<ConsoleDecision> {
+  const timeoutMs = options.timeoutMs ?? reviewTimeoutMs(process.env);
+  const started = performance.now();
+  const end = started + timeoutMs;
+  const left = () => end - performance.now();
+  const elapsedMs = () => Math.round(performance.now() - started);
+  const say = (text: string) => options.output.write(text);
+  const colour = options.colour ?? colourFor(options.output);
+  const view = shown.view;
+  const noun = shown.labels.itemNoun ?? "items";
+
+  const offered = consoleOptions(shown).map((o) => o.key);
+  const choices = REVIEWER_CHOICES.filter((c) => offered.includes(c.key));
+  options.logger?.info(
+    {
+      correlation_id: shown.correlationId,
+      request_id: view.id,
+      timeout_seconds: Math.ceil(timeoutMs / 1000),
+    },
+    "Presenting plan for human review",
+  );
+  say(`${consoleViewLines(shown, { colour, timeoutMs }).join("\n")}\n`);
+
+  const reader = readLines(options.input);
+  /** The next line, or the answer that ends the prompt (no answer in time, input closed). */
+  const ask = async (
+    prompt: string,
+    during: "choice" | "comment",
+  ): Promise<{ line: string } | { done: ConsoleDecision }> => {
+    if (left() <= 0) return { done: timedOut(during) };
+    say(prompt);
+    const answer = await reader.next(left());
+    if (answer.kind === "timeout") return { done: timedOut(during) };
+    if (answer.kind === "end") {
+      say("\nInput closed before a decision; nothing was decided.\n");
+      return { done: { outcome: "closed", elapsedMs: elapsedMs() } };
+    }
+    return { line: answer.text.trim() };
+  };
+  const timedOut = (during: "choice" | "comment"): ConsoleDecision => {
+    if (during === "comment") say("\nTimeout exceeded while waiting for comments.\n");
+    else {
+      say(
+        shown.deadline !== undefined && shown.deadline - Date.now() <= DEADLINE_SLACK_MS
+          ? "\nHuman review timeout exceeded. Routing to fallback.\n"
+          : `\nNo answer within ${Math.ceil(timeoutMs / 1000)} seconds; the request stays pending${shown.deadline === undefined ? "" : ` until its deadline (${new Date(shown.deadline).toISOString()})`}.\n`,
+      );
+    }
+    return { outcome: "timed_out", during, elapsedMs: elapsedMs() };
+  };
+  /** The same confirmation as the inbox's: true when the reviewer typed yes. */
+  const confirm = async (what: string): Promise<boolean | { done: ConsoleDecision }> => {
+    say(`This asks to confirm first: ${shown.confirmReasons.map(oneLine).join("; ")}.\n`);
+    const got = await ask(`Type yes to approve ${what} (anything else goes back): `, "choice");
+    if ("done" in got) return got;
+    if (CONFIRM_WORDS.has(got.line.toLowerCase())) return true;
+    say("Not approved.\n");
+    return false;
+  };
+
+  try {
+    for (;;) {
+      const got = await ask(`Your decision [${choices.map((c) => c.key).join("/")}]: `, "choice");
+      if ("done" in got) return got.done;
+      const word = got.line.toLowerCase();
+      const picked = choices.find((c) => c.words.includes(word))?.key;
+      if (picked === "a") {
+        if (shown.confirmReasons.length > 0) {
+          const ok = await confirm(`“${oneLine(view.title)}”`);
+          if (typeof ok === "object") return ok.done;
+          if (!ok) continue;
+        }
+        return { outcome: "approved", elapsedMs: elapsedMs() };
+      }
+      if (picked === "s") {
+        const chosen = await chooseItems();
+        if ("done" in chosen) return chosen.done;
+        if (chosen.ids === undefined) continue;
+        if (shown.confirmReasons.length > 0) {
+          const ok = await confirm(`the ${chosen.ids.length} chosen ${noun} (${chosen.positions})`);
+          if (typeof ok === "object") return ok.done;
+          if (!ok) continue;
+        }
+        return { outcome: "approved", selected: chosen.ids, elapsedMs: elapsedMs() };
+      }
+      if (picked === "d") return { outcome: "rejected", elapsedMs: elapsedMs() };
+      if (picked === "r") {
+        const comment = await ask("What changes do you want? ", "comment");
+        if ("done" in comment) return comment.done;
+        return { outcome: "revise", comment: comment.line, elapsedMs: elapsedMs() };
+      }
+      // Invalid: ask again; the deadline stays where it was.
+      say(`Invalid choice. Please enter ${listOf(choices.map((c) => `'${c.key}'`))}.\n`);
+    }
+  } finally {
+    reader.release();
+  }
+
+  /** Asks which items until the answer is a selection; an empty answer goes back (ids undefined). */
+  async function chooseItems(): Promise<
+    { done: ConsoleDecision } | { ids?: string[]; positions?: string }
+  > {
+    for (;;) {
+      const got = await ask(
+        `Which ${noun} do you approve? Numbers from 1 to ${view.items.length}, like 1,3 or 2-4 (empty goes back): `,
+        "choice",
+      );
+      if ("done" in got) return got;
+      if (got.line === "") return {};
+      const parsed = parseSelection(got.line, view.items);
+      if ("error" in parsed) {
+        say(`${parsed.error}\n`);
+        continue;
+      }
+      const positions = parsed.ids
+        .map((id) => view.items.findIndex((i) => i.id === id) + 1)
+        .join(",");
+      return { ids: parsed.ids, positions };
+    }
+  }
+}
+
+function oneLine(s: string): string {
+  return terminalSafe(s.replace(/\s+/g, " ").trim());
+}
+
 /** The decision to record for an operator's answer, or undefined when there is none to record
  * (timeout, closed input: the gate's own deadline settles those). */
 export function operatorDecision(
@@ -140,7 +307,9 @@ export function operatorDecision(
   const base = { reviewer: who.reviewer, groups: who.groups ?? [], channel: "cli" } as const;
   switch (answer.outcome) {
     case "approved":
-      return { ...base, outcome: "approved" };
+      return answer.selected === undefined
+        ? { ...base, outcome: "approved" }
+        : { ...base, outcome: "approved", selected: answer.selected };
     case "revise":
       return { ...base, outcome: "revise", comment: answer.comment };
     case "rejected":

@@ -3,7 +3,7 @@ import { runReview } from "../../src/channels/review.js";
 import type { RequestInput } from "../../src/core/schemas.js";
 import { type Airlock, createAirlock } from "../../src/engine/engine.js";
 import { sqliteStore } from "../../src/store/sqlite.js";
-import { captureLogs, PROMPT, terminal } from "./terminal.js";
+import { captureLogs, REVIEW_PROMPT as PROMPT, terminal } from "./terminal.js";
 
 let engine: Airlock | undefined;
 afterEach(async () => {
@@ -84,7 +84,7 @@ describe("runReview (airlock review)", () => {
     t.type("a");
     expect(await done).toEqual({ reviewed: 1, stopped: "queue_empty" });
     expect((await e.get(r.id)).status).toBe("approved");
-    expect(t.text()).toContain("Invalid choice. Please enter 'a', 'r', or 'd'.");
+    expect(t.text()).toContain("Invalid choice. Please enter 'a', 's', 'r', or 'd'.");
   });
 
   it("stops on the console's timeout and records nothing when the gate has no deadline", async () => {

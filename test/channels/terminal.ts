@@ -48,3 +48,6 @@ export function captureLogs(): { logger: pino.Logger; lines: Record<string, unkn
 }
 
 export const PROMPT = "Your decision [a/r/d]: ";
+
+/** The reviewer's console (`airlock review`) on a request whose items may be chosen. */
+export const REVIEW_PROMPT = "Your decision [a/s/r/d]: ";
