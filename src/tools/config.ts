@@ -8,6 +8,7 @@ import { invalidOption } from "../core/validate.js";
 import type { AirlockApi } from "../engine/api.js";
 import type { Airlock } from "../engine/engine.js";
 import { type ConfidenceContext, DEFAULT_THRESHOLDS } from "../policy/confidence.js";
+import { argsSchemaFor, type JsonSchema, type ToolSchema } from "./args-schema.js";
 
 /** Appends an audit event (the engine's `record`). */
 export type AuditRecorder = Airlock["record"];
@@ -67,6 +68,11 @@ export interface HitlConfig {
   action?: string;
   /** Replaces `calculateConfidence`. */
   confidence?: ConfidenceScorer;
+  /** The tool's input schema: a zod (or other Standard Schema) schema, or a JSON Schema. Its JSON
+   * Schema goes with every request as `argsSchema`, so an edit that does not fit is refused (422)
+   * wherever it is made; the call's args and the approved args are parsed with it, and the wrapped
+   * function gets the parsed value (its type is the schema's output). */
+  schema?: ToolSchema;
 }
 
 export interface ResolvedHitlConfig {
@@ -87,6 +93,9 @@ export interface ResolvedHitlConfig {
   readonly requester: string;
   readonly action: string;
   readonly confidence: ConfidenceScorer | undefined;
+  readonly schema: ToolSchema | undefined;
+  /** The JSON Schema the requests carry (`schema`'s), when it can be carried. */
+  readonly argsSchema: JsonSchema | undefined;
 }
 
 /** The part of the configuration that is plain data: shown to UIs and put in pending markers. */
@@ -131,6 +140,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set<keyof HitlConfig>([
   "requester",
   "action",
   "confidence",
+  "schema",
 ]);
 
 /** Validates `config` and fills in the defaults. Throws InvalidInputError naming the option. */
@@ -205,6 +215,10 @@ export function resolveHitlConfig(config: HitlConfig, fnName: string): ResolvedH
   if (descriptionTemplate !== undefined && typeof descriptionTemplate !== "string") {
     throw invalidOption("descriptionTemplate", "a string", descriptionTemplate);
   }
+  const schema = config.schema;
+  if (schema !== undefined && (schema === null || typeof schema !== "object")) {
+    throw invalidOption("schema", "a zod schema or a JSON Schema object", schema);
+  }
   return Object.freeze({
     name,
     autoThreshold,
@@ -223,6 +237,8 @@ export function resolveHitlConfig(config: HitlConfig, fnName: string): ResolvedH
     requester: text(config, "requester", HITL_DEFAULTS.requester),
     action: text(config, "action", name),
     confidence: config.confidence,
+    schema,
+    argsSchema: argsSchemaFor(schema, name),
   });
 }
 

@@ -18,6 +18,7 @@ import {
   clampScore,
   determineApprovalLevel,
 } from "../policy/confidence.js";
+import { parseToolArgs, type StandardSchema } from "./args-schema.js";
 import {
   type HitlConfig,
   type HitlGate,
@@ -70,6 +71,16 @@ export interface HitlTool<A extends object, R, Out> {
   readonly toolName: string;
 }
 
+/** With a zod (or other Standard Schema) `schema`: the tool takes the schema's input, and the
+ * wrapped function gets the schema's output, parsed from the approved args (never cast). */
+export function hitlTool<I extends object, O extends object, R>(
+  fn: HitlToolFn<O, R>,
+  config: HitlConfig & { schema: StandardSchema<I, O>; blocking: true },
+): HitlTool<I, R, R | HitlRejection>;
+export function hitlTool<I extends object, O extends object, R>(
+  fn: HitlToolFn<O, R>,
+  config: HitlConfig & { schema: StandardSchema<I, O> },
+): HitlTool<I, R, R | HitlPending | HitlRejection>;
 export function hitlTool<A extends object, R>(
   fn: HitlToolFn<A, R>,
   config: HitlConfig & { blocking: true },
@@ -89,6 +100,8 @@ export function hitlTool<A extends object, R>(
 
   async function call(callArgs: HitlArgs<A>): Promise<R | HitlPending | HitlRejection> {
     const { args, context } = splitArgs(callArgs);
+    // The call as the model made it must fit the tool's schema; what runs is the parsed value.
+    const parsed = await typedArgs(cfg, args, "args");
     const confidence = clampScore((cfg.confidence ?? calculateConfidence)(cfg.name, args, context));
     const level = determineApprovalLevel(confidence, cfg);
     if (level === "auto") {
@@ -104,7 +117,7 @@ export function hitlTool<A extends object, R>(
           requireApproval: false,
         });
       }
-      return fn(args as A, { toolName: cfg.name, context, level, confidence });
+      return fn(parsed as A, { toolName: cfg.name, context, level, confidence });
     }
     const gate = cfg.airlock;
     if (!gate) return pendingMarker(cfg, args, level, confidence, undefined);
@@ -151,10 +164,24 @@ export function hitlTool<A extends object, R>(
     context: HitlContext = requestContext(request),
   ): Promise<R | HitlRejection> {
     const gate = requireGate(cfg);
+    if (cfg.schema && request.status === "approved") {
+      // Checked before the execution is claimed, so approved args the tool cannot take (an edit
+      // made where no argsSchema was checked) never run and never spend the approval.
+      const approved = request.decision?.editedArgs ?? request.args;
+      const fits = await parseToolArgs(cfg.schema, approved, cfg.argsSchema);
+      if (!fits.ok) {
+        return rejection(
+          cfg,
+          request,
+          "invalid_args",
+          `the approved arguments do not fit the tool's schema: ${fits.detail}`,
+        );
+      }
+    }
     const result = await runApproved(
       gate,
       request,
-      (args, claimed) => {
+      async (args, claimed) => {
         const hitlCall: HitlCall = {
           toolName: cfg.name,
           context,
@@ -163,7 +190,7 @@ export function hitlTool<A extends object, R>(
           approvalId: claimed.id,
         };
         if (claimed.decision) hitlCall.decision = claimed.decision;
-        return fn(args as A, hitlCall);
+        return fn((await typedArgs(cfg, args, "editedArgs")) as A, hitlCall);
       },
       { by: context.requester ?? cfg.requester },
     );
@@ -196,6 +223,22 @@ export function isHitlTool(value: unknown): value is HitlTool<object, unknown, u
 export function getHitlConfig(value: unknown): ResolvedHitlConfig | undefined {
   if (!isHitlTool(value)) return undefined;
   return (value as unknown as Record<symbol, ResolvedHitlConfig>)[HITL_CONFIG];
+}
+
+/** The args as the tool's schema parses them (the args themselves without a schema); throws
+ * invalid_input with a sentence naming the field when they do not fit. */
+async function typedArgs(
+  cfg: ResolvedHitlConfig,
+  args: Record<string, unknown>,
+  field: "args" | "editedArgs",
+): Promise<unknown> {
+  if (!cfg.schema) return args;
+  const parsed = await parseToolArgs(cfg.schema, args, cfg.argsSchema);
+  if (parsed.ok) return parsed.value;
+  throw new InvalidInputError(
+    `The arguments of ${cfg.name} do not fit its schema: ${parsed.detail}`,
+    field,
+  );
 }
 
 /** The audit record of an auto-executed call: what ran (redacted, plus the hash of the exact args)
@@ -268,6 +311,8 @@ function requestInput(
     approvers: [...cfg.approvers],
     allowed: ["approve", "reject", "revise", "edit"],
     hitl: hitlInfo(cfg, context),
+    // The tool's own schema: an edit that does not fit is refused wherever it is made.
+    ...(cfg.argsSchema ? { argsSchema: cfg.argsSchema } : {}),
     labels: { approve: cfg.approveLabel, reject: cfg.rejectLabel },
   };
   if (cfg.timeoutMs !== undefined) input.timeoutMs = cfg.timeoutMs;
@@ -363,7 +408,10 @@ function rejection(
     rejected: true,
     retry: false,
     reason:
-      code === "args_mismatch" || code === "expired" || code === "not_approved"
+      code === "args_mismatch" ||
+      code === "expired" ||
+      code === "not_approved" ||
+      code === "invalid_args"
         ? `The approval cannot be used (${reason}); the ${cfg.name} call was not executed. Do not retry the same call.`
         : reason,
     code,

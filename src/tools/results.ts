@@ -26,8 +26,9 @@ export interface HitlPending {
   hitl_result: HitlResult;
 }
 
-/** Why the call was not executed: `runApproved`'s reasons, all but `pending`. */
-export type RejectionCode = Exclude<NotRunReason, "pending">;
+/** Why the call was not executed: `runApproved`'s reasons, all but `pending`; `invalid_args` when
+ * the approved args do not fit the tool's `schema` (checked before the execution is claimed). */
+export type RejectionCode = Exclude<NotRunReason, "pending"> | "invalid_args";
 
 /** A call that was not and will not be executed; `retry: false` tells the model not to repeat it. */
 export interface HitlRejection {
