@@ -19,6 +19,7 @@ import {
   type Status,
   verifyApproval,
 } from "../../index.js";
+import { argsSchemaFor, parseToolArgs, type ToolSchema } from "../../tools/args-schema.js";
 
 /** What `airlockGate` needs of Airlock: the in-process engine or the HTTP client (`createClient`). */
 export type GateApi = Pick<
@@ -32,8 +33,13 @@ export type GateApi = Pick<
   | "waitFor"
 >;
 
-/** A request as `airlock.request` takes it; `key` is derived from the graph unless given. */
-export type GateInput = RequestInput;
+/** A request as `airlock.request` takes it; `key` is derived from the graph unless given. With
+ * `schema` (the tool's own: a zod schema, a LangChain tool's `.schema`, or a JSON Schema), the
+ * request carries its JSON Schema as `argsSchema` (an edit that does not fit is refused, 422,
+ * wherever it is made) and the approved args come back parsed by it, typed by it. */
+export type GateInput<Args = Record<string, unknown>> = RequestInput & {
+  schema?: ToolSchema<unknown, Args>;
+};
 
 /** Where a gate sits in a graph, stored on the request as `metadata.langgraph`. */
 export interface GateLocation {
@@ -62,21 +68,25 @@ export interface GateResumeValue {
   airlock: { requestId: string };
 }
 
-export interface GateResult {
-  /** Approved and usable: `verifyApproval` passed (the hash binds `args`, the approval is not expired). */
+export interface GateResult<Args = Record<string, unknown>> {
+  /** Approved and usable: `verifyApproval` passed (the hash binds `args`, the approval is not
+   * expired) and, with a `schema`, the approved args fit it. */
   approved: boolean;
   /** The request's terminal status, as read from Airlock after the last wake-up. */
   status: Exclude<Status, "pending">;
   request: ApprovalRequest;
   decision?: Decision;
-  /** When approved: the args to run with (the reviewer's edited args when they edited). */
-  args?: Record<string, unknown>;
+  /** When approved: the args to run with (the reviewer's edited args when they edited), parsed by
+   * the gate's `schema` when it has one. */
+  args?: Args;
   /** When not approved: why, in a sentence with the reviewer's comment (for the agent to read). */
   reason?: string;
-  /** Runs `fn` once with the approved args (`runApproved`: verify, claim the execution, run). A second
-   * resume, a replay or another process gets `{ ok: false, reason: "already_executed" }`. */
+  /** Runs `fn` once with the approved args (`runApproved`: verify, claim the execution, run), parsed
+   * by the gate's `schema` when it has one. A second resume, a replay or another process gets
+   * `{ ok: false, reason: "already_executed" }`; approved args that do not fit the schema get
+   * `{ ok: false, reason: "not_approved" }` and nothing is claimed. */
   run<T>(
-    fn: (args: Record<string, unknown>, request: ApprovalRequest) => T | Promise<T>,
+    fn: (args: Args, request: ApprovalRequest) => T | Promise<T>,
     options?: Pick<RunApprovedOptions, "by">,
   ): Promise<RunApprovedResult<Awaited<T>>>;
 }
@@ -130,14 +140,20 @@ export function gateKey(location: GateLocation): string {
 
 /** Opens (or finds) the request for this place in the graph and returns its decision; parks the thread
  * with `interrupt()` while it is pending. See the file's header. */
-export async function airlockGate(airlock: GateApi, input: GateInput): Promise<GateResult> {
+export async function airlockGate<Args = Record<string, unknown>>(
+  airlock: GateApi,
+  input: GateInput<Args>,
+): Promise<GateResult<Args>> {
   // The position is taken before any await, so gates called in the same order get the same keys.
   const location = gateLocation();
-  const key = input.key ?? gateKey(location);
+  const { schema, ...rest } = input;
+  const key = rest.key ?? gateKey(location);
+  const argsSchema = rest.argsSchema ?? argsSchemaFor(schema, rest.action ?? "airlockGate");
   let request = await openOrFind(airlock, {
-    ...input,
+    ...rest,
     key,
-    metadata: { ...(input.metadata ?? {}), langgraph: { ...location } },
+    metadata: { ...(rest.metadata ?? {}), langgraph: { ...location } },
+    ...(argsSchema === undefined ? {} : { argsSchema }),
   });
   while (request.status === "pending") {
     const value: GateInterruptValue = {
@@ -155,7 +171,7 @@ export async function airlockGate(airlock: GateApi, input: GateInput): Promise<G
     interrupt(value);
     request = await airlock.get(request.id);
   }
-  return gateResult(airlock, request);
+  return gateResult(airlock, request, schema, argsSchema);
 }
 
 /** The request at this key: on a resume (LangGraph re-runs the node) it exists, so it is read; on a
@@ -188,18 +204,51 @@ function isResuming(): boolean {
   }
 }
 
-function gateResult(airlock: GateApi, request: ApprovalRequest): GateResult {
+async function gateResult<Args>(
+  airlock: GateApi,
+  request: ApprovalRequest,
+  schema: ToolSchema<unknown, Args> | undefined,
+  argsSchema: Record<string, unknown> | undefined,
+): Promise<GateResult<Args>> {
   const status = request.status as Exclude<Status, "pending">;
-  const run: GateResult["run"] = (fn, options = {}) => runApproved(airlock, request, fn, options);
+  const check = verifyApproval(request);
+  // Parsed before anything is claimed: approved args the tool's schema refuses (an edit made where
+  // no argsSchema was checked, or a check JSON Schema cannot say) never run nor spend the approval.
+  const typed =
+    check.ok && schema ? await parseToolArgs(schema, check.args, argsSchema) : undefined;
+  const misfit =
+    typed && !typed.ok
+      ? `the approved arguments do not fit the tool's schema: ${typed.detail}`
+      : undefined;
+  const run: GateResult<Args>["run"] = async (fn, options = {}) => {
+    if (misfit !== undefined) return { ok: false, reason: "not_approved", detail: misfit, request };
+    return runApproved(
+      airlock,
+      request,
+      async (args, claimed) => {
+        if (!schema) return fn(args as Args, claimed);
+        const parsed = await parseToolArgs(schema, args, argsSchema);
+        if (!parsed.ok)
+          throw new Error(`the approved arguments do not fit the tool's schema: ${parsed.detail}`);
+        return fn(parsed.value, claimed);
+      },
+      options,
+    );
+  };
   const base = {
     status,
     request,
     run,
     ...(request.decision ? { decision: request.decision } : {}),
   };
-  const check = verifyApproval(request);
-  if (check.ok) return { ...base, approved: true, args: check.args };
-  return { ...base, approved: false, reason: notApprovedReason(request, check.detail) };
+  if (!check.ok) {
+    return { ...base, approved: false, reason: notApprovedReason(request, check.detail) };
+  }
+  if (misfit !== undefined) {
+    return { ...base, approved: false, reason: notApprovedReason(request, misfit) };
+  }
+  const args = typed?.ok ? typed.value : (check.args as Args);
+  return { ...base, approved: true, args };
 }
 
 /** A sentence for the agent: what happened, who said so, and their words. */

@@ -16,6 +16,7 @@ import {
   type RequestInput,
   verifyApproval,
 } from "../../index.js";
+import { argsSchemaFor } from "../../tools/args-schema.js";
 import { notApprovedReason } from "./gate.js";
 
 /** The shapes of `langchain`'s HITL middleware (1.x), restated so this module needs no import of it. */
@@ -73,6 +74,10 @@ export interface HitlBridgeOptions {
   onTimeout?: OnTimeout;
   /** The Airlock action per tool. @default `tool.<name>` */
   action?: (tool: string) => string;
+  /** The agent's tools (as given to `createAgent`): each request carries its tool's JSON Schema
+   * (from the tool's zod 4 or JSON Schema `schema`) as `argsSchema`, so an edit that does not fit
+   * is refused (422) wherever it is made. A review config's own `argsSchema` comes first. */
+  tools?: ReadonlyArray<{ name: string; schema?: unknown }>;
 }
 
 export interface HitlToAirlockOptions extends HitlBridgeOptions {
@@ -109,6 +114,9 @@ export async function hitlToAirlock(
       count,
       tool: action.name,
     };
+    const argsSchema =
+      review?.argsSchema ??
+      argsSchemaFor(options.tools?.find((t) => t.name === action.name)?.schema, action.name);
     const input: RequestInput = {
       key: hitlKey(threadId, interruptId, index),
       action: options.action ? options.action(action.name) : `tool.${action.name}`,
@@ -117,6 +125,7 @@ export async function hitlToAirlock(
       preview: `\`\`\`json\n${JSON.stringify(action.args, null, 2)}\n\`\`\``,
       allowed: [...new Set(allowed)],
       metadata: { langgraph: { ...location } },
+      ...(argsSchema === undefined ? {} : { argsSchema }),
     };
     if (action.description !== undefined) input.summary = action.description;
     if (options.requester !== undefined) input.requester = options.requester;
