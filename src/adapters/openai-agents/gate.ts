@@ -6,6 +6,7 @@ import type { RunToolApprovalItem } from "@openai/agents";
 import type { Redactor } from "../../audit/redact.js";
 import type { OnTimeout, Risk } from "../../core/schemas.js";
 import { InvalidInputError, type RequestInput } from "../../index.js";
+import { argsSchemaFor, type JsonSchema } from "../../tools/args-schema.js";
 
 /** One tool call waiting for approval, as the adapter shows it. */
 export interface ToolCall {
@@ -76,8 +77,11 @@ export function parseArgs(raw: string | undefined): Record<string, unknown> {
   }
 }
 
-/** The call behind an interruption; undefined for items without a call id. */
-export function callOf(item: RunToolApprovalItem): ToolCall & { editable: boolean } {
+/** The call behind an interruption, with the JSON Schema of its function tool's `parameters` (what
+ * its gate carries as `argsSchema`, so an edit that does not fit is refused wherever it is made). */
+export function callOf(
+  item: RunToolApprovalItem,
+): ToolCall & { editable: boolean; argsSchema?: JsonSchema } {
   const raw = item.rawItem as { type: string; callId?: string; id?: string };
   const callId = raw.callId ?? raw.id;
   if (callId === undefined) {
@@ -88,13 +92,26 @@ export function callOf(item: RunToolApprovalItem): ToolCall & { editable: boolea
   }
   const editable = raw.type === "function_call";
   const args = editable ? parseArgs(item.arguments) : rawArgs(item.rawItem);
+  const tool = item.name ?? item.toolName ?? raw.type;
+  const argsSchema = editable ? argsSchemaFor(parametersOf(item, tool), tool) : undefined;
   return {
-    tool: item.name ?? item.toolName ?? raw.type,
+    tool,
     callId,
     args,
     agent: item.agent.name,
     editable,
+    ...(argsSchema === undefined ? {} : { argsSchema }),
   };
+}
+
+/** The `parameters` (JSON Schema) of the agent's function tool `name`, if it has one. */
+function parametersOf(item: RunToolApprovalItem, name: string): unknown {
+  const tools = (item.agent as { tools?: unknown }).tools;
+  if (!Array.isArray(tools)) return undefined;
+  const found = tools.find(
+    (t: { type?: unknown; name?: unknown }) => t?.type === "function" && t.name === name,
+  ) as { parameters?: unknown } | undefined;
+  return found?.parameters;
 }
 
 function rawArgs(raw: object): Record<string, unknown> {
@@ -106,7 +123,7 @@ function rawArgs(raw: object): Record<string, unknown> {
  * `meta` is left out when only the policy looks at the input. */
 export function gateInput(
   options: GateOptions,
-  call: ToolCall,
+  call: ToolCall & { argsSchema?: JsonSchema },
   redactor: Redactor,
   meta?: Omit<GateMetadata, "v" | "tool" | "callId" | "agent">,
   correlationId?: string,
@@ -140,6 +157,8 @@ export function gateInput(
   if (options.timeoutMs !== undefined) input.timeoutMs = options.timeoutMs;
   if (options.onTimeout !== undefined) input.onTimeout = options.onTimeout;
   if (options.risk !== undefined) input.risk = options.risk;
+  // The tool's own parameters: an edit that does not fit is refused (422) wherever it is made.
+  if (call.argsSchema !== undefined && meta?.editable !== false) input.argsSchema = call.argsSchema;
   const correlation = options.correlationId ?? correlationId;
   if (correlation !== undefined) input.correlationId = correlation;
   if (meta) {

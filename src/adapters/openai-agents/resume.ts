@@ -34,6 +34,7 @@ import {
   InvalidInputError,
   runApproved,
 } from "../../index.js";
+import { type JsonSchema, parseToolArgs, toArgsSchema } from "../../tools/args-schema.js";
 import { callOf, type GateMetadata, gateMetadata } from "./gate.js";
 import { openGates, type ParkOptions, parkInterruptions } from "./park.js";
 
@@ -204,6 +205,14 @@ async function runTurn<TContext, TAgent extends AnyAgent>(
       });
       continue;
     }
+    const misfit = tool && editedArgs ? await editMisfit(tool, editedArgs) : undefined;
+    if (misfit !== undefined) {
+      // Refused before the execution is claimed: the tool never runs with args it cannot take.
+      state.reject(item, {
+        message: `The reviewer's edited arguments for this ${call.tool} call do not fit the tool's parameters (${misfit}); it was not executed.`,
+      });
+      continue;
+    }
     const outcome = await runApproved(
       airlock,
       request,
@@ -323,6 +332,18 @@ async function functionTool<TContext, TAgent extends AnyAgent>(
   const owner = (state._currentAgent as AnyAgent | undefined) ?? agent;
   const tools = await owner.getAllTools(state._context);
   return tools.find((t): t is AnyFunctionTool => t.type === "function" && t.name === name);
+}
+
+/** Why edited args do not fit the function tool's `parameters` (a gate opened without its
+ * `argsSchema`, e.g. by an older version, was decided unchecked), or undefined when they fit. */
+async function editMisfit(
+  tool: AnyFunctionTool,
+  args: Record<string, unknown>,
+): Promise<string | undefined> {
+  const carried = toArgsSchema(tool.parameters);
+  if (!("schema" in carried)) return undefined;
+  const fits = await parseToolArgs<unknown>(carried.schema as JsonSchema, args);
+  return fits.ok ? undefined : fits.detail;
 }
 
 async function runEdited<TContext, TAgent extends AnyAgent>(
