@@ -11,25 +11,33 @@ export const MAX_ARGS_SCHEMA_BYTES = 64 * 1024;
 const compiled = new Map<string, z.ZodType>();
 const CACHE_LIMIT = 256;
 
-/** The zod schema of a JSON Schema (cached by its text); throws invalid_input naming `argsSchema`
- * when zod cannot read it. */
-export function compileArgsSchema(schema: Record<string, unknown>): z.ZodType {
+/** The request fields that carry a JSON Schema: `argsSchema` (the args and every edit of them) and
+ * `responseSchema` (a reviewer's response, see the `respond` decision). */
+export type SchemaField = "argsSchema" | "responseSchema";
+
+/** The zod schema of a JSON Schema (cached by its text); throws invalid_input naming `field` (by
+ * default `argsSchema`) when zod cannot read it. */
+export function compileArgsSchema(
+  schema: Record<string, unknown>,
+  field: SchemaField = "argsSchema",
+): z.ZodType {
   const key = JSON.stringify(schema);
   const hit = compiled.get(key);
   if (hit) return hit;
   if (Buffer.byteLength(key) > MAX_ARGS_SCHEMA_BYTES) {
     throw new InvalidInputError(
-      `\`argsSchema\` is ${Buffer.byteLength(key)} bytes of JSON, over the limit of ${MAX_ARGS_SCHEMA_BYTES}`,
-      "argsSchema",
+      `\`${field}\` is ${Buffer.byteLength(key)} bytes of JSON, over the limit of ${MAX_ARGS_SCHEMA_BYTES}`,
+      field,
     );
   }
   let out: z.ZodType;
   try {
     out = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
   } catch (err) {
+    const what = field === "argsSchema" ? "args" : "a response";
     throw new InvalidInputError(
-      `\`argsSchema\` is not a JSON Schema Airlock can check args against: ${(err as Error).message}`,
-      "argsSchema",
+      `\`${field}\` is not a JSON Schema Airlock can check ${what} against: ${(err as Error).message}`,
+      field,
     );
   }
   if (compiled.size >= CACHE_LIMIT) compiled.delete(compiled.keys().next().value as string);
@@ -45,19 +53,42 @@ export function checkArgsAgainst(
   field: "args" | "editedArgs",
 ): void {
   if (schema === undefined) return;
-  const result = compileArgsSchema(schema).safeParse(args, { reportInput: true });
+  checkAgainst(compileArgsSchema(schema), args, field);
+}
+
+/** Checks a reviewer's `response` against the request's `responseSchema` (same messages and paths
+ * as for args: "response.budget: expected a number, got the text \"lots\""). */
+export function checkResponseAgainst(
+  schema: Record<string, unknown> | undefined,
+  response: unknown,
+): void {
+  if (schema === undefined) return;
+  checkAgainst(compileArgsSchema(schema, "responseSchema"), response, "response");
+}
+
+const LABELS = {
+  args: ["The arguments do not fit the tool's schema", "the arguments"],
+  editedArgs: ["The edited arguments do not fit the tool's schema", "the arguments"],
+  response: ["The response does not fit the request's response schema", "the response"],
+} as const;
+
+function checkAgainst(
+  schema: z.ZodType,
+  value: unknown,
+  field: "args" | "editedArgs" | "response",
+): void {
+  const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return;
+  const [label, whole] = LABELS[field];
   const problems = result.error.issues.slice(0, 3).map((issue) => {
     const path = issue.path.map(String).join(".");
-    return `${path || "the arguments"}: ${readable(issue)}`;
+    return `${path || whole}: ${readable(issue)}`;
   });
   const more =
     result.error.issues.length > 3 ? ` (and ${result.error.issues.length - 3} more)` : "";
   const first = result.error.issues[0]?.path.map(String).join(".");
-  const label =
-    field === "editedArgs" ? "The edited arguments do not fit" : "The arguments do not fit";
   throw new InvalidInputError(
-    `${label} the tool's schema: ${problems.join("; ")}${more}`,
+    `${label}: ${problems.join("; ")}${more}`,
     first ? `${field}.${first}` : field,
   );
 }
@@ -68,6 +99,8 @@ function readable(issue: z.core.$ZodIssue): string {
       const got = (issue as { input?: unknown }).input;
       return `expected ${article(issue.expected)}, got ${describe(got)}`;
     }
+    case "invalid_value":
+      return `expected ${issue.values.length === 1 ? "" : "one of "}${issue.values.map((v) => String(v)).join(", ")}`;
     case "unrecognized_keys":
       return `unexpected ${issue.keys.length === 1 ? "field" : "fields"} ${issue.keys.join(", ")}`;
     default:

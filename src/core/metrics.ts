@@ -17,6 +17,8 @@ export interface MetricsBucket {
   approvalRate: number;
   revisionRate: number;
   timeoutRate: number;
+  /** Answered with a response (`responded`) / decided: neither an approval nor a rejection. */
+  responseRate: number;
   /** Milliseconds from creation to a human decision (automatic and timed-out gates excluded). */
   reviewDurationMs: Percentiles | undefined;
 }
@@ -70,7 +72,10 @@ export function pct(sorted: number[], p: number): number {
 export function outcomeFigures(
   total: number,
   byOutcome: Record<string, number>,
-): Pick<MetricsBucket, "total" | "byOutcome" | "approvalRate" | "revisionRate" | "timeoutRate"> {
+): Pick<
+  MetricsBucket,
+  "total" | "byOutcome" | "approvalRate" | "revisionRate" | "timeoutRate" | "responseRate"
+> {
   const rate = (n: number | undefined) => (total === 0 ? 0 : (n ?? 0) / total);
   return {
     total,
@@ -78,5 +83,6 @@ export function outcomeFigures(
     approvalRate: rate(byOutcome.approved),
     revisionRate: rate(byOutcome.revise),
     timeoutRate: rate(byOutcome.timed_out),
+    responseRate: rate(byOutcome.responded),
   };
 }

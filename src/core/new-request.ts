@@ -16,6 +16,23 @@ import {
 } from "./schemas.js";
 import { applyAutomatic } from "./state.js";
 
+/** The decisions a request allows: the input's list, or the default (every kind but `respond`, which
+ * a request opts into; a `responseSchema` with no list opts in). A `responseSchema` on a request that
+ * lists its decisions without `respond` is refused: nobody could ever send the response it describes. */
+function allowedOf(input: ParsedRequestInput): ApprovalRequest["allowed"] {
+  if (input.allowed === undefined) {
+    const base: ApprovalRequest["allowed"] = ["approve", "reject", "revise", "select", "edit"];
+    return input.responseSchema === undefined ? base : [...base, "respond"];
+  }
+  if (input.responseSchema !== undefined && !input.allowed.includes("respond")) {
+    throw new InvalidInputError(
+      `invalid request: \`responseSchema\` describes a response, but \`allowed\` (${input.allowed.join(", ")}) does not include \`respond\`; add it, or leave the schema out`,
+      "responseSchema",
+    );
+  }
+  return input.allowed;
+}
+
 export function newRequest(
   input: ParsedRequestInput,
   verdict: PolicyVerdict,
@@ -31,7 +48,7 @@ export function newRequest(
     args: input.args,
     argsHash: hashArgs(input.args),
     items,
-    allowed: input.allowed ?? ["approve", "reject", "revise", "select", "edit"],
+    allowed: allowedOf(input),
     level: verdict.level,
     // Identities are stored in their normal form (identity.ts), so stores can match them exactly.
     requester: normalizeIdentity(input.requester),
@@ -58,6 +75,7 @@ export function newRequest(
   if (input.revisionOf !== undefined) request.revisionOf = input.revisionOf;
   if (input.idempotent === true) request.idempotent = true;
   if (input.argsSchema !== undefined) request.argsSchema = input.argsSchema;
+  if (input.responseSchema !== undefined) request.responseSchema = input.responseSchema;
   for (const field of PRESENTATION_FIELDS) {
     if (input[field] !== undefined) Object.assign(request, { [field]: input[field] });
   }

@@ -27,6 +27,8 @@ export interface ReviewView {
   preview?: string;
   items: { id: string; label: string; detail?: string }[];
   allowed: string[];
+  /** What a response must look like, when the request allows `respond` and describes one. */
+  responseSchema?: Record<string, unknown>;
   revisionOf?: string;
   question?: string;
   command?: string;
@@ -55,6 +57,7 @@ export function reviewViewOf(r: ApprovalRequest): ReviewView {
   if (r.confidence !== undefined) view.confidence = r.confidence;
   if (r.summary !== undefined) view.agentSummary = r.summary;
   if (r.preview !== undefined) view.preview = r.preview;
+  if (r.responseSchema !== undefined) view.responseSchema = r.responseSchema;
   if (r.revisionOf !== undefined) view.revisionOf = r.revisionOf;
   if (r.question !== undefined) view.question = r.question;
   if (r.command !== undefined) view.command = r.command;

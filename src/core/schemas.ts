@@ -13,16 +13,27 @@ export const STATUSES = [
   "revise",
   "timed_out",
   "cancelled",
+  /** A reviewer answered instead of approving or rejecting (`respond`): the waiting agent consumes
+   * the `response`; nothing was approved. */
+  "responded",
 ] as const;
 export const statusSchema = z.enum(STATUSES);
 export type Status = z.infer<typeof statusSchema>;
 
-export const OUTCOMES = ["approved", "rejected", "revise", "timed_out", "cancelled"] as const;
+export const OUTCOMES = [
+  "approved",
+  "rejected",
+  "revise",
+  "timed_out",
+  "cancelled",
+  "responded",
+] as const;
 export const outcomeSchema = z.enum(OUTCOMES);
 export type Outcome = z.infer<typeof outcomeSchema>;
 
-/** How a decision came about. `reject`, `revise` and `cancel` extend DESIGN.md's list for plain human rejections,
- * revision requests and cancellations, which the design names only as outcomes. */
+/** How a decision came about. `reject`, `revise`, `cancel` and `respond` extend DESIGN.md's list for
+ * plain human rejections, revision requests, cancellations and responses, which the design names only
+ * as outcomes. */
 export const METHODS = [
   "approve_all",
   "select",
@@ -31,6 +42,7 @@ export const METHODS = [
   "reject",
   "revise",
   "cancel",
+  "respond",
   "auto",
   "no_items",
   "timeout",
@@ -107,6 +119,63 @@ export function refuseBadIdentity(s: string, ctx: z.RefinementCtx): void {
 export const UNPROCESSABLE = { unprocessable: true } as const;
 
 const jsonRecord = z.record(z.string(), z.unknown());
+
+/** The largest `response` a reviewer may send with a `respond` decision, as JSON, in bytes. */
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/** Any JSON value (a reviewer's `response`): checked for depth and storable text like args, for
+ * being JSON at all (no functions, BigInts or cycles) and for its size (MAX_RESPONSE_BYTES). */
+const responseJson = z.unknown().superRefine((value, ctx) => {
+  const problem = jsonProblem(value);
+  if (problem) {
+    ctx.addIssue({ code: "custom", message: problem.message, path: problem.path });
+    return;
+  }
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined || !isPlainJson(value)) {
+    ctx.addIssue({
+      code: "custom",
+      message:
+        "a response must be a JSON value (text, a number, true/false, null, a list or an object)",
+    });
+    return;
+  }
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes > MAX_RESPONSE_BYTES) {
+    ctx.addIssue({
+      code: "custom",
+      message: `a response may take at most ${MAX_RESPONSE_BYTES} bytes of JSON; this one takes ${bytes}`,
+      params: UNPROCESSABLE,
+    });
+  }
+});
+
+/** True when `value` is made only of what JSON keeps as it is (the depth is bounded already). */
+function isPlainJson(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v === "string" || typeof v === "boolean") continue;
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) return false;
+      continue;
+    }
+    if (Array.isArray(v)) {
+      stack.push(...v);
+      continue;
+    }
+    if (typeof v !== "object") return false;
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) return false;
+    stack.push(...Object.values(v));
+  }
+  return true;
+}
 
 /** A JSON object from a caller (args, metadata, editedArgs): checked for depth (MAX_JSON_DEPTH) and
  * storable text before anything walks it, so nothing later can overflow the stack on it. */
@@ -269,7 +338,9 @@ export const PRESENTATION_FIELDS = Object.keys(
 /** Who asks when a request names nobody (and nobody is authenticated). */
 export const DEFAULT_REQUESTER = "anonymous";
 
-export const ALLOWED = ["approve", "reject", "revise", "select", "edit"] as const;
+/** The ways a request may be decided. `respond` (a reviewer answers with a `response` the waiting
+ * agent consumes, e.g. to clarifying questions) is never in the default list: a request opts in. */
+export const ALLOWED = ["approve", "reject", "revise", "select", "edit", "respond"] as const;
 export const allowedSchema = z.enum(ALLOWED);
 export type Allowed = z.infer<typeof allowedSchema>;
 
@@ -285,6 +356,9 @@ export const requestInputSchema = z
     /** The JSON Schema of `args` (the tool's own definition): the args, and every edit of them on
      * any surface, are checked against it (core/args-schema.ts). */
     argsSchema: inputJson.optional(),
+    /** The JSON Schema of a reviewer's `response` (a `respond` decision): a response that does not
+     * fit is refused (422). Given with no `allowed`, the default decisions include `respond`. */
+    responseSchema: inputJson.optional(),
     preview: storable(z.string().max(1_000_000)).optional(),
     items: z.array(itemInputSchema).max(1000).optional(),
     allowed: z.array(allowedSchema).min(1).optional(),
@@ -324,6 +398,8 @@ export const decisionSchema = z.object({
   method: methodSchema,
   selected: z.array(z.string()).optional(),
   editedArgs: jsonRecord.optional(),
+  /** What the reviewer answered (outcome `responded`): any JSON value, for the waiting agent. */
+  response: z.unknown().optional(),
   /** SHA-256 of the canonical JSON of exactly what was approved (the edited args when edited). */
   argsHash: z.string().optional(),
   comment: z.string().optional(),
@@ -344,13 +420,16 @@ export type Decision = z.infer<typeof decisionSchema>;
 /** What a human (or a channel on their behalf) passes to `decide()`. */
 export const decisionInputSchema = z
   .object({
-    outcome: z.enum(["approved", "rejected", "revise"]),
+    outcome: z.enum(["approved", "rejected", "revise", "responded"]),
     method: methodSchema.optional(),
     selected: z
       .array(storable(z.string().min(1)))
       .max(1000)
       .optional(),
     editedArgs: inputJson.optional(),
+    /** With outcome `responded` (and only then): the reviewer's answer, any JSON value, checked
+     * against the request's `responseSchema` when it has one. */
+    response: responseJson.optional(),
     comment: storable(z.string().max(20_000)).optional(),
     reviewer: name,
     /** Groups the reviewer belongs to, matched against the request's `approvers`. */
@@ -414,6 +493,8 @@ export const approvalRequestSchema = z.object({
   argsHash: z.string(),
   /** The JSON Schema the args and any edit of them must satisfy. */
   argsSchema: jsonRecord.optional(),
+  /** The JSON Schema a reviewer's `response` must satisfy. */
+  responseSchema: jsonRecord.optional(),
   preview: z.string().optional(),
   items: z.array(itemSchema),
   allowed: z.array(allowedSchema),

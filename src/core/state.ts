@@ -1,6 +1,7 @@
 // The state machine of a gate, as pure functions: given a request and what happened, compute the next
 // request and the audit events to append. The engine then writes it with a compare-and-set on
 // `version`, so only one of several racing transitions is ever stored.
+import { checkResponseAgainst } from "./args-schema.js";
 import { ConflictError, ForbiddenError, InvalidInputError } from "./errors.js";
 import { hashArgs } from "./hash.js";
 import { normalizeIdentity, sameIdentity } from "./identity.js";
@@ -31,7 +32,8 @@ export interface Transition {
 /** Each kind of human decision: its outcome, the method recorded by default, the other methods a
  * caller may name instead, and what the request's `allowed` must contain (`undefined`: always
  * allowed, since a reviewer can always say no). An approval that both edits and selects needs
- * `edit` and `select`. */
+ * `edit` and `select`. `respond` answers the request instead of deciding it (the reviewer's
+ * `response` goes to the waiting agent, nothing is approved): only where the request allows it. */
 export const DECISION_KINDS = {
   approve: { outcome: "approved", method: "approve_all", methods: [], allowed: "approve" },
   select: { outcome: "approved", method: "select", methods: [], allowed: "select" },
@@ -43,6 +45,7 @@ export const DECISION_KINDS = {
     allowed: undefined,
   },
   revise: { outcome: "revise", method: "revise", methods: [], allowed: "revise" },
+  respond: { outcome: "responded", method: "respond", methods: [], allowed: "respond" },
 } as const satisfies Record<
   string,
   {
@@ -60,6 +63,7 @@ export function decisionKind(
 ): DecisionKind {
   if (input.outcome === "rejected") return "reject";
   if (input.outcome === "revise") return "revise";
+  if (input.outcome === "responded") return "respond";
   if (input.editedArgs !== undefined) return "edit";
   if (input.selected !== undefined) return "select";
   return "approve";
@@ -222,6 +226,7 @@ export function applyDecision(
   if (input.editedArgs !== undefined && input.outcome !== "approved") {
     throw new InvalidInputError("editedArgs can only come with an approval", "editedArgs");
   }
+  checkResponse(request, input);
 
   const approvedArgs = input.editedArgs ?? request.args;
   const decision: Decision = {
@@ -234,6 +239,7 @@ export function applyDecision(
   if (proof !== undefined) decision.proof = proof;
   if (selected !== undefined) decision.selected = selected;
   if (input.editedArgs !== undefined) decision.editedArgs = input.editedArgs;
+  if (input.response !== undefined) decision.response = input.response;
   if (input.comment !== undefined) decision.comment = input.comment;
   if (input.key !== undefined) decision.key = input.key;
   if (input.viewDigest !== undefined) decision.viewDigest = input.viewDigest;
@@ -427,9 +433,31 @@ function decisionData(d: Decision): Record<string, unknown> {
   if (d.comment !== undefined) data.comment = d.comment;
   if (d.argsHash) data.argsHash = d.argsHash;
   if (d.editedArgs) data.editedArgs = d.editedArgs;
+  if (d.response !== undefined) data.response = d.response;
   if (d.validUntil !== undefined) data.validUntil = d.validUntil;
   if (d.viewDigest !== undefined) data.viewDigest = d.viewDigest;
   return data;
+}
+
+/** A response comes with outcome `responded` and nothing else, and that outcome needs one; it must
+ * fit the request's `responseSchema` when there is one. */
+function checkResponse(request: ApprovalRequest, input: ParsedDecisionInput): void {
+  if (input.outcome !== "responded") {
+    if (input.response !== undefined) {
+      throw new InvalidInputError(
+        `a response can only come with outcome \`responded\`, not \`${input.outcome}\``,
+        "response",
+      );
+    }
+    return;
+  }
+  if (input.response === undefined) {
+    throw new InvalidInputError(
+      "outcome `responded` needs a `response`: the answer the waiting agent gets",
+      "response",
+    );
+  }
+  checkResponseAgainst(request.responseSchema, input.response);
 }
 
 /** Selections name items by id, never by position, and must be a non-empty subset of the items. */

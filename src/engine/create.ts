@@ -3,7 +3,7 @@
 // same key with the same input returns the first request, with other input is a conflict.
 
 import type { ZodType } from "zod";
-import { checkArgsAgainst } from "../core/args-schema.js";
+import { checkArgsAgainst, compileArgsSchema } from "../core/args-schema.js";
 import { ConflictError } from "../core/errors.js";
 import { canonicalJson, sha256 } from "../core/hash.js";
 import { newRequest } from "../core/new-request.js";
@@ -45,6 +45,8 @@ export async function createRequest(
   const input = parseOrThrow(requestInputSchema, raw, "request");
   checkSchema(deps.schemaFor(input.action), input.action, input.args, "args");
   checkArgsAgainst(input.argsSchema, input.args, "args");
+  // A response schema zod cannot read is refused now, not when a reviewer first answers.
+  if (input.responseSchema !== undefined) compileArgsSchema(input.responseSchema, "responseSchema");
   const verdict = await decidePolicy(deps.policy, input);
   const inputHash = sha256(canonicalJson(input));
   const replay = await checkRevisionOf(deps.store, input, inputHash);

@@ -17,8 +17,9 @@ import type { ApprovalRequest } from "../core/schemas.js";
 import { isApproved, isPending } from "../core/state.js";
 import type { AirlockApi } from "./api.js";
 
-/** Why `run` was not called. `rejected`, `revise`, `timed_out` and `cancelled` are the request's
- * terminal status; `pending` only with `wait: false`; `not_approved`, `args_mismatch` and `expired`
+/** Why `run` was not called. `rejected`, `revise`, `timed_out`, `cancelled` and `responded` are the
+ * request's terminal status (`responded`: a reviewer answered instead of approving; the result
+ * carries the `response`); `pending` only with `wait: false`; `not_approved`, `args_mismatch` and `expired`
  * come from `verifyApproval`; `already_executed` means the execution was claimed before (by this
  * caller's earlier run, another process, or a replayed job) or could not be claimed any more;
  * `execution_unknown` means an earlier claim's process stopped reporting, so nobody knows whether it
@@ -29,6 +30,7 @@ export type NotRunReason =
   | "revise"
   | "timed_out"
   | "cancelled"
+  | "responded"
   | "not_approved"
   | "args_mismatch"
   | "expired"
@@ -36,12 +38,26 @@ export type NotRunReason =
   | "execution_unknown";
 
 export type RunApprovedResult<T> =
-  /** `run` ran once with the approved args; `request` is the request with its outcome recorded
+  /** `run` was called once with the approved args; `request` is the request with its outcome recorded
    * (`execution.state` `executed`). `recorded: false` when the outcome could not be written (the
    * server was unreachable): the claim then turns `unknown` at the end of its lease. */
   | { ok: true; value: T; request: ApprovalRequest; recorded: boolean }
+  /** `run` was not called because a reviewer answered instead: `response` is their answer (the
+   * request's `decision.response`), for the caller to use in place of the action's result. */
+  | {
+      ok: false;
+      reason: "responded";
+      response: unknown;
+      detail: string;
+      request: ApprovalRequest;
+    }
   /** `run` was not called; `detail` says why in a sentence. */
-  | { ok: false; reason: NotRunReason; detail: string; request: ApprovalRequest };
+  | {
+      ok: false;
+      reason: Exclude<NotRunReason, "responded">;
+      detail: string;
+      request: ApprovalRequest;
+    };
 
 export interface RunApprovedOptions {
   /** Wait while the request is pending; with `false`, a pending request returns `reason: "pending"`.
@@ -83,11 +99,24 @@ export async function runApproved<T>(
     if (options.signal !== undefined) wait.signal = options.signal;
     request = await api.waitFor(request.id, wait);
   }
+  if (request.status === "responded") {
+    const by = request.decision?.reviewer ? ` by ${request.decision.reviewer}` : "";
+    return {
+      ok: false,
+      reason: "responded",
+      response: request.decision?.response ?? null,
+      detail: `request ${request.id} was answered${by} instead of approved; nothing ran`,
+      request,
+    };
+  }
   if (!isApproved(request)) {
     const status =
       request.status === "approved"
         ? "not_approved" // approved without an approving decision: never produced, never run
-        : (request.status as Exclude<ApprovalRequest["status"], "approved" | "pending">);
+        : (request.status as Exclude<
+            ApprovalRequest["status"],
+            "approved" | "pending" | "responded"
+          >);
     const d = request.decision;
     const by = d?.reviewer ? ` by ${d.reviewer}` : "";
     const said = d?.comment ? `: "${d.comment}"` : "";
@@ -178,9 +207,14 @@ function errorText(err: unknown): string {
 }
 
 function notRun(
-  reason: NotRunReason,
+  reason: Exclude<NotRunReason, "responded">,
   detail: string,
   request: ApprovalRequest,
-): { ok: false; reason: NotRunReason; detail: string; request: ApprovalRequest } {
+): {
+  ok: false;
+  reason: Exclude<NotRunReason, "responded">;
+  detail: string;
+  request: ApprovalRequest;
+} {
   return { ok: false, reason, detail, request };
 }

@@ -1094,6 +1094,83 @@ export function runStoreContract(init: StoreContractOptions): void {
       ]);
     });
 
+    test("keeps a response of any JSON and the responseSchema, and lists, counts and tallies responded", async () => {
+      const t0 = 1_850_000_000_000;
+      const responseSchema = {
+        type: "object",
+        properties: { budget: { type: "integer" }, regions: { type: "array" } },
+      };
+      const answers: unknown[] = [
+        { budget: 500, regions: ["eu", "us"], note: "zoë 🚀", nested: { ok: true, none: null } },
+        "just text",
+        42,
+        null,
+      ];
+      const rs = answers.map(() =>
+        makeRequest({
+          createdAt: t0,
+          updatedAt: t0,
+          action: "research.plan",
+          allowed: ["approve", "respond"],
+          responseSchema,
+        }),
+      );
+      for (const r of rs) await store.insertRequest(r, [created(r)]);
+      for (const [i, r] of rs.entries()) {
+        const at = t0 + 2500;
+        const decision = {
+          outcome: "responded" as const,
+          method: "respond" as const,
+          reviewer: "alice",
+          channel: "web" as const,
+          decidedAt: at,
+          response: answers[i],
+        };
+        const next: ApprovalRequest = {
+          ...r,
+          status: "responded",
+          version: 2,
+          updatedAt: at,
+          decision,
+          decisions: [decision],
+        };
+        const event: AuditDraft = {
+          type: "decided",
+          requestId: r.id,
+          actor: "alice",
+          at,
+          data: { outcome: "responded", method: "respond", response: answers[i] },
+        };
+        expect((await store.transition(next, 1, [event])).ok).toBe(true);
+      }
+      for (const [i, r] of rs.entries()) {
+        const back = await store.getRequest(r.id);
+        expect(back?.status).toBe("responded");
+        expect(back?.responseSchema).toEqual(responseSchema);
+        expect(back?.allowed).toEqual(["approve", "respond"]);
+        expect(back?.decision?.response).toEqual(answers[i]);
+        expect(back?.decisions[0]?.response).toEqual(answers[i]);
+      }
+      const listed = await store.listRequests({ status: "responded" });
+      expect(listed.items.map((r) => r.id).sort()).toEqual(rs.map((r) => r.id).sort());
+      const summaries = await store.listSummaries({ status: "responded" });
+      expect(summaries.items.map((r) => r.status)).toEqual(rs.map(() => "responded"));
+      expect(await store.countRequests({ status: "responded" })).toBe(rs.length);
+      expect(await store.countRequests({ status: "pending" })).toBe(0);
+      const audit = await store.listAudit({ requestId: rs[0]?.id ?? "" });
+      expect(audit.find((e) => e.type === "decided")?.data.response).toEqual(answers[0]);
+      const outcomes = (await store.outcomes(t0)).filter((o) => o.action === "research.plan");
+      expect(outcomes.map((o) => [o.status, o.method])).toEqual(
+        rs.map(() => ["responded", "respond"]),
+      );
+      if (store.outcomeStats) {
+        const stats = (await store.outcomeStats(t0)).filter((x) => x.action === "research.plan");
+        expect(stats.map((x) => [x.status, x.method, Number(x.n)])).toEqual([
+          ["responded", "respond", rs.length],
+        ]);
+      }
+    });
+
     test("counts settling writes made at once exactly, a losing one not at all", async () => {
       if (!store.outcomeStats) return;
       const t0 = 1_900_000_000_000;

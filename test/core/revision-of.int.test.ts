@@ -63,13 +63,16 @@ function revisionRules(open: () => { store: Store; cleanup: () => Promise<void> 
     ).rejects.toMatchObject({
       code: "invalid_input",
       field: "revisionOf",
-      message: `invalid request: \`revisionOf\`: request \`${pending.id}\` is \`pending\`, not \`revise\`; only a request sent back for revision can be revised`,
+      message: `invalid request: \`revisionOf\`: request \`${pending.id}\` is \`pending\`, not \`revise\` or \`responded\`; only a request sent back for revision (or answered with a response) can be revised`,
     });
     const approved = await e.request(plan(3, { requester: "agent-b" }));
     await e.decide(approved.id, { outcome: "approved", reviewer: "alice" });
     await expect(
       e.request(plan(4, { requester: "agent-b", revisionOf: approved.id })),
-    ).rejects.toMatchObject({ field: "revisionOf", message: /is `approved`, not `revise`/ });
+    ).rejects.toMatchObject({
+      field: "revisionOf",
+      message: /is `approved`, not `revise` or `responded`/,
+    });
 
     await expect(
       e.request(plan(2, { requester: "agent-b", revisionOf: "req_nope" })),

@@ -58,6 +58,12 @@ export async function answerFor(
       };
     case "cancelled":
       return { approved: false, reason: `Cancelled by ${who}${said} ${ref}` };
+    case "responded":
+      // Not an approval: the reviewer answered instead, and the call does not run.
+      return {
+        approved: false,
+        reason: `${who} answered instead of approving: ${JSON.stringify(d?.response ?? null)}${said} ${ref}`,
+      };
     case "pending":
       return { approved: false, reason: `Still waiting for a decision ${ref}` };
   }

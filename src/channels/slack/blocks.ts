@@ -263,6 +263,7 @@ const OUTCOME_WORDS: Record<Decision["outcome"], string> = {
   revise: "Sent back for revision",
   timed_out: "Timed out",
   cancelled: "Cancelled",
+  responded: "Answered",
 };
 
 /** "Approved by alice (web) at 2026-11-23 20:40 UTC", "Timed out at …": what became of the request. */

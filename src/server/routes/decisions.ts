@@ -34,6 +34,7 @@ const decisionFields = decisionInputSchema.pick({
   method: true,
   selected: true,
   editedArgs: true,
+  response: true,
   comment: true,
   key: true,
   validForMs: true,
@@ -68,6 +69,11 @@ export const decisionsBody = z
       issue("send either `decisions` (a list) or `ids` with one `outcome`, not both", "decisions");
     } else if (b.ids !== undefined && b.outcome === undefined) {
       issue("`ids` needs an `outcome` (approved, rejected or revise) shared by all", "outcome");
+    } else if (b.ids !== undefined && b.outcome === "responded") {
+      issue(
+        "a response answers one request: send `decisions`, each with its own `response`, not `ids`",
+        "outcome",
+      );
     } else if (b.decisions !== undefined && (b.outcome !== undefined || b.comment !== undefined)) {
       issue("with `decisions`, give `outcome` and `comment` inside each item", "outcome");
     }

@@ -28,6 +28,8 @@ export const reviewViewBody = z.object({
     preview: z.string().optional(),
     items: z.array(z.object({ id: z.string(), label: z.string(), detail: z.string().optional() })),
     allowed: z.array(z.string()),
+    /** The JSON Schema of a response, when the request allows `respond` and describes one. */
+    responseSchema: z.record(z.string(), z.unknown()).optional(),
     revisionOf: z.string().optional(),
     question: z.string().optional(),
     command: z.string().optional(),

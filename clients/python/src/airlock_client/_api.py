@@ -252,13 +252,16 @@ def decide(
     key: str | None = None,
     valid_for_s: float | None = None,
     view_digest: str | None = None,
+    response: Any = None,
 ) -> Steps[ApprovalRequest]:
     """Decides as the token's principal (a reviewer or admin token). ``outcome`` is
-    ``approved``, ``rejected`` or ``revise``; ``selected`` are item ids. A request decided first
-    by someone else raises ``ConflictError`` carrying the winning decision. ``view_digest`` (from
-    ``view()``) binds the decision to what was shown: a changed view raises ``ConflictError``."""
+    ``approved``, ``rejected``, ``revise`` or ``responded`` (with ``response``, the answer the
+    waiting agent gets, on a request that allows ``respond``); ``selected`` are item ids. A
+    request decided first by someone else raises ``ConflictError`` carrying the winning decision.
+    ``view_digest`` (from ``view()``) binds the decision to what was shown: a changed view raises
+    ``ConflictError``."""
     fields = _core.decision_fields(
-        outcome, method, selected, edited_args, comment, key, valid_for_s, view_digest
+        outcome, method, selected, edited_args, comment, key, valid_for_s, view_digest, response
     )
     body = validated(DecisionInput, fields).to_wire()
     call = Call("POST", _path("/v1/requests/{id}/decisions", id=request_id), safe=False, body=body)

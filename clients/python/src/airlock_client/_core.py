@@ -260,9 +260,11 @@ def decision_fields(
     key: str | None,
     valid_for_s: float | None,
     view_digest: str | None = None,
+    response: Any = None,
 ) -> dict[str, Any]:
     return {
         "view_digest": view_digest,
+        "response": response,
         "outcome": outcome,
         "method": method,
         "selected": None if selected is None else [*selected],

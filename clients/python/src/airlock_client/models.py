@@ -14,10 +14,13 @@ from pydantic.alias_generators import to_camel
 
 # --- enums (the document's `enum` lists) ---------------------------------------------------------
 
-Status = Literal["pending", "approved", "rejected", "revise", "timed_out", "cancelled"]
-Outcome = Literal["approved", "rejected", "revise", "timed_out", "cancelled"]
-#: The outcomes a person may give (the others are the engine's).
-DecisionOutcome = Literal["approved", "rejected", "revise"]
+Status = Literal[
+    "pending", "approved", "rejected", "revise", "timed_out", "cancelled", "responded"
+]
+Outcome = Literal["approved", "rejected", "revise", "timed_out", "cancelled", "responded"]
+#: The outcomes a person may give (the others are the engine's). ``responded``: the reviewer
+#: answered (``response``) instead of approving; the waiting agent uses the answer.
+DecisionOutcome = Literal["approved", "rejected", "revise", "responded"]
 Method = Literal[
     "approve_all",
     "select",
@@ -26,6 +29,7 @@ Method = Literal[
     "reject",
     "revise",
     "cancel",
+    "respond",
     "auto",
     "no_items",
     "timeout",
@@ -46,7 +50,7 @@ Proof = Literal[
 ]
 Level = Literal["auto", "quick", "full"]
 Risk = Literal["low", "medium", "high", "critical"]
-Allowed = Literal["approve", "reject", "revise", "select", "edit"]
+Allowed = Literal["approve", "reject", "revise", "select", "edit", "respond"]
 Importance = Literal["high", "medium", "low"]
 EventType = Literal[
     "created",
@@ -78,7 +82,9 @@ OutboxTopic = Literal[
 ]
 OutboxStatus = Literal["pending", "delivered", "failed", "gone"]
 
-TERMINAL: frozenset[str] = frozenset({"approved", "rejected", "revise", "timed_out", "cancelled"})
+TERMINAL: frozenset[str] = frozenset(
+    {"approved", "rejected", "revise", "timed_out", "cancelled", "responded"}
+)
 
 
 class _Wire(BaseModel):
@@ -114,6 +120,8 @@ class Decision(_Wire):
     method: Method
     selected: list[str] | None = None
     edited_args: dict[str, Any] | None = None
+    #: What the reviewer answered (outcome ``responded``): any JSON value.
+    response: Any = None
     args_hash: str | None = None
     comment: str | None = None
     reviewer: str
@@ -185,6 +193,8 @@ class ApprovalRequest(_Wire):
     args_hash: str
     #: The JSON Schema the args and any edit of them must satisfy.
     args_schema: dict[str, Any] | None = None
+    #: The JSON Schema a reviewer's ``response`` must satisfy.
+    response_schema: dict[str, Any] | None = None
     preview: str | None = None
     items: list[Item] = Field(default_factory=list)
     allowed: list[Allowed] = Field(default_factory=list)
@@ -280,6 +290,8 @@ class RequestInput(_Input):
     args: dict[str, Any] | None = None
     #: The JSON Schema of ``args`` (the tool's own): the server checks the args and every edit.
     args_schema: dict[str, Any] | None = None
+    #: The JSON Schema of a reviewer's response (``allowed`` must include ``respond``).
+    response_schema: dict[str, Any] | None = None
     preview: str | None = None
     items: list[str | dict[str, Any]] | None = None
     allowed: list[Allowed] | None = None
@@ -328,6 +340,8 @@ class DecisionInput(_Input):
     method: Method | None = None
     selected: list[str] | None = None
     edited_args: dict[str, Any] | None = None
+    #: With outcome ``responded`` (only): the answer, checked against ``response_schema``.
+    response: Any = None
     comment: str | None = None
     key: str | None = None
     valid_for_ms: int | None = Field(default=None, gt=0)
@@ -344,6 +358,7 @@ class DecisionItem(_Input):
     method: Method | None = None
     selected: list[str] | None = None
     edited_args: dict[str, Any] | None = None
+    response: Any = None
     comment: str | None = None
     key: str | None = None
     valid_for_ms: int | None = Field(default=None, gt=0)
@@ -607,6 +622,7 @@ class ReviewViewBody(_Wire):
     preview: str | None = None
     items: list[ReviewViewItem]
     allowed: list[str]
+    response_schema: dict[str, Any] | None = None
     revision_of: str | None = None
     question: str | None = None
     command: str | None = None
