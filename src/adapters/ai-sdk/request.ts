@@ -9,6 +9,7 @@ import {
   isAirlockError,
   type RequestInput,
 } from "../../index.js";
+import type { JsonSchema } from "../../tools/args-schema.js";
 
 /** How one tool's calls are put to a person. Every field is optional. */
 export interface ToolGate<INPUT = unknown> {
@@ -54,6 +55,9 @@ export interface GateContext {
   /** Undefined: the engine's default, or the caller's token name over HTTP. */
   requester: string | undefined;
   gateFor(toolName: string): ToolGate | undefined;
+  /** The JSON Schema of the tool's `inputSchema`, carried as the request's `argsSchema` (undefined
+   * when it cannot be carried, or the call's input does not fit it). */
+  argsSchemaFor?(toolName: string, input: Record<string, unknown>): Promise<JsonSchema | undefined>;
 }
 
 /** The request input for a tool call. Deterministic, so two processes building it for the same call
@@ -62,6 +66,7 @@ export function requestInput(
   ctx: GateContext,
   call: { toolName: string; toolCallId: string; input: Record<string, unknown> },
   gate: ToolGate,
+  argsSchema?: JsonSchema,
 ): RequestInput {
   const { toolName, toolCallId, input } = call;
   const title = typeof gate.title === "function" ? gate.title(input) : gate.title;
@@ -89,6 +94,8 @@ export function requestInput(
   if (gate.timeoutMs !== undefined) out.timeoutMs = gate.timeoutMs;
   if (gate.onTimeout !== undefined) out.onTimeout = gate.onTimeout;
   if (gate.level !== undefined) out.level = gate.level;
+  // The tool's own input schema: an edit that does not fit is refused (422) wherever it is made.
+  if (argsSchema !== undefined) out.argsSchema = argsSchema;
   return out;
 }
 
@@ -111,7 +118,8 @@ export async function openGate(
   const existing = await findGate(ctx, call.toolCallId);
   if (existing) return existing;
   try {
-    return await ctx.airlock.request(requestInput(ctx, call, gate));
+    const argsSchema = await ctx.argsSchemaFor?.(call.toolName, call.input);
+    return await ctx.airlock.request(requestInput(ctx, call, gate, argsSchema));
   } catch (err) {
     // Another process opened it with other content (another gate configuration) in between.
     if (isAirlockError(err, "conflict")) {

@@ -13,9 +13,18 @@
 //   - `responses(messages)` / `applyDecisions(uiMessages)`: the server-side bridge that turns each
 //     `tool-approval-request` into an Airlock request and each Airlock decision into the matching
 //     `tool-approval-response` (see messages.ts and ui-messages.ts).
-import type { InferToolInput, ModelMessage, ToolApprovalStatus, ToolSet, TypedToolCall } from "ai";
+import {
+  asSchema,
+  type InferToolInput,
+  type ModelMessage,
+  type ToolApprovalStatus,
+  type ToolSet,
+  type TypedToolCall,
+} from "ai";
 import { isAirlockClient } from "../../client/index.js";
+import { compileArgsSchema } from "../../core/args-schema.js";
 import { type AirlockApi, AirlockError, isAirlockError } from "../../index.js";
+import { ARGS_SCHEMA_WARNING, argsSchemaFor, type JsonSchema } from "../../tools/args-schema.js";
 import { answerFor } from "./answer.js";
 import { createRunner, type Runner } from "./execute.js";
 import { approvalResponses, type ResponsesOptions, type ResponsesResult } from "./messages.js";
@@ -118,6 +127,7 @@ export function airlockToolApproval<TOOLS extends ToolSet>(
       if (gate === false || !Object.hasOwn(tools, toolName)) return undefined;
       return gate ?? {};
     },
+    argsSchemaFor: (toolName, input) => carriedSchema(tools, toolName, input),
   };
   const runner = createRunner(airlock, tools, requester);
 
@@ -199,6 +209,45 @@ export function airlockToolApproval<TOOLS extends ToolSet>(
     responses: (messages, opts) => approvalResponses(ctx, runner, messages, opts),
     applyDecisions: (messages, opts) => applyDecisions(ctx, runner, messages, opts),
   };
+}
+
+const schemaCache = new WeakMap<object, Promise<JsonSchema | undefined>>();
+
+/** The JSON Schema of a tool's `inputSchema` (zod, a Standard Schema, or `jsonSchema()`), as the AI
+ * SDK gives it to the model, when a request can carry it and the call's input fits it (the input
+ * is the schema's parsed output: a schema that transforms its input may not take it back). */
+async function carriedSchema(
+  tools: ToolSet,
+  toolName: string,
+  input: Record<string, unknown>,
+): Promise<JsonSchema | undefined> {
+  const t = Object.hasOwn(tools, toolName) ? tools[toolName] : undefined;
+  const source = t?.inputSchema as object | undefined;
+  if (source == null) return undefined;
+  let pending = schemaCache.get(source);
+  if (!pending) {
+    pending = (async () => {
+      try {
+        const json = await asSchema(source as Parameters<typeof asSchema>[0]).jsonSchema;
+        return argsSchemaFor(json, toolName);
+      } catch (err) {
+        process.emitWarning(
+          `Airlock: the requests of tool ${toolName} carry no argsSchema: its input schema has no JSON Schema (${err instanceof Error ? err.message : String(err)}).`,
+          { code: ARGS_SCHEMA_WARNING },
+        );
+        return undefined;
+      }
+    })();
+    schemaCache.set(source, pending);
+  }
+  const schema = await pending;
+  if (schema === undefined) return undefined;
+  if (compileArgsSchema(schema).safeParse(input).success) return schema;
+  process.emitWarning(
+    `Airlock: a call of tool ${toolName} carries no argsSchema: its parsed input does not fit the tool's JSON Schema (a schema that transforms its input). Edits are checked where the tool runs.`,
+    { code: ARGS_SCHEMA_WARNING },
+  );
+  return undefined;
 }
 
 function denied(reason: string): ToolApprovalStatus {

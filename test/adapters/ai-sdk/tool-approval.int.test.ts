@@ -268,17 +268,19 @@ describe("airlockToolApproval, mode defer", () => {
     expect(next.text).toContain("pass `tools` from the same airlockToolApproval()");
   });
 
-  it("edit: args that do not fit the tool's schema are refused before anything is claimed", async () => {
+  it("edit: args that do not fit the tool's schema are refused when decided (the gate carries it)", async () => {
     const s = setup();
     const { request } = await park(s);
-    await airlock.decide(request.id, {
-      outcome: "approved",
-      reviewer: "alice",
-      editedArgs: { to: "bob", amount: -5 },
-    });
-    const { next } = await resume(s);
+    expect(request.argsSchema).toMatchObject({ properties: { amount: { type: "number" } } });
+    await expect(
+      airlock.decide(request.id, {
+        outcome: "approved",
+        reviewer: "alice",
+        editedArgs: { to: "bob", amount: -5 },
+      }),
+    ).rejects.toMatchObject({ code: "invalid_input", field: "editedArgs.amount" });
+    expect((await airlock.get(request.id)).status).toBe("pending");
     expect(runs).toEqual([]);
-    expect(next.text).toContain("do not fit the tool's input schema");
     expect((await airlock.get(request.id)).executedAt).toBeUndefined();
   });
 
