@@ -73,7 +73,15 @@ export interface HitlConfig {
    * wherever it is made; the call's args and the approved args are parsed with it, and the wrapped
    * function gets the parsed value (its type is the schema's output). */
   schema?: ToolSchema;
+  /** Lets a reviewer answer the call instead of approving it ("the person acts as the tool", the
+   * `respond` decision): `true`, or `{ schema }`, the JSON Schema the answer must fit (e.g. the
+   * tool's output). The call then returns a `HitlResponse` carrying the answer, for the agent to use
+   * as the tool's result, and the wrapped function does not run. @default false */
+  respond?: RespondOption;
 }
+
+/** See `HitlConfig.respond`. */
+export type RespondOption = boolean | { schema?: JsonSchema };
 
 export interface ResolvedHitlConfig {
   readonly name: string;
@@ -96,6 +104,10 @@ export interface ResolvedHitlConfig {
   readonly schema: ToolSchema | undefined;
   /** The JSON Schema the requests carry (`schema`'s), when it can be carried. */
   readonly argsSchema: JsonSchema | undefined;
+  /** A reviewer may answer instead of deciding (`respond`). */
+  readonly respond: boolean;
+  /** The JSON Schema such an answer must fit. */
+  readonly responseSchema: JsonSchema | undefined;
 }
 
 /** The part of the configuration that is plain data: shown to UIs and put in pending markers. */
@@ -141,6 +153,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set<keyof HitlConfig>([
   "action",
   "confidence",
   "schema",
+  "respond",
 ]);
 
 /** Validates `config` and fills in the defaults. Throws InvalidInputError naming the option. */
@@ -219,6 +232,19 @@ export function resolveHitlConfig(config: HitlConfig, fnName: string): ResolvedH
   if (schema !== undefined && (schema === null || typeof schema !== "object")) {
     throw invalidOption("schema", "a zod schema or a JSON Schema object", schema);
   }
+  const respond = config.respond ?? false;
+  if (
+    typeof respond !== "boolean" &&
+    (respond === null ||
+      typeof respond !== "object" ||
+      Array.isArray(respond) ||
+      (respond.schema !== undefined &&
+        (respond.schema === null ||
+          typeof respond.schema !== "object" ||
+          Array.isArray(respond.schema))))
+  ) {
+    throw invalidOption("respond", "true, false or { schema: <a JSON Schema object> }", respond);
+  }
   return Object.freeze({
     name,
     autoThreshold,
@@ -239,6 +265,8 @@ export function resolveHitlConfig(config: HitlConfig, fnName: string): ResolvedH
     confidence: config.confidence,
     schema,
     argsSchema: argsSchemaFor(schema, name),
+    respond: respond !== false,
+    responseSchema: typeof respond === "object" ? respond.schema : undefined,
   });
 }
 

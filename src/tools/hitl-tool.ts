@@ -1,7 +1,9 @@
 // `hitlTool(fn, config)`: wraps an agent tool so that each call is scored, and either runs at once
 // (auto, audited), or waits for a human through an Airlock gate (quick/full). The wrapped function
 // runs only with arguments a human approved (checked with `verifyApproval` against the decision's
-// args hash) and never after a rejection, revision request, timeout or cancellation.
+// args hash) and never after a rejection, revision request, timeout or cancellation. A tool with
+// `respond` set lets the reviewer answer instead ("the person acts as the tool"): the call then
+// returns a `HitlResponse` with the answer, and the function does not run.
 import { redactorOf } from "../audit/redact.js";
 import { InvalidInputError } from "../core/errors.js";
 import { hashArgs } from "../core/hash.js";
@@ -26,7 +28,7 @@ import {
   type ResolvedHitlConfig,
   resolveHitlConfig,
 } from "./config.js";
-import type { HitlPending, HitlRejection, RejectionCode } from "./results.js";
+import type { HitlPending, HitlRejection, HitlResponse, RejectionCode } from "./results.js";
 
 /** Where the configuration lives on a wrapped function. A registered symbol, so `isHitlTool` works
  * across duplicated copies of this package. */
@@ -66,13 +68,38 @@ export interface ResumeOptions {
 export interface HitlTool<A extends object, R, Out> {
   (args: HitlArgs<A>): Promise<Out>;
   /** Finishes a call that returned a pending marker: executes it with the approved arguments once a
-   * human approved, returns a rejection otherwise, or the marker again while still pending. */
-  resume(approvalId: string, options?: ResumeOptions): Promise<R | HitlPending | HitlRejection>;
+   * human approved, returns the reviewer's answer when they responded (a tool with `respond`), a
+   * rejection otherwise, or the marker again while still pending. */
+  resume(
+    approvalId: string,
+    options?: ResumeOptions,
+  ): Promise<R | Out | HitlPending | HitlRejection>;
   readonly toolName: string;
 }
 
+/** A configuration that lets a reviewer answer (`respond: true` or `{ schema }`): the tool's result
+ * type then includes `HitlResponse`, so the caller must handle the answer. */
+type Responding = { respond: true | { schema?: Record<string, unknown> } };
+
 /** With a zod (or other Standard Schema) `schema`: the tool takes the schema's input, and the
- * wrapped function gets the schema's output, parsed from the approved args (never cast). */
+ * wrapped function gets the schema's output, parsed from the approved args (never cast). With
+ * `respond`, the result may be a `HitlResponse` too. */
+export function hitlTool<I extends object, O extends object, R>(
+  fn: HitlToolFn<O, R>,
+  config: HitlConfig & Responding & { schema: StandardSchema<I, O>; blocking: true },
+): HitlTool<I, R, R | HitlRejection | HitlResponse>;
+export function hitlTool<I extends object, O extends object, R>(
+  fn: HitlToolFn<O, R>,
+  config: HitlConfig & Responding & { schema: StandardSchema<I, O> },
+): HitlTool<I, R, R | HitlPending | HitlRejection | HitlResponse>;
+export function hitlTool<A extends object, R>(
+  fn: HitlToolFn<A, R>,
+  config: HitlConfig & Responding & { blocking: true },
+): HitlTool<A, R, R | HitlRejection | HitlResponse>;
+export function hitlTool<A extends object, R>(
+  fn: HitlToolFn<A, R>,
+  config: HitlConfig & Responding,
+): HitlTool<A, R, R | HitlPending | HitlRejection | HitlResponse>;
 export function hitlTool<I extends object, O extends object, R>(
   fn: HitlToolFn<O, R>,
   config: HitlConfig & { schema: StandardSchema<I, O>; blocking: true },
@@ -92,13 +119,15 @@ export function hitlTool<A extends object, R>(
 export function hitlTool<A extends object, R>(
   fn: HitlToolFn<A, R>,
   config: HitlConfig = {},
-): HitlTool<A, R, R | HitlPending | HitlRejection> {
+): HitlTool<A, R, R | HitlPending | HitlRejection | HitlResponse> {
   if (typeof fn !== "function") {
     throw invalidOption("fn", "a function", fn);
   }
   const cfg = resolveHitlConfig(config, fn.name);
 
-  async function call(callArgs: HitlArgs<A>): Promise<R | HitlPending | HitlRejection> {
+  async function call(
+    callArgs: HitlArgs<A>,
+  ): Promise<R | HitlPending | HitlRejection | HitlResponse> {
     const { args, context } = splitArgs(callArgs);
     // The call as the model made it must fit the tool's schema; what runs is the parsed value.
     const parsed = await typedArgs(cfg, args, "args");
@@ -133,7 +162,7 @@ export function hitlTool<A extends object, R>(
   async function resume(
     approvalId: string,
     options: ResumeOptions = {},
-  ): Promise<R | HitlPending | HitlRejection> {
+  ): Promise<R | HitlPending | HitlRejection | HitlResponse> {
     const gate = requireGate(cfg);
     let request = await gate.get(approvalId);
     if (requestTool(request) !== cfg.name || request.action !== cfg.action) {
@@ -158,11 +187,12 @@ export function hitlTool<A extends object, R>(
   }
 
   /** The only place the wrapped function runs after a human: approved, bound to its arguments, and
-   * claimed once (`runApproved`), so a second resume (or a replayed job) is refused. */
+   * claimed once (`runApproved`), so a second resume (or a replayed job) is refused. A response
+   * never runs it: the reviewer's answer is the call's result. */
   async function settle(
     request: ApprovalRequest,
     context: HitlContext = requestContext(request),
-  ): Promise<R | HitlRejection> {
+  ): Promise<R | HitlRejection | HitlResponse> {
     const gate = requireGate(cfg);
     if (cfg.schema && request.status === "approved") {
       // Checked before the execution is claimed, so approved args the tool cannot take (an edit
@@ -195,6 +225,7 @@ export function hitlTool<A extends object, R>(
       { by: context.requester ?? cfg.requester },
     );
     if (result.ok) return result.value;
+    if (result.reason === "responded") return responseOf(cfg, result.request, result.response);
     switch (result.reason) {
       case "not_approved":
       case "args_mismatch":
@@ -206,7 +237,7 @@ export function hitlTool<A extends object, R>(
     }
   }
 
-  const wrapped = call as HitlTool<A, R, R | HitlPending | HitlRejection>;
+  const wrapped = call as HitlTool<A, R, R | HitlPending | HitlRejection | HitlResponse>;
   Object.defineProperty(wrapped, "name", { value: cfg.name });
   Object.defineProperty(wrapped, "length", { value: fn.length });
   Object.defineProperty(wrapped, "toolName", { value: cfg.name, enumerable: true });
@@ -309,12 +340,15 @@ function requestInput(
     level,
     requester: context.requester ?? cfg.requester,
     approvers: [...cfg.approvers],
-    allowed: ["approve", "reject", "revise", "edit"],
+    allowed: cfg.respond
+      ? ["approve", "reject", "revise", "edit", "respond"]
+      : ["approve", "reject", "revise", "edit"],
     hitl: hitlInfo(cfg, context),
     // The tool's own schema: an edit that does not fit is refused wherever it is made.
     ...(cfg.argsSchema ? { argsSchema: cfg.argsSchema } : {}),
     labels: { approve: cfg.approveLabel, reject: cfg.rejectLabel },
   };
+  if (cfg.responseSchema !== undefined) input.responseSchema = cfg.responseSchema;
   if (cfg.timeoutMs !== undefined) input.timeoutMs = cfg.timeoutMs;
   // A tool that wants reasons gets them where the engine can enforce one: with a revision request.
   if (cfg.requiresReason) input.revisionCommentRequired = true;
@@ -421,6 +455,24 @@ function rejection(
   const d = request.decision;
   if (d?.comment !== undefined) out.comment = d.comment;
   if (d?.reviewer !== undefined) out.reviewer = d.reviewer;
+  return out;
+}
+
+/** The reviewer's answer as the call's result (the function did not run). */
+function responseOf(
+  cfg: ResolvedHitlConfig,
+  request: ApprovalRequest,
+  response: unknown,
+): HitlResponse {
+  const out: HitlResponse = {
+    responded: true,
+    response,
+    toolName: cfg.name,
+    approvalId: request.id,
+  };
+  const d = request.decision;
+  if (d?.reviewer !== undefined) out.reviewer = d.reviewer;
+  if (d?.comment !== undefined) out.comment = d.comment;
   return out;
 }
 

@@ -2,7 +2,8 @@
 // guards), and the example tools of pattern 3 (sign_contract, delete_project, approve_expense,
 // send_bulk_notification). Named exports only.
 export type { JsonSchema, StandardSchema, ToolSchema } from "./args-schema.js";
-export type { HitlGate, PublicHitlConfig, ResolvedHitlConfig } from "./config.js";
+export type { HitlGate, PublicHitlConfig, ResolvedHitlConfig, RespondOption } from "./config.js";
 export { createExampleTools, getHitlTools } from "./examples.js";
 export type { HitlCall, HitlContext, HitlTool } from "./hitl-tool.js";
-export type { HitlPending, HitlRejection, HitlResult } from "./results.js";
+export type { HitlPending, HitlRejection, HitlResponse, HitlResult } from "./results.js";
+export { isHitlResponse } from "./results.js";

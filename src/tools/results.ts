@@ -26,9 +26,10 @@ export interface HitlPending {
   hitl_result: HitlResult;
 }
 
-/** Why the call was not executed: `runApproved`'s reasons, all but `pending`; `invalid_args` when
+/** Why the call was not executed: `runApproved`'s reasons, all but `pending` and `responded` (a
+ * response is no rejection: see HitlResponse); `invalid_args` when
  * the approved args do not fit the tool's `schema` (checked before the execution is claimed). */
-export type RejectionCode = Exclude<NotRunReason, "pending"> | "invalid_args";
+export type RejectionCode = Exclude<NotRunReason, "pending" | "responded"> | "invalid_args";
 
 /** A call that was not and will not be executed; `retry: false` tells the model not to repeat it. */
 export interface HitlRejection {
@@ -55,4 +56,24 @@ export function isHitlRejection(value: unknown): value is HitlRejection {
   if (typeof value !== "object" || value === null) return false;
   const v = value as Record<string, unknown>;
   return v.rejected === true && v.retry === false && typeof v.reason === "string";
+}
+
+/** A reviewer answered the call instead of approving it (the `respond` decision, for a tool with
+ * `respond` set): the wrapped function did not run, and `response` is what the person said, for the
+ * agent to use as the tool's result ("the person acts as the tool"). */
+export interface HitlResponse {
+  responded: true;
+  /** The reviewer's answer: any JSON value, fitting `respond.schema` when the tool gave one. */
+  response: unknown;
+  toolName: string;
+  approvalId: string;
+  reviewer?: string;
+  /** A note the reviewer added to the answer. */
+  comment?: string;
+}
+
+export function isHitlResponse(value: unknown): value is HitlResponse {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return v.responded === true && "response" in v && typeof v.approvalId === "string";
 }
