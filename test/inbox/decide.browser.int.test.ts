@@ -159,7 +159,8 @@ describe.skipIf(!haveBrowser)("deciding in the inbox (chromium)", () => {
     });
     await page.goto(`${s.url}/requests/${edited.id}`);
     await page.click("text=Edit the arguments, then approve");
-    await page.fill("#edit-args", '{ "projectId": "P-older" }');
+    // No schema: one field per argument, of the type the agent sent.
+    await page.fill('[data-field="projectId"] input[type=text]', "P-older");
     await page.click("#btn-edit");
     await page.waitForSelector("[aria-label=confirm]");
     expect((await s.airlock.get(edited.id)).status).toBe("pending");
@@ -260,15 +261,15 @@ describe.skipIf(!haveBrowser)("deciding in the inbox (chromium)", () => {
       expect(note).toContain("schema registered for email.send");
       expect(note).toContain("to (string, email)");
     }
+    // The JSON editor is still there for whoever prefers it.
+    await page.click("details.edit-json > summary");
     await page.fill("#edit-args", '{ "to": "leads@example.org", "subject": "Weekly" }');
-    await page.click("#btn-edit");
+    await page.click("#btn-edit-json");
     await page.waitForSelector('#decision-panel[data-status="approved"]');
+    // What changed, field by field: only `to`.
     const outcome = page.locator("#decision-panel .outcome");
-    await expect(outcome.locator("pre.diff .del").allTextContents()).resolves.toEqual([
-      '-  "to": "team@example.org",',
-    ]);
-    await expect(outcome.locator("pre.diff .add").allTextContents()).resolves.toEqual([
-      '+  "to": "leads@example.org",',
+    await expect(outcome.locator("#edited-changes li").allTextContents()).resolves.toEqual([
+      "to: “team@example.org” → “leads@example.org”",
     ]);
     await page.context().close();
   });
@@ -291,8 +292,8 @@ describe.skipIf(!haveBrowser)("deciding in the inbox (chromium)", () => {
       items: ["move", "weld"],
     });
     await page.goto(`${s.url}/requests/${first.id}`);
-    await page.fill("#revise-comment", "skip the weld");
-    await page.click("#btn-revise");
+    await page.fill("#comment", "skip the weld");
+    await page.click(".decide-bar #btn-revise");
     await page.waitForSelector('#decision-panel[data-status="revise"]');
     const card = page.locator("#decision-panel .outcome");
     const text = (await card.textContent()) ?? "";

@@ -167,7 +167,8 @@ describe.skipIf(!haveBrowser)("web inbox in chromium", () => {
     });
     await page.goto(`${base}/requests/${r.id}`);
     await page.keyboard.press("r");
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("revise-comment");
+    // `r` puts the cursor in the comment box, now the revision's: Enter sends it.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("comment");
     await page.keyboard.type("skip position 2");
     await page.keyboard.press("Enter");
     await page.waitForSelector('#decision-panel[data-status="revise"]');
@@ -190,13 +191,18 @@ describe.skipIf(!haveBrowser)("web inbox in chromium", () => {
     });
     await page.goto(`${base}/requests/${r.id}`);
     await page.click("details:has(#edit-form) > summary");
-    await page.fill("#edit-args", '{ "to": "not-an-address", "subject": "Weekly" }');
+    // The form is built from the schema registered for email.send: one field per argument.
+    await page.fill('[data-field="to"] input', "not-an-address");
     await page.click("#btn-edit");
-    const error = page.locator("#edit-error");
-    await expect(error.textContent()).resolves.toMatch(/editedArgs\.to/);
+    // The engine's refusal, beside the field it is about; what was typed is kept.
+    const error = page.locator('[data-field="to"] .field-error');
+    await expect(error.textContent()).resolves.toMatch(/\bto\b/);
     await expect(error.isVisible()).resolves.toBe(true);
+    await expect(page.locator('[data-field="to"] input').inputValue()).resolves.toBe(
+      "not-an-address",
+    );
     expect((await airlock.get(r.id)).status).toBe("pending");
-    await page.fill("#edit-args", '{ "to": "leads@example.org", "subject": "Weekly" }');
+    await page.fill('[data-field="to"] input', "leads@example.org");
     await page.click("#btn-edit");
     await page.waitForSelector('#decision-panel[data-status="approved"]');
     const done = await airlock.get(r.id);

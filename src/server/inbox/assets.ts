@@ -81,6 +81,27 @@ pre.diff .hunk { color:#6b46c1; background:#f4f0ff; }
 pre.diff .meta { color:var(--muted); font-weight:600; }
 pre.json { background:#f2f4f7; padding:.6rem; border-radius:6px; overflow:auto; max-height:60vh; white-space:pre-wrap; overflow-wrap:anywhere; font: 13px/1.45 ui-monospace, monospace; }
 details > summary { cursor:pointer; }
+.edit-fields { display:flex; flex-direction:column; gap:.7rem; margin:.6rem 0; }
+.edit-fields .field { display:flex; flex-direction:column; gap:.2rem; min-width:0; }
+.edit-fields .field-boolean { flex-direction:row; align-items:center; flex-wrap:wrap; gap:.4rem; }
+.edit-fields label { overflow-wrap:anywhere; }
+.edit-fields input[type=text], .edit-fields input[type=number], .edit-fields select { width:100%; max-width:32rem; }
+.edit-fields input[type=number] { padding:.4rem .5rem; border:1px solid var(--line); border-radius:6px; }
+textarea.document { font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, monospace; min-height:8rem; white-space:pre; overflow-wrap:normal; overflow:auto; }
+[aria-invalid=true] { border-color:var(--bad) !important; outline:2px solid #f5c2c0; }
+.field-error { margin:.2rem 0 0; }
+details.edit-json { margin-top:.6rem; }
+.edited ul.field-changes { list-style:none; padding:0; margin:.4rem 0; }
+.edited ul.field-changes > li { margin:.4rem 0; overflow-wrap:anywhere; }
+.edited del { background:var(--del); color:var(--delfg); text-decoration:line-through; padding:0 .2rem; border-radius:3px; }
+.edited ins { background:var(--add); color:var(--addfg); text-decoration:none; padding:0 .2rem; border-radius:3px; }
+details.superseded > summary { color:var(--muted); }
+.live-report h2 { margin-top:0; display:flex; flex-wrap:wrap; gap:.4rem; align-items:center; }
+.live-report h3 { font-size:.95rem; margin:.8rem 0 .3rem; }
+.live-report .report { border-left:3px solid var(--line); padding-left:.8rem; }
+.live-report ol.calls { margin:.2rem 0; padding-left:1.4rem; } .live-report ol.calls li { overflow-wrap:anywhere; margin:.15rem 0; }
+.badge.running { background:#eef3ff; color:var(--accent); border-color:#c9d7fb; }
+li.progress-run > details > summary { color:var(--muted); }
 fieldset.items { border:1px solid var(--line); border-radius:8px; background:var(--card); margin:0 0 1rem; min-width:0; }
 .items label { display:block; padding:.3rem 0; overflow-wrap:anywhere; }
 .items ol { margin:.2rem 0; padding-left:1.4rem; } .items li { overflow-wrap:anywhere; } .items li.not-chosen { color:var(--muted); }
@@ -113,6 +134,7 @@ form.bulk .bulk-comment { display:flex; flex-direction:column; flex:1 1 14rem; m
 form.bulk .bulk-comment input { width:100%; padding:.4rem .5rem; border:1px solid var(--line); border-radius:6px; }
 .overlay { position:fixed; inset:0; z-index:10; background:rgba(17,24,39,.45); display:flex; align-items:center; justify-content:center; padding:1rem; }
 .overlay[hidden] { display:none; }
+[hidden] { display:none !important; }
 .overlay .card { max-width:32rem; width:100%; max-height:90vh; overflow:auto; }
 section.card ul { margin:.2rem 0; padding-left:1.2rem; } section.card li { margin:.25rem 0; overflow-wrap:anywhere; }
 @media (max-width: 720px) {
@@ -176,6 +198,15 @@ export const INBOX_JS = `
       });
     });
   }
+  // The folds (details) a reviewer opened stay open when their part is refreshed.
+  function keepOpen(old, next) {
+    if (!old || !next) return;
+    var before = old.querySelectorAll("details");
+    var after = next.querySelectorAll("details");
+    for (var i = 0; i < before.length && i < after.length; i++) {
+      if (before[i].open) after[i].setAttribute("open", "");
+    }
+  }
   function swap(old, next) {
     if (!old || !next) return;
     old.replaceWith(next);
@@ -204,7 +235,17 @@ export const INBOX_JS = `
     } else if (live === "request" && requestId) {
       var base = "/inbox/requests/" + encodeURIComponent(requestId);
       fragment(base + "/trail", function (holder) {
-        swap(document.getElementById("trail"), holder.querySelector("#trail"));
+        var old = document.getElementById("trail");
+        var next = holder.querySelector("#trail");
+        keepOpen(old, next);
+        swap(old, next);
+      });
+      // The agent's report as it grows (progress events), its folds kept as the reviewer left them.
+      fragment(base + "/report", function (holder) {
+        var old = document.getElementById("live-report");
+        var next = holder.querySelector("#live-report");
+        keepOpen(old, next);
+        swap(old, next);
       });
       fragment(base + "/panel", function (holder) {
         // The side panel always; the decision panel only once the status changed, so nothing the
@@ -242,11 +283,43 @@ export const INBOX_JS = `
     });
   });
 
-  // Enter in the revision box sends it (Shift+Enter for a new line).
-  var revise = document.getElementById("revise-comment");
-  if (revise) revise.addEventListener("keydown", function (e) {
-    if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); var b = document.getElementById("btn-revise"); if (b) b.click(); }
+  // The request page's comment box serves every decision. After "r" it is the revision's: Enter
+  // sends the revision (Shift+Enter for a new line) until the box loses focus.
+  var comment = document.getElementById("comment");
+  var reviseHint = document.getElementById("revise-hint");
+  var revising = false;
+  function reviseMode(on) {
+    revising = on;
+    if (reviseHint) reviseHint.hidden = !on;
+  }
+  if (comment) {
+    comment.addEventListener("keydown", function (e) {
+      if (!revising || e.key !== "Enter" || e.shiftKey) return;
+      var b = document.getElementById("btn-revise");
+      if (b) { e.preventDefault(); b.click(); }
+    });
+    comment.addEventListener("blur", function () { setTimeout(function () { reviseMode(false); }, 200); });
+  }
+  // A revision that needs a comment asks for one before the form is sent.
+  var reviseButton = document.getElementById("btn-revise");
+  if (reviseButton && comment) reviseButton.addEventListener("click", function (e) {
+    if (comment.getAttribute("data-revise-required") === "yes" && !comment.value.trim()) {
+      e.preventDefault();
+      reviseMode(true);
+      comment.focus();
+    }
   });
+  // Rejecting from the keyboard asks first: "d" opens the confirmation in the bar.
+  var rejectConfirm = document.getElementById("reject-confirm");
+  function askReject(open) {
+    if (!rejectConfirm) return false;
+    rejectConfirm.hidden = !open;
+    document.querySelectorAll(".decide-bar.actions").forEach(function (bar) { bar.hidden = open; });
+    if (open) { var yes = document.getElementById("btn-reject-confirm"); if (yes) yes.focus(); }
+    return true;
+  }
+  var rejectBack = document.getElementById("btn-reject-back");
+  if (rejectBack) rejectBack.addEventListener("click", function () { askReject(false); var b = document.getElementById("btn-reject"); if (b) b.focus(); });
 
   // Bulk review on the queue: the selection is kept in memory, so a live refresh that drops a row
   // (someone else decided it) keeps it selected; the server then reports who decided it first.
@@ -400,15 +473,20 @@ export const INBOX_JS = `
   }
 
   // Keyboard shortcuts, as in the terminal console: a approve, r revise (where a revision may be
-  // asked), d decline. High-risk approvals and a partial selection still ask to confirm.
+  // asked: the comment box, then Enter), d decline (asks first; Esc goes back). High-risk approvals
+  // and a partial selection still ask to confirm.
   document.addEventListener("keydown", function (e) {
     if (bulk) return; // the queue has its own keys (above)
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === "Escape" && rejectConfirm && !rejectConfirm.hidden) { e.preventDefault(); askReject(false); return; }
     var t = e.target;
     if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
-    var id = { a: "btn-approve", d: "btn-reject" }[e.key];
-    if (id) { var b = document.getElementById(id); if (b) { e.preventDefault(); b.click(); } return; }
-    if (e.key === "r" && revise) { e.preventDefault(); revise.focus(); }
+    if (e.key === "a") { var b = document.getElementById("btn-approve"); if (b) { e.preventDefault(); b.click(); } return; }
+    if (e.key === "d") {
+      if (document.getElementById("btn-reject") && askReject(true)) e.preventDefault();
+      return;
+    }
+    if (e.key === "r" && comment && document.getElementById("btn-revise")) { e.preventDefault(); reviseMode(true); comment.focus(); }
   });
 })();
 `;

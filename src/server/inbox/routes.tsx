@@ -44,6 +44,7 @@ import {
 import { screenForm } from "../screen.js";
 import { effectiveRoles, hashToken, type TokenStore } from "../tokens.js";
 import { CSP, FAVICON_SVG, htmxScript, INBOX_CSS, INBOX_JS } from "./assets.js";
+import { argsFromFields, editFieldsOf, type FieldSpec } from "./edit-form.js";
 import { Layout } from "./layout.js";
 import {
   BULK_VIEW_BUDGET,
@@ -73,6 +74,7 @@ import {
   selectable,
   Trail,
 } from "./pages/request.js";
+import { LiveReport, type ProgressDoc, progressOf } from "./progress.js";
 import {
   createSessions,
   csrfMatches,
@@ -132,6 +134,8 @@ const TYPES = [
 ] as const;
 
 const LOGIN_CSRF_COOKIE = "airlock_login_csrf";
+/** Pages of 1,000 audit events read for a request's progress (its latest report and tool calls). */
+const PROGRESS_PAGES = 10;
 
 /** What the request page says when the request changed since the reviewer's page showed it. */
 const VIEW_CHANGED =
@@ -800,12 +804,33 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     return { canDecide: false, whyNot: INBOX_REFUSALS[refused.reason](r) };
   }
 
+  /** The JSON Schema the edit form is built from: the request's own, else the one registered for
+   * its action. */
+  function formSchemaOf(r: ApprovalRequest): Record<string, unknown> | undefined {
+    if (r.argsSchema) return r.argsSchema;
+    const registered = airlock.schemaFor(r.action);
+    if (!registered) return undefined;
+    try {
+      return z.toJSONSchema(registered, { unrepresentable: "any" }) as Record<string, unknown>;
+    } catch {
+      return undefined;
+    }
+  }
+  /** The edit form's fields, or undefined for the JSON editor alone. */
+  function editFieldsFor(r: ApprovalRequest): FieldSpec[] | undefined {
+    if (!r.allowed.includes("edit")) return undefined;
+    return editFieldsOf(r.args, formSchemaOf(r));
+  }
+
   /** Which schema edited arguments are checked against, in a sentence. */
   function schemaNote(r: ApprovalRequest): string | undefined {
     if (!r.allowed.includes("edit")) return undefined;
+    if (r.argsSchema) {
+      return "Checked against the tool's own schema (carried with the request) when you approve.";
+    }
     const schema = airlock.schemaFor(r.action);
     if (!schema) {
-      return `No schema is registered for ${r.action}: any JSON object is accepted.`;
+      return `No schema comes with this request, nor is one registered for ${r.action}: each field keeps the type the agent sent (edit as JSON to change more).`;
     }
     return `Checked against the schema registered for ${r.action}${describeSchema(schema)}.`;
   }
@@ -827,10 +852,29 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     notice?: string;
     confirm?: Confirmation;
   }
+  /** The agent's progress on `r` (progress.tsx), read from the newest events (the report is the
+   * latest one an event carried). */
+  async function progressFor(r: ApprovalRequest): Promise<ProgressDoc | undefined> {
+    const events: AuditEvent[] = [];
+    let after: number | undefined;
+    for (let i = 0; i < PROGRESS_PAGES; i++) {
+      const page = await airlock.audit({
+        requestId: r.id,
+        limit: 1000,
+        ...(after === undefined ? {} : { after }),
+      });
+      events.push(...page);
+      const last = page[page.length - 1];
+      if (page.length < 1000 || !last) break;
+      after = last.seq;
+    }
+    return progressOf(events);
+  }
   async function panelProps(u: SessionUser, r: ApprovalRequest, extra: Extra = {}) {
-    const [successor, previous] = await Promise.all([
+    const [successor, previous, progress] = await Promise.all([
       successorOf(u.principal, r),
       r.revisionOf ? visible(u.principal, r.revisionOf) : undefined,
+      progressFor(r),
     ]);
     return {
       request: r,
@@ -840,6 +884,8 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       notice: extra.notice,
       confirm: extra.confirm,
       schemaNote: schemaNote(r),
+      editFields: editFieldsFor(r),
+      progress,
       successor,
       previous,
     };
@@ -924,6 +970,19 @@ export function inboxRoutes(deps: InboxDeps): Hono {
   );
 
   app.get(
+    "/inbox/requests/:id/report",
+    signedIn(async (c, u) => {
+      const r = await visible(u.principal, c.req.param("id") ?? "");
+      if (!r) return c.text("not found", 404, PAGE_HEADERS);
+      return c.html(
+        String(<LiveReport requestId={r.id} doc={await progressFor(r)} />),
+        200,
+        PAGE_HEADERS,
+      );
+    }, "fragment"),
+  );
+
+  app.get(
     "/inbox/requests/:id/trail",
     signedIn(async (c, u) => {
       const r = await visible(u.principal, c.req.param("id") ?? "");
@@ -946,7 +1005,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       if (shown !== undefined && shown !== viewDigestOf(r) && isPending(r)) {
         return renderRequest(c, u, r, 409, { notice: VIEW_CHANGED });
       }
-      const built = decisionFromForm(form, r);
+      const built = decisionFromForm(form, r, editFieldsFor(r));
       if ("error" in built) return renderRequest(c, u, r, 422, { error: built.error });
       if ("confirm" in built) return renderRequest(c, u, r, 200, { confirm: built.confirm });
       if ("decision" in built) {
@@ -1004,7 +1063,16 @@ export function inboxRoutes(deps: InboxDeps): Hono {
         const status = err.code === "forbidden" ? 403 : err.code === "invalid_input" ? 422 : 409;
         const formName: FormError["form"] = "cancel" in built ? "cancel" : built.form;
         const error: FormError = { form: formName, message: err.message };
-        if (!("cancel" in built) && built.form === "edit") error.argsText = built.argsText ?? "";
+        if (!("cancel" in built) && built.form === "edit") {
+          if (built.posted) {
+            // The fields as typed, and the message beside the argument it is about.
+            error.posted = built.posted;
+            const field = fieldOf(err);
+            if (field !== undefined) error.field = field;
+          } else {
+            error.argsText = built.argsText ?? "";
+          }
+        }
         if ("cancel" in built) error.comment = built.cancel;
         else if (typeof form.comment === "string") error.comment = form.comment;
         error.selected = ticked(form);
@@ -1156,6 +1224,13 @@ export function inboxRoutes(deps: InboxDeps): Hono {
   return app;
 }
 
+/** The argument an engine refusal names (`editedArgs.amount` → `amount`). */
+function fieldOf(err: unknown): string | undefined {
+  const field = (err as { field?: unknown }).field;
+  if (typeof field !== "string" || !field.startsWith("editedArgs.")) return undefined;
+  return field.slice("editedArgs.".length).split(".")[0];
+}
+
 function csrfRefused(c: Context) {
   return c.text(
     "This form is stale or did not come from the inbox (CSRF check failed). Reload the page and try again.",
@@ -1218,12 +1293,17 @@ type Built =
       decision: Omit<DecisionInput, "reviewer" | "groups" | "channel">;
       form: FormError["form"];
       argsText?: string;
+      posted?: Record<string, string | undefined>;
     }
   | { cancel: string }
   | { confirm: Confirmation }
   | { error: FormError };
 
-function decisionFromForm(form: FormValues, r: ApprovalRequest): Built {
+function decisionFromForm(
+  form: FormValues,
+  r: ApprovalRequest,
+  fields: FieldSpec[] | undefined,
+): Built {
   const str = (v: unknown) => (typeof v === "string" ? v : undefined);
   const action = str(form.action);
   const comment = str(form.comment)?.trim();
@@ -1294,18 +1374,32 @@ function decisionFromForm(form: FormValues, r: ApprovalRequest): Built {
       }
       return { decision: { outcome: "revise", comment: comment ?? "" }, form: "revise" };
     case "edit": {
-      const text = str(form.args) ?? "";
+      let text = str(form.args) ?? "";
       let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch (err) {
-        return {
-          error: {
-            form: "edit",
-            message: `Not valid JSON: ${(err as Error).message}`,
-            argsText: text,
-          },
-        };
+      let posted: Record<string, string | undefined> | undefined;
+      if (str(form.edit_mode) === "fields" && fields) {
+        // The fields of the form, read with this request's own specs (edit-form.tsx).
+        const read = argsFromFields(fields, r.args, (name) => str(form[name]));
+        if ("field" in read) {
+          return {
+            error: { form: "edit", message: read.message, field: read.field, posted: read.posted },
+          };
+        }
+        parsed = read.args;
+        posted = read.posted;
+        text = JSON.stringify(read.args, null, 2);
+      } else {
+        try {
+          parsed = JSON.parse(text);
+        } catch (err) {
+          return {
+            error: {
+              form: "edit",
+              message: `Not valid JSON: ${(err as Error).message}`,
+              argsText: text,
+            },
+          };
+        }
       }
       if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
         return {
@@ -1327,6 +1421,7 @@ function decisionFromForm(form: FormValues, r: ApprovalRequest): Built {
             comment: comment ?? "",
             selected: [],
             args: text,
+            ...(posted ? { fields: posted } : {}),
           },
         };
       }
@@ -1338,6 +1433,7 @@ function decisionFromForm(form: FormValues, r: ApprovalRequest): Built {
         },
         form: "edit",
         argsText: text,
+        ...(posted ? { posted } : {}),
       };
     }
     default:

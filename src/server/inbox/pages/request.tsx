@@ -15,7 +15,9 @@ import { type ReviewView, reviewViewOf, viewDigestOf } from "../../../core/revie
 import type { ApprovalRequest, AuditEvent } from "../../../core/schemas.js";
 import { isPending } from "../../../core/state.js";
 import { changes, type DiffLine, looksLikeDiff, parseDiff } from "../diff.js";
+import { EditFields, type FieldSpec, fieldChanges, fieldName, inline } from "../edit-form.js";
 import { bounded, MAX_SHOWN_CHARS, renderMarkdownOnce } from "../markdown.js";
+import { isProgress, LiveReport, type ProgressDoc } from "../progress.js";
 import { Badge, Countdown } from "./queue.js";
 
 export interface FormError {
@@ -23,6 +25,11 @@ export interface FormError {
   message: string;
   /** What the reviewer typed or ticked, shown again so nothing is lost. */
   argsText?: string;
+  /** The edit form's fields as posted (argument name → text), shown again after a refusal. */
+  posted?: Record<string, string | undefined>;
+  /** The argument the refusal is about (the engine's `field`, without `editedArgs.`), whose field
+   * shows the message. */
+  field?: string;
   comment?: string;
   selected?: string[];
 }
@@ -36,6 +43,9 @@ export interface Confirmation {
   selected: string[];
   /** The edited arguments, when the approval to confirm is an edit. */
   args?: string;
+  /** The edit form's fields as posted (argument name → text), when the edit came from them: they
+   * are posted again, so a refusal after the confirmation shows beside its field. */
+  fields?: Record<string, string | undefined>;
 }
 
 export interface PanelProps {
@@ -50,6 +60,11 @@ export interface PanelProps {
   confirm?: Confirmation | undefined;
   /** Which schema the edited arguments are checked against, in words. */
   schemaNote?: string | undefined;
+  /** The edit form's fields (edit-form.tsx), from the request's schema or its arguments; absent:
+   * the JSON editor alone. */
+  editFields?: FieldSpec[] | undefined;
+  /** The agent's progress on this request (progress.tsx), shown as its live report. */
+  progress?: ProgressDoc | undefined;
   /** The version this request was revised into, when the reviewer asked for a revision. */
   successor?: ApprovalRequest | undefined;
   /** The version this one revises (`revisionOf`), to show what changed. */
@@ -325,7 +340,14 @@ const Asked: FC<PanelProps & { ticks: boolean; checked: string[] }> = (p) => {
           />
         </details>
       ) : null}
-      {r.preview ? (
+      {r.preview && r.decision?.editedArgs ? (
+        // The preview shows what the agent proposed: after an edit, what runs is above (the
+        // outcome's changes), so the proposal is kept one click away and says what it is.
+        <details class="card preview superseded" aria-label="preview">
+          <summary>The agent's proposal, before the edit (what runs is the edited version)</summary>
+          <Preview request={r} />
+        </details>
+      ) : r.preview ? (
         <section class="card preview" aria-label="preview">
           <Preview request={r} />
         </section>
@@ -365,6 +387,65 @@ const Args: FC<{ view: ReviewView }> = ({ view }) => {
 
 // --- the outcome ----------------------------------------------------------------------------------
 
+/** What an approval's edit changed, field by field: a value as before → after, a text as a line
+ * diff, a file's content as the diff of what will be written. */
+export const EditedChanges: FC<{ request: ApprovalRequest }> = ({ request: r }) => {
+  const edited = r.decision?.editedArgs;
+  if (!edited) return null;
+  const list = fieldChanges(r.args, edited, r.preview);
+  return (
+    <div class="edited" id="edited-changes">
+      <p>
+        <strong>Approved with edited arguments</strong>
+        {list.length
+          ? `: ${list.length} ${list.length === 1 ? "field" : "fields"} changed. What runs is the edited version.`
+          : " (the same as asked)."}
+      </p>
+      <ul class="field-changes">
+        {list.map((c) => {
+          const multiline =
+            typeof c.before === "string" &&
+            typeof c.after === "string" &&
+            (c.before.includes("\n") || c.after.includes("\n"));
+          if (!multiline) {
+            return (
+              <li data-field={c.name}>
+                <code>{c.name}</code>: <del>{inline(c.before)}</del> → <ins>{inline(c.after)}</ins>
+              </li>
+            );
+          }
+          return (
+            <li data-field={c.name}>
+              {c.file ? (
+                <p>
+                  <code>{c.name}</code>: what will be written to <code>{c.file}</code>
+                  <span class="muted">
+                    {c.against === "file"
+                      ? " (diff from the file as it is now)"
+                      : " (diff from the content the agent proposed)"}
+                  </span>
+                </p>
+              ) : (
+                <p>
+                  <code>{c.name}</code> changed:
+                </p>
+              )}
+              {c.lines === undefined ? (
+                <p class="muted">Too large or too different to compare here.</p>
+              ) : (
+                <DiffView
+                  lines={c.lines}
+                  label={c.file ? `what will be written to ${c.file}` : c.name}
+                />
+              )}
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+};
+
 export const Outcome: FC<{
   request: ApprovalRequest;
   notice?: string | undefined;
@@ -392,17 +473,7 @@ export const Outcome: FC<{
           {r.items.length})
         </p>
       ) : null}
-      {d?.editedArgs ? (
-        <>
-          <p>Approved with edited arguments:</p>
-          <Changes
-            before={JSON.stringify(r.args, null, 2)}
-            after={JSON.stringify(d.editedArgs, null, 2)}
-            names={["arguments asked for", "arguments approved"]}
-            what="Edited arguments"
-          />
-        </>
-      ) : null}
+      <EditedChanges request={r} />
       {r.status === "revise" ? (
         successor ? (
           <p>
@@ -510,6 +581,40 @@ export const ExecutionState: FC<{ request: ApprovalRequest; csrf: string }> = ({
 
 // --- the decision panel ---------------------------------------------------------------------------
 
+/** The arguments edited as one JSON object: for a request without fields to show, or by choice. */
+const JsonEditForm: FC<{
+  action: string;
+  csrf: string;
+  viewDigest: string;
+  id: string;
+  text: string;
+  error?: string | undefined;
+}> = ({ action, csrf, viewDigest, id, text, error }) => (
+  <form method="post" action={action} id={id}>
+    <Hidden name="_csrf" value={csrf} />
+    <Hidden name="viewDigest" value={viewDigest} />
+    <Hidden name="action" value="edit" />
+    <label for="edit-args">Arguments (JSON)</label>
+    <textarea
+      id="edit-args"
+      class="json"
+      name="args"
+      data-error-for="edit-json-error"
+      spellcheck={false}
+    >
+      {text}
+    </textarea>
+    <p id="edit-json-error" class="error" role="alert" hidden={error === undefined}>
+      {error ?? ""}
+    </p>
+    <div class="actions">
+      <button class="approve" id={id === "edit-form" ? "btn-edit" : "btn-edit-json"} type="submit">
+        Approve with these arguments
+      </button>
+    </div>
+  </form>
+);
+
 const Hidden: FC<{ name: string; value: string }> = ({ name, value }) => (
   <input type="hidden" name={name} value={value} />
 );
@@ -527,6 +632,7 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
         {head}
         <Outcome request={r} notice={notice} successor={props.successor} />
         <ExecutionState request={r} csrf={csrf} />
+        <LiveReport requestId={r.id} doc={props.progress} />
         <Asked {...props} ticks={false} checked={[]} />
       </section>
     );
@@ -536,6 +642,7 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
       <section id="decision-panel" data-status="pending" aria-label="decision">
         {head}
         <p class="card muted">{whyNot ?? "You may not decide this request."}</p>
+        <LiveReport requestId={r.id} doc={props.progress} />
         <Asked {...props} ticks={false} checked={[]} />
       </section>
     );
@@ -557,8 +664,12 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
     ) : null;
   const approvals = r.decisions.filter((d) => d.outcome === "approved");
   const ticks = selectable(r);
-  const checked = confirm?.selected ?? (error?.form === "decide" ? (error.selected ?? []) : []);
-  const comment = confirm?.comment ?? (error?.form === "decide" ? (error.comment ?? "") : "");
+  const checked =
+    confirm?.selected ??
+    (error?.form === "decide" || error?.form === "revise" ? (error.selected ?? []) : []);
+  const comment =
+    confirm?.comment ??
+    (error?.form === "decide" || error?.form === "revise" ? (error.comment ?? "") : "");
   // What the agent asked the buttons to say, after the verb, unless it inverts it (core/labels.ts).
   const { labels } = presentationOf(r);
   const canRevise = allows("revise");
@@ -585,18 +696,44 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
             You can still reject it or ask for a revision.
           </p>
         )}
-        <label for="comment">Comment (optional)</label>
-        <textarea id="comment" name="comment">
+        <label for="comment">
+          Comment{" "}
+          <span class="muted">
+            {canRevise
+              ? commentRequired
+                ? "— to request a revision, say what should change (comment required); optional to approve or reject"
+                : "(optional; with a revision, say what should change)"
+              : "(optional)"}
+          </span>
+        </label>
+        <textarea
+          id="comment"
+          name="comment"
+          data-revise-required={commentRequired ? "yes" : undefined}
+        >
           {comment}
         </textarea>
+        <p class="muted" id="revise-hint" hidden>
+          Say what should change, then press Enter (Shift+Enter for a new line) or Request revision.
+        </p>
         {errorFor("decide")}
+        {errorFor("revise")}
         {confirm ? (
           <div class="confirm card decide-bar" role="alertdialog" aria-label="confirm">
             <p>
               <strong>{confirm.message}</strong>
             </p>
             <Hidden name="confirmed" value="yes" />
-            {confirm.args !== undefined ? <Hidden name="args" value={confirm.args} /> : null}
+            {confirm.fields !== undefined ? (
+              <>
+                <Hidden name="edit_mode" value="fields" />
+                {Object.entries(confirm.fields).map(([name, value]) =>
+                  value === undefined ? null : <Hidden name={fieldName(name)} value={value} />,
+                )}
+              </>
+            ) : confirm.args !== undefined ? (
+              <Hidden name="args" value={confirm.args} />
+            ) : null}
             <div class="actions">
               {confirm.choices.map((c, i) => (
                 <button
@@ -632,6 +769,11 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
                 Approve selected
               </button>
             ) : null}
+            {canRevise ? (
+              <button class="warn" id="btn-revise" type="submit" name="action" value="revise">
+                Request revision
+              </button>
+            ) : null}
             <button class="reject" id="btn-reject" type="submit" name="action" value="reject">
               {buttonLabel("reject", labels.reject)}
             </button>
@@ -648,60 +790,107 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
             </span>
           </div>
         )}
-      </form>
-      {canRevise ? (
-        <form method="post" action={action} class="card" id="revise-form">
-          <Hidden name="_csrf" value={csrf} />
-          <Hidden name="viewDigest" value={viewDigest} />
-          <Hidden name="action" value="revise" />
-          <label for="revise-comment">
-            What changes do you want? {commentRequired ? "(comment required)" : "(optional)"}
-          </label>
-          <textarea id="revise-comment" name="comment" required={commentRequired}>
-            {error?.form === "revise" ? (error.comment ?? "") : ""}
-          </textarea>
-          {errorFor("revise")}
-          <div class="actions">
-            <button class="warn" id="btn-revise" type="submit">
-              Request revision
-            </button>
+        {confirm ? null : (
+          // Shown by the `d` key (assets.ts): rejecting from the keyboard asks first.
+          <div
+            class="confirm card decide-bar"
+            id="reject-confirm"
+            role="alertdialog"
+            aria-label="confirm rejection"
+            hidden
+          >
+            <p>
+              <strong>Reject “{r.title}”?</strong> The agent is told it was rejected
+              {canRevise ? " (to ask for changes instead, request a revision)" : ""}. Your comment
+              above goes with it.
+            </p>
+            <div class="actions">
+              <button
+                class="reject"
+                id="btn-reject-confirm"
+                type="submit"
+                name="action"
+                value="reject"
+              >
+                Yes, reject
+              </button>
+              <button type="button" id="btn-reject-back">
+                Go back
+              </button>
+            </div>
           </div>
-        </form>
-      ) : null}
+        )}
+      </form>
+      <LiveReport requestId={r.id} doc={props.progress} />
       {allows("edit") && argsText.length > MAX_SHOWN_CHARS ? (
         <p class="card muted">
           The arguments are too large to edit here ({argsText.length.toLocaleString("en")}{" "}
           characters); approve or reject them as they are.
         </p>
       ) : allows("edit") ? (
-        <details class="card" open={error?.form === "edit"}>
+        <details class="card edit" id="edit" open={error?.form === "edit"}>
           <summary>Edit the arguments, then approve</summary>
-          <form method="post" action={action} id="edit-form">
-            <Hidden name="_csrf" value={csrf} />
-            <Hidden name="viewDigest" value={viewDigest} />
-            <Hidden name="action" value="edit" />
-            <label for="edit-args">Arguments (JSON)</label>
-            <p class="muted" id="edit-schema">
-              {props.schemaNote ?? "Checked when you approve."}
-            </p>
-            <textarea
-              id="edit-args"
-              class="json"
-              name="args"
-              data-error-for="edit-error"
-              spellcheck={false}
-            >
-              {error?.form === "edit" ? (error.argsText ?? "") : argsText}
-            </textarea>
-            <p id="edit-error" class="error" role="alert" hidden={error?.form !== "edit"}>
-              {error?.form === "edit" ? error.message : ""}
-            </p>
-            <div class="actions">
-              <button class="approve" id="btn-edit" type="submit">
-                Approve with these arguments
-              </button>
-            </div>
-          </form>
+          <p class="muted" id="edit-schema">
+            {props.schemaNote ?? "Checked when you approve."}
+          </p>
+          {props.editFields ? (
+            <>
+              <form method="post" action={action} id="edit-form" class="edit-form">
+                <Hidden name="_csrf" value={csrf} />
+                <Hidden name="viewDigest" value={viewDigest} />
+                <Hidden name="action" value="edit" />
+                <Hidden name="edit_mode" value="fields" />
+                <EditFields
+                  fields={props.editFields}
+                  args={r.args}
+                  posted={error?.form === "edit" ? error.posted : undefined}
+                  errorField={error?.form === "edit" ? error.field : undefined}
+                  errorMessage={error?.form === "edit" ? error.message : undefined}
+                />
+                {error?.form === "edit" &&
+                error.posted !== undefined &&
+                !props.editFields.some((f) => f.name === error.field) ? (
+                  <p id="edit-error" class="error" role="alert">
+                    {error.message}
+                  </p>
+                ) : null}
+                <div class="actions">
+                  <button class="approve" id="btn-edit" type="submit">
+                    Approve with these arguments
+                  </button>
+                </div>
+              </form>
+              <details
+                class="edit-json"
+                open={error?.form === "edit" && error.posted === undefined}
+              >
+                <summary>Edit as JSON instead</summary>
+                <JsonEditForm
+                  action={action}
+                  csrf={csrf}
+                  viewDigest={viewDigest}
+                  id="edit-json-form"
+                  text={
+                    error?.form === "edit" && error.posted === undefined
+                      ? (error.argsText ?? "")
+                      : argsText
+                  }
+                  error={
+                    error?.form === "edit" && error.posted === undefined ? error.message : undefined
+                  }
+                />
+              </details>
+            </>
+          ) : (
+            <JsonEditForm
+              action={action}
+              csrf={csrf}
+              viewDigest={viewDigest}
+              id="edit-form"
+              text={error?.form === "edit" ? (error.argsText ?? "") : argsText}
+              error={error?.form === "edit" ? error.message : undefined}
+            />
+          )}
         </details>
       ) : null}
       <details class="card" open={error?.form === "cancel"}>
@@ -804,19 +993,53 @@ function describe(e: AuditEvent): string {
   }
 }
 
-/** The request's audit trail; the page refreshes it live as events arrive. */
-export const Trail: FC<{ events: AuditEvent[] }> = ({ events }) => (
-  <ol class="trail" id="trail">
-    {events.map((e) => (
-      <li>
-        <span class="muted">
-          <Time at={e.at} />
-        </span>{" "}
-        {describe(e)}
-      </li>
-    ))}
-  </ol>
+const TrailLine: FC<{ event: AuditEvent }> = ({ event: e }) => (
+  <li>
+    <span class="muted">
+      <Time at={e.at} />
+    </span>{" "}
+    {describe(e)}
+  </li>
 );
+
+/** The request's audit trail; the page refreshes it live as events arrive. An agent's progress
+ * events (its tool calls and report updates, shown as its report above) are folded, each run of
+ * them in one line that opens to the raw events. */
+export const Trail: FC<{ events: AuditEvent[] }> = ({ events }) => {
+  const runs: (AuditEvent | AuditEvent[])[] = [];
+  for (const e of events) {
+    const last = runs[runs.length - 1];
+    if (!isProgress(e)) runs.push(e);
+    else if (Array.isArray(last)) last.push(e);
+    else runs.push([e]);
+  }
+  return (
+    <ol class="trail" id="trail">
+      {runs.map((run) =>
+        Array.isArray(run) ? (
+          <li class="progress-run">
+            <details>
+              <summary>
+                <span class="muted">
+                  <Time at={run[0]?.at ?? 0} />
+                </span>{" "}
+                {String(run.length)} progress {run.length === 1 ? "event" : "events"} from{" "}
+                {[...new Set(run.map((e) => e.actor))].join(", ")} (tool calls, report updates)
+              </summary>
+              <ol class="trail">
+                {run.map((e) => (
+                  <TrailLine event={e} />
+                ))}
+              </ol>
+            </details>
+          </li>
+        ) : (
+          <TrailLine event={run} />
+        ),
+      )}
+    </ol>
+  );
+};
 
 /** The two live parts of the page, as the panel fragment sends them. */
 export const LiveParts: FC<PanelProps> = (props) => (
