@@ -1,6 +1,6 @@
 // The event stream of a research run: each event is numbered, kept, handed to the UI callback, and,
 // when the gate can `record` (the in-process engine), appended to the audit log as a `notified` event
-// of the plan's request, so the request's page shows the run's progress.
+// of the plan's request, so the request's page shows the run's progress as a live report.
 import { errorMessage, type Gate, type Log } from "../shared/gate.js";
 import type { ResearchEvent, ResearchEventInput } from "./session.js";
 
@@ -53,7 +53,12 @@ export function createEventStream(opts: {
   };
 }
 
-/** What the audit keeps of an event: its kind and sizes, not whole reports. */
+/** The most of the report one event carries to the audit log (the inbox and the card show the
+ * latest one as the live report). */
+const REPORT_IN_EVENT_CHARS = 20_000;
+
+/** What the audit keeps of an event: its kind, the tool and its arguments, and with a report
+ * update or the stop the report so far (bounded), which the request's page shows as it grows. */
 function auditSummary(e: ResearchEvent): Record<string, unknown> {
   const base = { research_id: e.research_id, seq: e.seq, event: e.type };
   switch (e.type) {
@@ -67,9 +72,15 @@ function auditSummary(e: ResearchEvent): Record<string, unknown> {
         section: e.section,
         chunk: e.chunk,
         report_chars: e.report_markdown.length,
+        report_markdown: e.report_markdown.slice(0, REPORT_IN_EVENT_CHARS),
       };
     case "stop":
-      return { ...base, status: e.status, message: e.message };
+      return {
+        ...base,
+        status: e.status,
+        message: e.message,
+        report_markdown: e.report_markdown.slice(0, REPORT_IN_EVENT_CHARS),
+      };
     case "cancelled":
       return { ...base, reason: e.reason };
   }
