@@ -75,7 +75,7 @@ export interface Palette {
   cyan(s: string): string;
   bold(s: string): string;
   dim(s: string): string;
-  /** White on red: a critical risk. */
+  /** White on red, padded by a space each side: a critical risk. */
   alarm(s: string): string;
 }
 
@@ -91,7 +91,7 @@ const COLOURED: Palette = {
   cyan: sgr("36", "39"),
   bold: sgr("1", "22"),
   dim: sgr("2", "22"),
-  alarm: sgr("1;37;41", "0"),
+  alarm: (s) => (s === "" ? s : `\u001b[1;37;41m ${s} \u001b[0m`),
 };
 
 const same = (s: string) => s;
@@ -158,7 +158,7 @@ export function riskLine(shown: ConsoleShown, p: Palette): string {
   const word = risk.toUpperCase();
   const painted =
     risk === "critical"
-      ? p.alarm(` ${word} `)
+      ? p.alarm(word)
       : risk === "high"
         ? p.bold(p.red(word))
         : risk === "medium"
@@ -313,7 +313,8 @@ export function consoleViewLines(shown: ConsoleShown, options: ConsoleViewOption
   }
   const facts = [`Request: ${oneLine(v.id)}`];
   // A correlation id of its own (pattern 2's), not the request id it defaults to.
-  if (shown.correlationId && shown.correlationId !== v.id) facts.push(`Correlation ID: ${oneLine(shown.correlationId)}`);
+  if (shown.correlationId && shown.correlationId !== v.id)
+    facts.push(`Correlation ID: ${oneLine(shown.correlationId)}`);
   out.push(facts.join(" · "));
   const approvers = v.approvers.length > 0 ? v.approvers.join(", ") : "anyone but the requester";
   const who = [`Requested by: ${oneLine(v.requester)}`, `Approvers: ${oneLine(approvers)}`];

@@ -35,10 +35,9 @@ export function reviewTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
   return seconds * 1000;
 }
 
-export type ConsoleDecision = {
-  elapsedMs: number;
-} & /** `selected`: the ids of the items approved, when the reviewer chose some (`s`). */
-(
+/** An operator's answer; an approval's `selected` holds the ids of the items approved, when the
+ * reviewer chose some (`s`). */
+export type ConsoleDecision = { elapsedMs: number } & (
   | { outcome: "approved"; selected?: string[] }
   | { outcome: "revise"; comment: string }
   | { outcome: "rejected" }
