@@ -33,10 +33,13 @@ export function decisionSummary(r: ApprovalRequest): Record<string, unknown> {
     decidedAt: d ? new Date(d.decidedAt).toISOString() : null,
     argsHash: d?.argsHash ?? null,
     ...(d?.editedArgs ? { editedArgs: d.editedArgs } : {}),
+    ...(d?.outcome === "responded" ? { response: d.response ?? null } : {}),
   };
 }
 
-/** Exit codes of `airlock request --wait`: 0 approved, 1 rejected or cancelled, 2 timed out, 3 revise. */
+/** Exit codes of `airlock request --wait`: 0 approved, 1 rejected or cancelled, 2 timed out, 3 revise,
+ * 5 responded (a reviewer answered: the answer is `response` in the printed JSON; 4 is a usage or
+ * refusal error of the command itself). */
 export function exitCodeFor(r: ApprovalRequest): number {
   switch (r.status) {
     case "approved":
@@ -45,6 +48,8 @@ export function exitCodeFor(r: ApprovalRequest): number {
       return 2;
     case "revise":
       return 3;
+    case "responded":
+      return 5;
     default:
       return 1;
   }

@@ -57,6 +57,19 @@ export function jsonObject(option: string) {
   };
 }
 
+/** Any JSON value (`--response`): text must be quoted as JSON (`'"eu"'`); `--answer` takes plain text. */
+export function jsonValue(option: string) {
+  return (value: string): unknown => {
+    try {
+      return JSON.parse(value) as unknown;
+    } catch (err) {
+      throw new CliError(
+        `${option} expects a JSON value (an object, a list, a number, or text in double quotes; --answer takes plain text): ${(err as Error).message}`,
+      );
+    }
+  };
+}
+
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }

@@ -7,7 +7,7 @@ import type { ApprovalRequest, Decision, DecisionInput } from "../../core/schema
 import { CliError, type GlobalOptions, remoteTarget, withGate } from "../context.js";
 import { requireLocalStore } from "../existing-store.js";
 import { decisionSummary, printJson, safeLine } from "../output.js";
-import { collect, jsonObject, selectionToIds } from "../parse.js";
+import { collect, jsonObject, jsonValue, selectionToIds } from "../parse.js";
 import { defaultReviewer } from "./request.js";
 
 interface DecideOptions {
@@ -20,12 +20,19 @@ interface DecideOptions {
   as?: string;
   group?: string[];
   edit?: Record<string, unknown>;
+  response?: unknown;
+  answer?: string;
   key?: string;
   json?: boolean;
   viewDigest?: string;
 }
 
-const OUTCOMES = { approve: "approved", reject: "rejected", revise: "revise" } as const;
+const OUTCOMES = {
+  approve: "approved",
+  reject: "rejected",
+  revise: "revise",
+  respond: "responded",
+} as const;
 
 export function registerDecide(program: Command, globals: () => GlobalOptions): void {
   program
@@ -34,7 +41,10 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
       "decide a pending request; with --all, every pending request matching the filters (over AIRLOCK_URL)",
     )
     .argument("[id]", "request id (none with --all)")
-    .argument("[decision]", "approve, reject or revise")
+    .argument(
+      "[decision]",
+      "approve, reject, revise, or respond (answer the request with --response or --answer, where it allows respond)",
+    )
     .option(
       "--all",
       "decide every pending request matching --action and --requester, each on its own",
@@ -51,6 +61,12 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
       "approve with these arguments instead (a JSON object)",
       jsonObject("--edit"),
     )
+    .option(
+      "--response <json>",
+      "with respond: the answer, any JSON value (checked against the request's responseSchema)",
+      jsonValue("--response"),
+    )
+    .option("--answer <text>", "with respond: the answer as plain text (a JSON string)")
     .option("--key <key>", "idempotency key: repeating the same decision returns the first one")
     .option(
       "--view-digest <hex>",
@@ -70,10 +86,11 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
       }
       const outcome = OUTCOMES[word as keyof typeof OUTCOMES];
       if (!outcome)
-        throw new CliError(`decision expects approve, reject or revise, got \`${word}\``);
+        throw new CliError(`decision expects approve, reject, revise or respond, got \`${word}\``);
       if ((opts.select || opts.edit) && outcome !== "approved") {
         throw new CliError("--select and --edit go with approve only");
       }
+      const response = responseOf(outcome, opts);
       if (opts.viewDigest !== undefined && !/^[0-9a-f]{64}$/.test(opts.viewDigest)) {
         throw new CliError("--view-digest expects the 64 hex characters of a view's digest");
       }
@@ -95,6 +112,7 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
           ...(opts.select ? { selected: selectionToIds(opts.select, current.items) } : {}),
           ...(opts.comment !== undefined ? { comment: opts.comment } : {}),
           ...(opts.edit ? { editedArgs: opts.edit } : {}),
+          ...(response === undefined ? {} : { response }),
           ...(opts.key ? { key: opts.key } : {}),
           viewDigest,
         } as DecisionInput;
@@ -156,6 +174,22 @@ export function registerDecide(program: Command, globals: () => GlobalOptions): 
     });
 }
 
+/** The answer of `respond`: `--response` (JSON) or `--answer` (text), exactly one; neither goes
+ * with another decision. */
+function responseOf(outcome: string, opts: DecideOptions): unknown {
+  const given = (opts.response !== undefined ? 1 : 0) + (opts.answer !== undefined ? 1 : 0);
+  if (outcome !== "responded") {
+    if (given > 0) throw new CliError("--response and --answer go with respond only");
+    return undefined;
+  }
+  if (given !== 1) {
+    throw new CliError(
+      "respond needs the answer: --response <json> (any JSON value) or --answer <text>, one of the two",
+    );
+  }
+  return opts.response !== undefined ? opts.response : opts.answer;
+}
+
 /** The digest of the request's review view as it stands: the server's (GET /v1/requests/ID/view)
  * against a server, else computed from the local database's request. */
 async function currentViewDigest(
@@ -208,15 +242,17 @@ async function decideAll(
     );
   }
   const outcome = OUTCOMES[word as keyof typeof OUTCOMES];
-  if (!outcome) {
-    throw new CliError(`decide --all expects approve, reject or revise, got \`${word ?? ""}\``);
+  if (!outcome || outcome === "responded") {
+    throw new CliError(
+      `decide --all expects approve, reject or revise${outcome ? " (a response answers one request: `airlock decide ID respond`)" : ""}, got \`${word ?? ""}\``,
+    );
   }
   if (opts.status !== undefined && opts.status !== "pending") {
     throw new CliError(
       `--all decides pending requests only: --status must be pending, got \`${opts.status}\``,
     );
   }
-  for (const flag of ["select", "edit", "key", "as", "group"] as const) {
+  for (const flag of ["select", "edit", "key", "as", "group", "response", "answer"] as const) {
     if (opts[flag] !== undefined) {
       throw new CliError(`--${flag} decides one request; it does not go with --all`);
     }

@@ -18,6 +18,8 @@ interface RequestOptions {
   summary?: string;
   args?: Record<string, unknown>;
   onTimeout?: "reject" | "approve";
+  respond?: boolean;
+  responseSchema?: Record<string, unknown>;
   json?: boolean;
 }
 
@@ -25,7 +27,7 @@ export function registerRequest(program: Command, globals: () => GlobalOptions):
   program
     .command("request")
     .description(
-      "open an approval gate; with --wait, print the decision as JSON and exit 0 approved, 1 rejected, 2 timed out, 3 revise",
+      "open an approval gate; with --wait, print the decision as JSON and exit 0 approved, 1 rejected, 2 timed out, 3 revise, 5 responded (the answer is `response`)",
     )
     .requiredOption("--title <text>", "what the human is asked to approve")
     .option("--item <label>", "a selectable item (repeat for several)", collect)
@@ -49,6 +51,15 @@ export function registerRequest(program: Command, globals: () => GlobalOptions):
       "the pending operation's arguments, a JSON object",
       jsonObject("--args"),
     )
+    .option(
+      "--respond",
+      "let a reviewer answer instead of approving (`airlock decide ID respond --answer ...`)",
+    )
+    .option(
+      "--response-schema <json>",
+      "the JSON Schema the answer must fit (implies --respond)",
+      jsonObject("--response-schema"),
+    )
     .option("--json", "print the whole request as JSON")
     .action(async (opts: RequestOptions) => {
       if (
@@ -69,6 +80,10 @@ export function registerRequest(program: Command, globals: () => GlobalOptions):
         ...(opts.action ? { action: opts.action } : {}),
         ...(opts.summary ? { summary: opts.summary } : {}),
         ...(opts.args ? { args: opts.args } : {}),
+        ...(opts.respond || opts.responseSchema
+          ? { allowed: ["approve", "reject", "revise", "select", "edit", "respond"] as const }
+          : {}),
+        ...(opts.responseSchema ? { responseSchema: opts.responseSchema } : {}),
       };
       await withGate(globals(), async ({ api: engine, remote }) => {
         if (opts.requester !== undefined || !remote) input.requester = opts.requester ?? "cli";
