@@ -379,4 +379,61 @@ describe.skipIf(!haveBrowser)("the request page as a reviewer uses it (chromium)
     });
     await page.context().close();
   });
+
+  it("a reviewer answers the agent's questions: as text, or in the fields of its responseSchema", async () => {
+    const page = await signIn(390, 844);
+    const plain = await s.airlock.request({
+      title: "Research plan: which databases?",
+      action: "research.plan",
+      requester: "research-agent",
+      summary: "Before I search: which databases matter to you, and how recent?",
+      allowed: ["approve", "reject", "respond"],
+    });
+    await page.goto(`${s.url}/requests/${plain.id}`);
+    // The bar points to the answer form.
+    await page.click("#btn-respond-open");
+    await page.fill("#response", "SQLite and PostgreSQL only.\nSince 2023.");
+    await page.click("#btn-respond");
+    await page.waitForSelector('#decision-panel[data-status="responded"]');
+    expect((await s.airlock.get(plain.id)).decision).toMatchObject({
+      outcome: "responded",
+      response: "SQLite and PostgreSQL only.\nSince 2023.",
+      channel: "web",
+    });
+    await expect(page.locator("#response").textContent()).resolves.toContain("Since 2023.");
+
+    const typed = await s.airlock.request({
+      title: "Research plan: scope",
+      action: "research.plan",
+      requester: "research-agent",
+      allowed: ["approve", "reject", "respond"],
+      responseSchema: {
+        type: "object",
+        properties: {
+          databases: { type: "string" },
+          sinceYear: { type: "integer", minimum: 2000 },
+        },
+        required: ["databases", "sinceYear"],
+        additionalProperties: false,
+      },
+    });
+    await page.goto(`${s.url}/requests/${typed.id}`);
+    await page.fill('#respond-form [data-field="databases"] input', "SQLite");
+    await page.fill('#respond-form [data-field="sinceYear"] input', "1999");
+    const refused = page.waitForResponse((res) => res.url().endsWith("/decide"));
+    await page.click("#btn-respond");
+    expect((await refused).status()).toBe(422);
+    await expect(
+      page.locator('#respond-form [data-field="sinceYear"] .field-error').textContent(),
+    ).resolves.toMatch(/sinceYear/);
+    expect((await s.airlock.get(typed.id)).status).toBe("pending");
+    await page.fill('#respond-form [data-field="sinceYear"] input', "2023");
+    await page.click("#btn-respond");
+    await page.waitForSelector('#decision-panel[data-status="responded"]');
+    expect((await s.airlock.get(typed.id)).decision?.response).toEqual({
+      databases: "SQLite",
+      sinceYear: 2023,
+    });
+    await page.context().close();
+  });
 });

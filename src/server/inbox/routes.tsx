@@ -885,6 +885,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
       confirm: extra.confirm,
       schemaNote: schemaNote(r),
       editFields: editFieldsFor(r),
+      responseFields: r.allowed.includes("respond") ? responseFieldsOf(r) : undefined,
       progress,
       successor,
       previous,
@@ -1063,6 +1064,15 @@ export function inboxRoutes(deps: InboxDeps): Hono {
         const status = err.code === "forbidden" ? 403 : err.code === "invalid_input" ? 422 : 409;
         const formName: FormError["form"] = "cancel" in built ? "cancel" : built.form;
         const error: FormError = { form: formName, message: err.message };
+        if (!("cancel" in built) && built.form === "respond") {
+          if (built.posted) {
+            error.posted = built.posted;
+            const field = fieldOf(err, "response.");
+            if (field !== undefined) error.field = field;
+          } else {
+            error.argsText = built.argsText ?? "";
+          }
+        }
         if (!("cancel" in built) && built.form === "edit") {
           if (built.posted) {
             // The fields as typed, and the message beside the argument it is about.
@@ -1225,10 +1235,19 @@ export function inboxRoutes(deps: InboxDeps): Hono {
 }
 
 /** The argument an engine refusal names (`editedArgs.amount` → `amount`). */
-function fieldOf(err: unknown): string | undefined {
+function fieldOf(err: unknown, prefix = "editedArgs."): string | undefined {
   const field = (err as { field?: unknown }).field;
-  if (typeof field !== "string" || !field.startsWith("editedArgs.")) return undefined;
-  return field.slice("editedArgs.".length).split(".")[0];
+  if (typeof field !== "string" || !field.startsWith(prefix)) return undefined;
+  return field.slice(prefix.length).split(".")[0];
+}
+
+/** The answer form's fields: those of an object `responseSchema` (edit-form.tsx). */
+function responseFieldsOf(r: ApprovalRequest): FieldSpec[] | undefined {
+  const schema = r.responseSchema;
+  if (!schema || typeof schema.properties !== "object" || schema.properties === null) {
+    return undefined;
+  }
+  return editFieldsOf({}, schema);
 }
 
 function csrfRefused(c: Context) {
@@ -1363,6 +1382,57 @@ function decisionFromForm(
       }
       return { cancel: reason.slice(0, 2000) };
     }
+    case "respond": {
+      // The answer the waiting agent gets: fields of an object responseSchema, JSON, or text.
+      const mode = str(form.response_mode);
+      let response: unknown;
+      if (mode === "fields") {
+        const fieldsOfResponse = responseFieldsOf(r);
+        if (!fieldsOfResponse) {
+          return { error: { form: "respond", message: "This request takes no answer fields." } };
+        }
+        const read = argsFromFields(fieldsOfResponse, {}, (name) => str(form[name]));
+        if ("field" in read) {
+          return {
+            error: {
+              form: "respond",
+              message: read.message,
+              field: read.field,
+              posted: read.posted,
+            },
+          };
+        }
+        return {
+          decision: { outcome: "responded", response: read.args, ...withComment },
+          form: "respond",
+          posted: read.posted,
+        };
+      }
+      const text = (str(form.response) ?? "").replace(/\r\n/g, "\n");
+      if (text.trim() === "") {
+        return { error: { form: "respond", message: "Write an answer first.", argsText: text } };
+      }
+      if (mode === "json") {
+        try {
+          response = JSON.parse(text);
+        } catch (err) {
+          return {
+            error: {
+              form: "respond",
+              message: `Not valid JSON: ${(err as Error).message}`,
+              argsText: text,
+            },
+          };
+        }
+      } else {
+        response = text;
+      }
+      return {
+        decision: { outcome: "responded", response, ...withComment },
+        form: "respond",
+        argsText: text,
+      };
+    }
     case "revise":
       if (!comment && revisionCommentRequired(r)) {
         return {
@@ -1440,7 +1510,7 @@ function decisionFromForm(
       return {
         error: {
           form: "decide",
-          message: "Choose approve, approve selected, reject, revise, edit or cancel.",
+          message: "Choose approve, approve selected, reject, revise, edit, respond or cancel.",
         },
       };
   }

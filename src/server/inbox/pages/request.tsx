@@ -21,7 +21,7 @@ import { isProgress, LiveReport, type ProgressDoc } from "../progress.js";
 import { Badge, Countdown } from "./queue.js";
 
 export interface FormError {
-  form: "decide" | "revise" | "edit" | "cancel";
+  form: "decide" | "revise" | "edit" | "cancel" | "respond";
   message: string;
   /** What the reviewer typed or ticked, shown again so nothing is lost. */
   argsText?: string;
@@ -65,6 +65,8 @@ export interface PanelProps {
   editFields?: FieldSpec[] | undefined;
   /** The agent's progress on this request (progress.tsx), shown as its live report. */
   progress?: ProgressDoc | undefined;
+  /** The answer form's fields (from an object `responseSchema`); absent: one text box. */
+  responseFields?: FieldSpec[] | undefined;
   /** The version this request was revised into, when the reviewer asked for a revision. */
   successor?: ApprovalRequest | undefined;
   /** The version this one revises (`revisionOf`), to show what changed. */
@@ -98,6 +100,7 @@ const STATUS_WORDS: Record<string, string> = {
   approved: "approved",
   rejected: "rejected",
   revise: "revision requested",
+  responded: "answered",
   timed_out: "timed out",
   cancelled: "cancelled",
 };
@@ -115,6 +118,7 @@ const METHOD_WORDS: Record<string, string> = {
   escalated: "escalation",
   error: "error",
   parse_error: "unreadable reply",
+  respond: "an answer",
 };
 const methodWords = (m: string): string | undefined =>
   Object.hasOwn(METHOD_WORDS, m) ? METHOD_WORDS[m] : undefined;
@@ -467,6 +471,16 @@ export const Outcome: FC<{
         ) : null}
       </p>
       {d?.comment ? <p>“{d.comment}”</p> : null}
+      {d?.outcome === "responded" ? (
+        <div id="response">
+          <p>The answer the agent gets:</p>
+          {typeof d.response === "string" ? (
+            <pre class="json response-text">{d.response}</pre>
+          ) : (
+            <pre class="json">{JSON.stringify(d.response, null, 2)}</pre>
+          )}
+        </div>
+      ) : null}
       {chosen.length && r.items.length ? (
         <p>
           Approved items: {chosen.map((i) => i.label).join(", ")} ({chosen.length} of{" "}
@@ -580,6 +594,72 @@ export const ExecutionState: FC<{ request: ApprovalRequest; csrf: string }> = ({
 };
 
 // --- the decision panel ---------------------------------------------------------------------------
+
+/** Answering the request instead of approving or rejecting it (`respond`): the answer is what the
+ * waiting agent gets, checked against the request's `responseSchema`. Fields when that schema is an
+ * object with properties; else one text box (sent as text, or as JSON when the schema asks for
+ * something other than text). */
+const RespondForm: FC<PanelProps & { action: string; viewDigest: string }> = (p) => {
+  const { request: r, error } = p;
+  const mine = error?.form === "respond" ? error : undefined;
+  const schema = r.responseSchema;
+  const wantsJson = schema !== undefined && schema.type !== undefined && schema.type !== "string";
+  return (
+    <section class="card respond" id="respond" aria-label="answer the agent">
+      <h2>Answer the agent</h2>
+      <p class="muted">
+        Instead of approving or rejecting, send the agent an answer (e.g. to its questions): it gets
+        your words, and nothing runs.
+      </p>
+      <form method="post" action={p.action} id="respond-form">
+        <Hidden name="_csrf" value={p.csrf} />
+        <Hidden name="viewDigest" value={p.viewDigest} />
+        <Hidden name="action" value="respond" />
+        {p.responseFields ? (
+          <>
+            <Hidden name="response_mode" value="fields" />
+            <EditFields
+              fields={p.responseFields}
+              args={{}}
+              posted={mine?.posted}
+              errorField={mine?.field}
+              errorMessage={mine?.message}
+            />
+            {mine && !p.responseFields.some((f) => f.name === mine.field) ? (
+              <p class="error" role="alert">
+                {mine.message}
+              </p>
+            ) : null}
+          </>
+        ) : (
+          <>
+            <Hidden name="response_mode" value={wantsJson ? "json" : "text"} />
+            <label for="response">Your answer{wantsJson ? " (JSON)" : ""}</label>
+            <textarea
+              id="response"
+              name="response"
+              class={wantsJson ? "json" : undefined}
+              required
+              aria-invalid={mine ? "true" : undefined}
+            >
+              {mine?.argsText ?? ""}
+            </textarea>
+            {mine ? (
+              <p class="error" role="alert">
+                {mine.message}
+              </p>
+            ) : null}
+          </>
+        )}
+        <div class="actions">
+          <button class="primary" id="btn-respond" type="submit">
+            Send the answer
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+};
 
 /** The arguments edited as one JSON object: for a request without fields to show, or by choice. */
 const JsonEditForm: FC<{
@@ -774,6 +854,11 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
                 Request revision
               </button>
             ) : null}
+            {allows("respond") ? (
+              <a class="button" href="#respond" id="btn-respond-open">
+                Answer…
+              </a>
+            ) : null}
             <button class="reject" id="btn-reject" type="submit" name="action" value="reject">
               {buttonLabel("reject", labels.reject)}
             </button>
@@ -821,6 +906,9 @@ export const DecisionPanel: FC<PanelProps> = (props) => {
           </div>
         )}
       </form>
+      {allows("respond") ? (
+        <RespondForm {...props} action={action} viewDigest={viewDigest} />
+      ) : null}
       <LiveReport requestId={r.id} doc={props.progress} />
       {allows("edit") && argsText.length > MAX_SHOWN_CHARS ? (
         <p class="card muted">
