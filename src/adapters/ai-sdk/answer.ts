@@ -5,6 +5,10 @@
 // `execute` (see tool-approval.ts), which runs the edited args under `runApproved`, so the tool's
 // output with the reviewer's args is the call's result, for the model and the UI alike. Edited args
 // that do not fit the tool's input schema are denied here, before anything is claimed.
+//
+// Responses (a request whose gate allows `respond`): the SDK has no "answered" approval, so a
+// response is answered as approved, and the gated tool's `execute` returns the reviewer's response
+// instead of running the tool (execute.ts): the person's answer is the call's result.
 import { type ApprovalRequest, hashArgs } from "../../index.js";
 import type { Runner } from "./execute.js";
 
@@ -59,10 +63,10 @@ export async function answerFor(
     case "cancelled":
       return { approved: false, reason: `Cancelled by ${who}${said} ${ref}` };
     case "responded":
-      // Not an approval: the reviewer answered instead, and the call does not run.
+      // Not an approval of the call: the gated `execute` returns the response and runs nothing.
       return {
-        approved: false,
-        reason: `${who} answered instead of approving: ${JSON.stringify(d?.response ?? null)}${said} ${ref}`,
+        approved: true,
+        reason: `${who} answered in place of the tool (it does not run)${said} ${ref}`,
       };
     case "pending":
       return { approved: false, reason: `Still waiting for a decision ${ref}` };

@@ -27,8 +27,13 @@ export interface ToolGate<INPUT = unknown> {
   timeoutMs?: number;
   /** What the deadline decides: `reject` (default), `approve`, or an escalation. */
   onTimeout?: RequestInput["onTimeout"];
-  /** Decisions a reviewer may take. @default approve, reject, revise, edit */
+  /** Decisions a reviewer may take; add `respond` to let a reviewer answer in place of the tool
+   * (their response is the call's result, and the tool does not run). @default approve, reject,
+   * revise, edit */
   allowed?: RequestInput["allowed"];
+  /** The JSON Schema a reviewer's response must fit (with `respond`; given alone, it allows
+   * `respond` besides the defaults). */
+  responseSchema?: Record<string, unknown>;
   /** A fixed level instead of the engine's policy (`auto` approves at once, recorded). */
   level?: RequestInput["level"];
   metadata?: Record<string, unknown>;
@@ -94,6 +99,11 @@ export function requestInput(
   if (gate.timeoutMs !== undefined) out.timeoutMs = gate.timeoutMs;
   if (gate.onTimeout !== undefined) out.onTimeout = gate.onTimeout;
   if (gate.level !== undefined) out.level = gate.level;
+  if (gate.responseSchema !== undefined) {
+    out.responseSchema = gate.responseSchema;
+    if (gate.allowed === undefined)
+      out.allowed = ["approve", "reject", "revise", "edit", "respond"];
+  }
   // The tool's own input schema: an edit that does not fit is refused (422) wherever it is made.
   if (argsSchema !== undefined) out.argsSchema = argsSchema;
   return out;

@@ -192,12 +192,17 @@ export function airlockToolApproval<TOOLS extends ToolSet>(
       }
     }
     const answer = await answerFor(runner, toolName, request);
-    // Only a gated tool's `execute` runs the reviewer's edited args; the SDK's own would run the
-    // model's. Fail closed when the SDK was given other tools.
+    // Only a gated tool's `execute` runs the reviewer's edited args, or returns their response
+    // without running; the SDK's own would run the model's args. Fail closed when the SDK was
+    // given other tools.
     const edited = request.decision?.editedArgs !== undefined;
-    if (answer.approved && edited && running && !isGated(running[toolName])) {
+    const answered = request.status === "responded";
+    if (answer.approved && (edited || answered) && running && !isGated(running[toolName])) {
+      const what = answered
+        ? "The reviewer answered in place of the tool"
+        : "The reviewer edited the arguments";
       return denied(
-        `The reviewer edited the arguments, and the tool \`${toolName}\` given to the SDK is not the one from airlockToolApproval, so it would run the model's arguments: pass \`tools\` from the same airlockToolApproval() to the SDK (Airlock request ${request.id})`,
+        `${what}, and the tool \`${toolName}\` given to the SDK is not the one from airlockToolApproval, so it would run the model's arguments: pass \`tools\` from the same airlockToolApproval() to the SDK (Airlock request ${request.id})`,
       );
     }
     return { type: answer.approved ? "approved" : "denied", reason: answer.reason };
@@ -286,7 +291,7 @@ function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, ctx: GateContext, runner
       continue;
     }
     type Options = Parameters<NonNullable<typeof t.execute>>[1];
-    const gated = async (options: Options): Promise<unknown> => {
+    const gated = async (options: Options): Promise<{ answered: unknown } | { value: unknown }> => {
       const request = await findGate(ctx, options.toolCallId);
       if (!request) {
         throw new AirlockError(
@@ -295,17 +300,24 @@ function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, ctx: GateContext, runner
         );
       }
       const result = await runner.run(name, request, options);
+      // A reviewer answered in place of the tool: their response is the call's result.
+      if (!result.ok && result.reason === "responded") return { answered: result.response };
       if (!result.ok) throw new AirlockError("conflict", `${name} did not run: ${result.detail}`);
-      return result.value;
+      return { value: result.value };
     };
     // A tool that streams its outputs (an async generator) stays one, so the SDK still sees them.
     const wrapped = {
       ...t,
       execute: runner.streams(name)
         ? async function* (_input: unknown, options: Options) {
-            yield* (await gated(options)) as AsyncIterable<unknown>;
+            const out = await gated(options);
+            if ("answered" in out) yield out.answered;
+            else yield* out.value as AsyncIterable<unknown>;
           }
-        : (_input: unknown, options: Options) => gated(options),
+        : async (_input: unknown, options: Options) => {
+            const out = await gated(options);
+            return "answered" in out ? out.answered : out.value;
+          },
     };
     gatedTools.add(wrapped);
     out[name] = wrapped;

@@ -81,6 +81,9 @@ export interface GateResult<Args = Record<string, unknown>> {
   args?: Args;
   /** When not approved: why, in a sentence with the reviewer's comment (for the agent to read). */
   reason?: string;
+  /** When a reviewer answered instead of approving (status `responded`, a request that allows
+   * `respond`): their answer, for the node to use in place of the tool's result. Nothing ran. */
+  response?: unknown;
   /** Runs `fn` once with the approved args (`runApproved`: verify, claim the execution, run), parsed
    * by the gate's `schema` when it has one. A second resume, a replay or another process gets
    * `{ ok: false, reason: "already_executed" }`; approved args that do not fit the schema get
@@ -242,7 +245,14 @@ async function gateResult<Args>(
     ...(request.decision ? { decision: request.decision } : {}),
   };
   if (!check.ok) {
-    return { ...base, approved: false, reason: notApprovedReason(request, check.detail) };
+    const answered =
+      request.status === "responded" ? { response: request.decision?.response ?? null } : {};
+    return {
+      ...base,
+      ...answered,
+      approved: false,
+      reason: notApprovedReason(request, check.detail),
+    };
   }
   if (misfit !== undefined) {
     return { ...base, approved: false, reason: notApprovedReason(request, misfit) };
@@ -262,8 +272,16 @@ export function notApprovedReason(request: ApprovalRequest, fallback?: string): 
       ? "timed out"
       : request.status === "revise"
         ? "sent back for revision"
-        : request.status;
-  return `${request.title}: ${what}${who}${words}`;
+        : request.status === "responded"
+          ? "answered instead of approved"
+          : request.status;
+  const answer = request.status === "responded" ? `; the answer: ${responseText(d?.response)}` : "";
+  return `${request.title}: ${what}${who}${words}${answer}`;
+}
+
+/** A reviewer's response as text: a string as it is, anything else as JSON. */
+export function responseText(response: unknown): string {
+  return typeof response === "string" ? response : (JSON.stringify(response ?? null) ?? "null");
 }
 
 /** Whether an interrupt's value is an Airlock gate's. */

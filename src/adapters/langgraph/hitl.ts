@@ -17,7 +17,7 @@ import {
   verifyApproval,
 } from "../../index.js";
 import { argsSchemaFor } from "../../tools/args-schema.js";
-import { notApprovedReason } from "./gate.js";
+import { notApprovedReason, responseText } from "./gate.js";
 
 /** The shapes of `langchain`'s HITL middleware (1.x), restated so this module needs no import of it. */
 export type HitlDecisionType = "approve" | "edit" | "reject";
@@ -78,6 +78,12 @@ export interface HitlBridgeOptions {
    * (from the tool's zod 4 or JSON Schema `schema`) as `argsSchema`, so an edit that does not fit
    * is refused (422) wherever it is made. A review config's own `argsSchema` comes first. */
   tools?: ReadonlyArray<{ name: string; schema?: unknown }>;
+  /** Lets a reviewer answer a call instead of approving it (`respond`): the middleware has no such
+   * decision, so the answer goes back as a reject whose message is the response, which becomes
+   * the call's ToolMessage (the tool does not run). @default false */
+  respond?: boolean;
+  /** The JSON Schema a response must fit (with `respond`). */
+  responseSchema?: Record<string, unknown>;
 }
 
 export interface HitlToAirlockOptions extends HitlBridgeOptions {
@@ -106,6 +112,7 @@ export async function hitlToAirlock(
     );
     // Airlock always lets a reviewer reject; approve is what the middleware must allow too.
     if (!allowed.includes("reject")) allowed.push("reject");
+    const answerable: RequestInput["allowed"] = options.respond ? ["respond"] : [];
     const location: HitlLocation = {
       kind: "hitl",
       threadId,
@@ -123,7 +130,7 @@ export async function hitlToAirlock(
       title: `Run ${action.name}`,
       args: action.args,
       preview: `\`\`\`json\n${JSON.stringify(action.args, null, 2)}\n\`\`\``,
-      allowed: [...new Set(allowed)],
+      allowed: [...new Set([...allowed, ...(answerable ?? [])])],
       metadata: { langgraph: { ...location } },
       ...(argsSchema === undefined ? {} : { argsSchema }),
     };
@@ -132,6 +139,9 @@ export async function hitlToAirlock(
     if (options.approvers !== undefined) input.approvers = options.approvers;
     if (options.timeoutMs !== undefined) input.timeoutMs = options.timeoutMs;
     if (options.onTimeout !== undefined) input.onTimeout = options.onTimeout;
+    if (options.respond && options.responseSchema !== undefined) {
+      input.responseSchema = options.responseSchema;
+    }
     out.push(await airlock.request(input));
   }
   return out;
@@ -163,6 +173,10 @@ export function airlockToHitlResponse(
         return { type: "edit", editedAction: { name, args: d.editedArgs } };
       }
       return { type: "approve" };
+    }
+    if (r.status === "responded") {
+      // The person acts as the tool: their answer is the call's ToolMessage; nothing ran.
+      return { type: "reject", message: responseText(d?.response) };
     }
     return { type: "reject", message: notApprovedReason(r) };
   });

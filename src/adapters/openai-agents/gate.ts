@@ -41,6 +41,12 @@ export interface GateOptions {
   preview?: (call: ToolCall) => string;
   /** Groups the gates of a run in Airlock. @default the key of the turn's first gate */
   correlationId?: string;
+  /** Lets a reviewer answer a call instead of approving it (`respond`): the SDK has no such
+   * decision, so the resume rejects the call with the response as its message, which is the tool
+   * output the model reads (the tool does not run). @default false */
+  respond?: boolean;
+  /** The JSON Schema a response must fit (with `respond`). */
+  responseSchema?: Record<string, unknown>;
 }
 
 /** What the adapter stores in `metadata.openaiAgents` of each request it opens. */
@@ -147,11 +153,17 @@ export function gateInput(
       ? options.preview(call)
       : `\`${call.tool}\`\n\n\`\`\`json\n${json}\n\`\`\``,
     approvers: options.approvers ?? [],
-    allowed:
-      meta?.editable === false
-        ? ["approve", "reject", "revise"]
-        : ["approve", "reject", "revise", "edit"],
+    allowed: [
+      "approve",
+      "reject",
+      "revise",
+      ...(meta?.editable === false ? [] : (["edit"] as const)),
+      ...(options.respond ? (["respond"] as const) : []),
+    ],
   };
+  if (options.respond && options.responseSchema !== undefined) {
+    input.responseSchema = options.responseSchema;
+  }
   // Unset, the engine's default requester or, over HTTP, the token's own name (the only one it may use).
   if (options.requester !== undefined) input.requester = options.requester;
   if (options.timeoutMs !== undefined) input.timeoutMs = options.timeoutMs;

@@ -192,6 +192,11 @@ async function runTurn<TContext, TAgent extends AnyAgent>(
       });
       continue;
     }
+    if (request.status === "responded") {
+      // The person acts as the tool: their answer is the call's output; nothing ran.
+      state.reject(item, { message: responseMessage(request, call.tool) });
+      continue;
+    }
     if (request.status !== "approved") {
       state.reject(item, { message: rejectionMessage(request, call.tool) });
       continue;
@@ -361,6 +366,16 @@ async function runEdited<TContext, TAgent extends AnyAgent>(
     details: { toolCall },
   });
   return typeof out === "string" ? out : JSON.stringify(out);
+}
+
+/** What the model reads for a call a reviewer answered instead of approving. */
+function responseMessage(request: ApprovalRequest, tool: string): string {
+  const d = request.decision;
+  const who = d?.reviewer && d.reviewer !== "system" ? d.reviewer : "A reviewer";
+  const response = d?.response;
+  const text =
+    typeof response === "string" ? response : (JSON.stringify(response ?? null) ?? "null");
+  return `${who} answered this ${tool} call instead of running it (it was not executed). Their answer: ${text}`;
 }
 
 function rejectionMessage(request: ApprovalRequest, tool: string): string {

@@ -3,7 +3,15 @@
 // token for the decisions. Each gate carries the tool's JSON Schema (zod or `jsonSchema()`), so an
 // edit of `amountCents` to "lots" is refused with 422 and the gate stays pending (the tool does not
 // run, the approval is not used up); a fitting edit runs once, parsed by the tool's schema.
-import { generateText, jsonSchema, type ModelMessage, stepCountIs, type ToolSet, tool } from "ai";
+import {
+  generateText,
+  type JSONSchema7,
+  jsonSchema,
+  type ModelMessage,
+  stepCountIs,
+  type ToolSet,
+  tool,
+} from "ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { scriptedModel } from "../../../examples/adapters/ai-sdk/fake-model.js";
@@ -127,7 +135,7 @@ describe("airlock/ai-sdk: the tool's inputSchema, on a server with no schema of 
       properties: { amountCents: { type: "integer", minimum: 1 }, payee: { type: "string" } },
       required: ["amountCents", "payee"],
       additionalProperties: false,
-    } as const;
+    } satisfies JSONSchema7;
     const paid: unknown[] = [];
     const tools = {
       pay: tool({
