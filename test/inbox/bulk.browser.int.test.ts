@@ -358,6 +358,33 @@ describe.skipIf(!haveBrowser)("bulk review in the inbox (chromium)", () => {
     await page.context().close();
   });
 
+  it("approving “all matching” says so and counts them, and names each request it means", async () => {
+    const ids = await gates("scope.count", 4);
+    const page = await signIn(s.tokens.alice);
+    await page.goto(`${s.url}/?action=scope.count`);
+    await page.check("#scope-filter");
+    await page.click("#bulk-approve");
+    await page.waitForURL(`${s.url}/inbox/decisions`);
+    await expect(page.locator("h1").textContent()).resolves.toBe(
+      "Approve all 4 pending requests matching this filter?",
+    );
+    await expect(page.locator("#bulk-scope").textContent()).resolves.toContain(
+      "the 4 pending requests the inbox showed you for action scope.count",
+    );
+    const named = await page.locator("#bulk-views li[data-request-id] > a").allTextContents();
+    expect(named.sort()).toEqual([
+      "scope.count #0",
+      "scope.count #1",
+      "scope.count #2",
+      "scope.count #3",
+    ]);
+    for (const id of ids) expect((await s.airlock.get(id)).status).toBe("pending");
+    await page.click("#bulk-confirm-all");
+    await page.waitForURL(`${s.url}/inbox/decisions`);
+    for (const id of ids) expect((await s.airlock.get(id)).status).toBe("approved");
+    await page.context().close();
+  });
+
   it("refuses a bulk form without the session's CSRF token", async () => {
     const [id] = await gates("csrf.bulk", 1);
     const page = await signIn(s.tokens.alice);

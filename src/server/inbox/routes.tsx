@@ -671,6 +671,15 @@ export function inboxRoutes(deps: InboxDeps): Hono {
             views={shown.views}
             left={[...picked.left, ...shown.left]}
             {...(note ? { note } : {})}
+            scope={
+              form.scope === "filter"
+                ? {
+                    kind: "filter",
+                    filter: filterWords(form),
+                    shown: readShown(form)?.ids.length ?? 0,
+                  }
+                : { kind: "ticked" }
+            }
           />,
           200,
           userProps(u),
@@ -1232,6 +1241,20 @@ export function inboxRoutes(deps: InboxDeps): Hono {
   });
 
   return app;
+}
+
+/** The queue filter a bulk form carries, in words ("action bulk.notify, search “weekly”"). */
+function filterWords(form: FormValues): string {
+  const one = (name: string) => {
+    const v = form[`filter_${name}`];
+    return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
+  };
+  const parts = [
+    one("action") ? `action ${one("action")}` : "",
+    one("risk") ? `risk ${one("risk")}` : "",
+    one("q") ? `search “${one("q")}”` : "",
+  ].filter(Boolean);
+  return parts.length ? parts.join(", ") : "every action (no filter)";
 }
 
 /** The argument an engine refusal names (`editedArgs.amount` → `amount`). */

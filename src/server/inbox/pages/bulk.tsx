@@ -159,6 +159,9 @@ export interface BulkConfirmProps {
   views: BulkView[];
   left: BulkLine[];
   note?: string;
+  /** What the reviewer chose: the ticked requests, or all pending requests matching the queue's
+   * filter (described in words, with how many the page showed). */
+  scope?: { kind: "ticked" } | { kind: "filter"; filter: string; shown: number };
 }
 
 /** Approving in bulk shows each request's review view (the agent's words labelled as such, the
@@ -174,6 +177,7 @@ export const BulkConfirmPage: FC<BulkConfirmProps> = ({
   views,
   left,
   note,
+  scope,
 }) => {
   const safe = count - risky.length;
   const form = (label: string, id: string, skip: boolean) => (
@@ -194,7 +198,22 @@ export const BulkConfirmPage: FC<BulkConfirmProps> = ({
   );
   return (
     <>
-      <h1>Approve {String(count)} requests?</h1>
+      <h1>
+        {scope?.kind === "filter"
+          ? `Approve all ${count} pending ${count === 1 ? "request" : "requests"} matching this filter?`
+          : `Approve ${count} ${count === 1 ? "request" : "requests"}?`}
+      </h1>
+      {scope?.kind === "filter" ? (
+        <p id="bulk-scope">
+          “All matching” means the {String(scope.shown)} pending{" "}
+          {scope.shown === 1 ? "request" : "requests"} the inbox showed you for{" "}
+          <strong>{scope.filter}</strong>
+          {scope.shown !== count
+            ? `; ${count} of them can be approved here (the others are listed below)`
+            : ""}
+          . Requests that match it now but were not shown are not decided.
+        </p>
+      ) : null}
       {note ? <p class="error">{note}</p> : null}
       {risky.length > 0 ? (
         <section class="card confirm" aria-label="confirm" id="bulk-risky">
