@@ -86,11 +86,15 @@ interface ReviewSource {
   sweep(): Promise<void>;
   /** A refusal that holds for every request this reviewer could be shown, in one line. */
   refusesAll(err: unknown): string | undefined;
+  /** How often to look for an agent's revised request. */
+  pollMs: number;
   logger?: Logger;
 }
 
 const DEFAULT_REVISION_WAIT_MS = 10_000;
 const REVISION_POLL_MS = 100;
+/** Through a server, a listing per half second (the token's rate limit is shared). */
+const REMOTE_REVISION_POLL_MS = 500;
 
 /** How many times a review shows a request again because it changed while it was shown. */
 const MAX_CHANGED_SHOWN = 100;
@@ -129,7 +133,7 @@ async function review(
       say(`Waiting up to ${Math.ceil(waitMs / 1000)} seconds for the revised request...\n`);
       const until = Date.now() + waitMs;
       while (!next && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, REVISION_POLL_MS));
+        await new Promise((r) => setTimeout(r, source.pollMs));
         next = await source.next(presented);
       }
       revising = undefined;
@@ -151,7 +155,16 @@ async function review(
       continue;
     }
     // The view shown now, and its digest: the decision is bound to it.
-    const shown = await source.show(next);
+    let shown: ConsoleShown;
+    try {
+      shown = await source.show(next);
+    } catch (err) {
+      // Gone from this reviewer's sight between the listing and the view (escalated to others,
+      // pruned): nothing to ask about.
+      if (!isAirlockError(err, "not_found")) throw err;
+      say(`Not shown: ${next.id} is no longer there for you to decide.\n`);
+      continue;
+    }
     const answer = await promptReviewer(shown, {
       input: opts.input,
       output: opts.output,
@@ -224,6 +237,7 @@ function localSource(engine: Airlock, opts: ReviewOptions): ReviewSource {
     sweep: () => engine.sweep().then(() => undefined),
     // Each refusal on the local database is about one request (the operator's own, one not theirs).
     refusesAll: () => undefined,
+    pollMs: REVISION_POLL_MS,
     logger: engine.logger,
   };
 }
@@ -367,6 +381,7 @@ function remoteSource(opts: RemoteReviewOptions): ReviewSource {
     },
     // The server's sweeper records a gate's timeout.
     sweep: async () => {},
+    pollMs: REMOTE_REVISION_POLL_MS,
     refusesAll(err) {
       if (!isAirlockError(err, "forbidden")) return undefined;
       const message = err.message;
