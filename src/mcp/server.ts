@@ -52,6 +52,12 @@ const requestApprovalInput = z
       .record(z.string(), z.unknown())
       .optional()
       .describe("The arguments of the operation to approve; the reviewer may edit them"),
+    argsSchema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        "The JSON Schema of args (e.g. the tool's inputSchema): a reviewer's edit that does not fit it is refused",
+      ),
     items: z
       .array(item)
       .max(1000)
@@ -235,6 +241,7 @@ export function createMcpServer(
           ...(input.summary !== undefined ? { summary: input.summary } : {}),
           ...(input.action !== undefined ? { action: input.action } : {}),
           ...(input.args !== undefined ? { args: input.args as RequestInput["args"] } : {}),
+          ...(input.argsSchema !== undefined ? { argsSchema: input.argsSchema } : {}),
           ...(input.items !== undefined ? { items: input.items } : {}),
           ...(input.timeoutSeconds !== undefined
             ? { timeoutMs: Math.max(1, Math.round(input.timeoutSeconds * 1000)) }
