@@ -48,6 +48,23 @@ describe("examples/run.ts", () => {
     expect(out).toContain('"route": "verify"');
   });
 
+  it("answers research-two-phase's clarifying questions, then approves the plan made for them", async () => {
+    const { code, out } = await runner(
+      ["research-two-phase"],
+      'ANSWER {"answer_1": 7}\nANSWER {"answer_1": "reliability and backups"}\nAPPROVE ALL\n',
+    );
+    expect(code).toBe(0);
+    expect(out).toContain('Or answer instead of deciding: ANSWER {"answer_1": "..."}');
+    // A response that does not fit the schema is refused with the reason, and asked again.
+    expect(out).toContain("answer_1: expected a string, got number 7");
+    expect(out).toContain("Decision recorded: responded (respond)");
+    expect(out).toContain("planning again with the answers");
+    expect(out).toContain("Decision recorded: approved (approve_all)");
+    expect(out).toContain("status: completed");
+    expect(out).toContain("> **Scope, from the reviewer's answers:**");
+    expect(out).toContain("**reliability and backups**");
+  });
+
   it("names the examples when the name is unknown", async () => {
     const { code, err } = await runner(["nope"], "");
     expect(code).toBe(2);

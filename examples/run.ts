@@ -1,7 +1,9 @@
 // Runs one example in this process, on an in-memory SQLite store, with you as the reviewer in this
 // terminal:  npx tsx examples/run.ts NAME
 // Each gate is shown in the text format; answer APPROVE ALL, APPROVE, SKIP, SELECT 1,3, REJECT <why>
-// or REVISE <comment>. robot-plan uses its own operator console ([a]pprove [r]evise [d]ecline).
+// or REVISE <comment>, and where the gate allows a response, ANSWER <json or text> (research-two-phase's
+// clarifying questions: ANSWER {"answer_1": "..."}). robot-plan uses its own operator console
+// ([a]pprove [r]evise [d]ecline).
 
 import { readLines } from "../src/channels/lines.js";
 import type { ApprovalRequest } from "../src/core/schemas.js";
@@ -83,12 +85,30 @@ async function ask(
 ): Promise<void> {
   process.stdout.write(`\n${formatRequest(request, "text")}\n`);
   if (request.preview?.trim() && !request.items.length) process.stdout.write("\n");
+  if (request.allowed.includes("respond")) process.stdout.write(`${answerHint(request)}\n`);
   const reader = readLines(process.stdin);
   try {
     for (;;) {
       process.stdout.write("> ");
       const line = await reader.next(request.deadline ? request.deadline - Date.now() : 3_600_000);
       if (line.kind !== "line") return; // timed out or input closed: the gate's deadline decides
+      const answer = /^\s*answer\s+(.+)$/is.exec(line.text);
+      if (answer?.[1] && request.allowed.includes("respond")) {
+        try {
+          const decided = await engine.decide(request.id, {
+            outcome: "responded",
+            reviewer: REVIEWER,
+            channel: "cli",
+            response: jsonOrText(answer[1]),
+          });
+          process.stdout.write(`Decision recorded: ${decided.status} (respond)\n`);
+          return;
+        } catch (err) {
+          // The answer did not fit the request's response schema: say why and ask again.
+          process.stdout.write(`${err instanceof Error ? err.message : String(err)}\n`);
+          continue;
+        }
+      }
       const reply = parseReply(line.text, request.items);
       if (!reply.ok) {
         process.stdout.write(`${reply.error}\n`);
@@ -103,6 +123,29 @@ async function ask(
     }
   } finally {
     reader.release();
+  }
+}
+
+/** How to answer this gate: its response's fields, when its schema names them. */
+function answerHint(request: ApprovalRequest): string {
+  const properties = (request.responseSchema as { properties?: Record<string, { title?: string }> })
+    ?.properties;
+  if (!properties) return "Or answer instead of deciding: ANSWER <JSON or text>";
+  const fields = Object.entries(properties).map(
+    ([key, p]) => `  ${key}: ${p.title ?? "(no description)"}`,
+  );
+  const example = Object.keys(properties)[0] ?? "answer";
+  return [
+    `Or answer instead of deciding: ANSWER {"${example}": "..."} with any of these fields:`,
+    ...fields,
+  ].join("\n");
+}
+
+function jsonOrText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text.trim();
   }
 }
 

@@ -7,6 +7,7 @@ import { type Planner, PlannerError } from "./types.js";
 export { completionsUrl, type LlmPlannerOptions, llmPlanner } from "./llm.js";
 export { ruleBasedPlanner } from "./rule-based.js";
 export {
+  type Clarification,
   type Critique,
   type Finding,
   type IntentInput,

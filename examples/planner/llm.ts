@@ -131,7 +131,7 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
     planResearch: (input: PlanInput) =>
       step(
         "plan_research",
-        `Plan a research report without searching. Shape: {"clarifyingQuestions": string[], "expandedQueries": string[] (at most ${input.maxQueries} search queries), "outline": string[] (section headings)}.`,
+        `Plan a research report without searching.${input.clarifications?.length ? " The reviewer answered clarifying questions (clarifications): make the queries and outline fit their answers, and ask none of those questions again." : ""} Shape: {"clarifyingQuestions": string[], "expandedQueries": string[] (at most ${input.maxQueries} search queries), "outline": string[] (section headings)}.`,
         researchPlanSchema,
         input,
         (p) => p.planResearch(input),
@@ -161,7 +161,7 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
     synthesize: (input: SynthesisInput) =>
       step(
         "synthesize",
-        `Write the report section "${input.heading}" from the notes only, citing them as [ref]; do not repeat what reportSoFar says; at most ${input.maxChars} characters of markdown prose, no heading. Shape: {"markdown": string}.`,
+        `Write the report section "${input.heading}" from the notes only, citing them as [ref]; do not repeat what reportSoFar says;${input.clarifications?.length ? " weigh what the reviewer's answers (clarifications) say matters to them;" : ""} at most ${input.maxChars} characters of markdown prose, no heading. Shape: {"markdown": string}.`,
         synthesisSchema,
         input,
         (p) => p.synthesize(input).then((markdown) => ({ markdown })),

@@ -34,7 +34,35 @@ export function ruleBasedPlanner(): Planner {
 
 const AUDIENCE_QUESTION = "Who will read the report, and which decision should it inform?";
 
-export function planResearch({ query, maxQueries }: PlanInput): ResearchPlan {
+export function planResearch({ query, maxQueries, clarifications = [] }: PlanInput): ResearchPlan {
+  const { sides, core, ...plan } = basePlan(query);
+  if (clarifications.length === 0) {
+    return { ...plan, expandedQueries: plan.expandedQueries.slice(0, Math.max(1, maxQueries)) };
+  }
+  // The reviewer's answers: a query focused on what they said matters comes first, and the questions
+  // they answered are not asked again.
+  const known = new Set(keywords(plan.expandedQueries.join(" ")));
+  const focus = answerTerms(clarifications)
+    .filter((t) => !known.has(t))
+    .slice(0, 4);
+  const answered = new Set(clarifications.map((c) => c.question));
+  const subject = sides ? `${sides[0]} ${sides[1]}` : core;
+  return {
+    clarifyingQuestions: plan.clarifyingQuestions.filter((q) => !answered.has(q)),
+    expandedQueries: [
+      ...(focus.length ? [`${subject} ${focus.join(" ")}`] : []),
+      ...plan.expandedQueries,
+    ].slice(0, Math.max(1, maxQueries)),
+    outline: plan.outline,
+  };
+}
+
+/** The words of the reviewer's answers that can steer a search or a section. */
+export function answerTerms(clarifications: readonly { answer: string }[]): string[] {
+  return [...new Set(keywords(clarifications.map((c) => c.answer).join(" ")))];
+}
+
+function basePlan(query: string): ResearchPlan & { sides?: [string, string]; core: string } {
   const sides = comparisonSides(query);
   if (sides) {
     const [a, b] = sides;
@@ -43,6 +71,8 @@ export function planResearch({ query, maxQueries }: PlanInput): ResearchPlan {
       .slice(0, 3)
       .join(" ");
     return {
+      sides,
+      core: `${a} ${b}`,
       clarifyingQuestions: [
         `Which criteria matter most when choosing between ${a} and ${b}: cost, reliability, performance or operations?`,
         "What scale do you expect (users, writes per second, data size)?",
@@ -54,20 +84,21 @@ export function planResearch({ query, maxQueries }: PlanInput): ResearchPlan {
         `${a} limitations`,
         `${b} limitations`,
         `${a} ${b} ${context}`.trim(),
-      ].slice(0, Math.max(1, maxQueries)),
+      ],
       outline: ["Overview", a, b, "Trade-offs", "Recommendation"],
     };
   }
   const core = keywords(query).slice(0, 5).join(" ") || query.trim();
   return {
+    core,
     clarifyingQuestions: [
       `Which aspect of "${core}" matters most to you?`,
       "Is there a region or a timeframe the research should focus on?",
       AUDIENCE_QUESTION,
     ],
-    expandedQueries: ["overview", "benefits", "limitations", "costs", "evidence"]
-      .map((facet) => `${core} ${facet}`)
-      .slice(0, Math.max(1, maxQueries)),
+    expandedQueries: ["overview", "benefits", "limitations", "costs", "evidence"].map(
+      (facet) => `${core} ${facet}`,
+    ),
     outline: ["Overview", "Benefits", "Limitations", "Costs", "Conclusion"],
   };
 }
@@ -236,6 +267,7 @@ export function synthesize({
   notes,
   reportSoFar,
   maxChars,
+  clarifications = [],
 }: SynthesisInput): string {
   const cues = SECTION_CUES[heading.trim().toLowerCase()] ?? [];
   const subject = subjectTerms(heading);
@@ -247,7 +279,8 @@ export function synthesize({
     .filter((h) => h !== heading)
     .flatMap((h) => SECTION_CUES[h.trim().toLowerCase()] ?? [])
     .filter((t) => !cues.includes(t));
-  const queryTerms = keywords(query);
+  // What the reviewer said matters (their answers) counts like the question itself.
+  const queryTerms = [...new Set([...keywords(query), ...answerTerms(clarifications)])];
   const candidates = notes.flatMap((n, noteIndex) =>
     sentences(n.text).map((s, i) => ({ s, ref: n.ref, order: noteIndex * 1000 + i })),
   );

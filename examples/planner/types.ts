@@ -42,10 +42,19 @@ export interface Finding {
   sources: string[];
 }
 
+/** A clarifying question of a plan and the reviewer's answer to it (pattern 5's `respond`). */
+export interface Clarification {
+  question: string;
+  answer: string;
+}
+
 export interface PlanInput {
   query: string;
   /** The most expanded queries to propose. */
   maxQueries: number;
+  /** The reviewer's answers to an earlier plan's clarifying questions: the plan is made for them,
+   * and asks none of those questions again. */
+  clarifications?: Clarification[];
 }
 
 export interface ReflectionInput {
@@ -81,6 +90,8 @@ export interface SynthesisInput {
   reportSoFar: string;
   /** The longest section text wanted, in characters. */
   maxChars: number;
+  /** The reviewer's answers to the plan's clarifying questions: what the report should weigh. */
+  clarifications?: Clarification[];
 }
 
 export interface Planner {

@@ -4,9 +4,29 @@
 
 export const PENDING = "_Pending._";
 
-export function reportSkeleton(query: string, outline: readonly string[]): string {
+/** The report before any section is written. With the reviewer's answers to the plan's clarifying
+ * questions, a scope note under the title says what the report was written for. */
+export function reportSkeleton(
+  query: string,
+  outline: readonly string[],
+  clarifications: readonly { question: string; answer: string }[] = [],
+): string {
   const sections = [...outline, "Sources"].map((h) => `## ${h}\n\n${PENDING}\n`);
-  return `# Research report: ${query}\n\n${sections.join("\n")}`;
+  const scope = clarifications.length
+    ? `${[
+        "> **Scope, from the reviewer's answers:**",
+        ...clarifications.map((c) => `> - ${oneLine(c.question)} **${oneLine(c.answer)}**`),
+      ].join("\n")}\n\n`
+    : "";
+  return `# Research report: ${query}\n\n${scope}${sections.join("\n")}`;
+}
+
+/** Text kept on one line, so an answer cannot start a heading or leave the scope note. */
+function oneLine(text: string): string {
+  return text
+    .replace(/\s+/g, " ")
+    .replace(/^#+\s*/, "")
+    .trim();
 }
 
 export class ReportUpdateError extends Error {

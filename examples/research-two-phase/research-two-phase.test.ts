@@ -275,3 +275,109 @@ describe("research-two-phase building blocks", () => {
     expect(chunkText("1. a\n2. b", 100)).toEqual(["1. a\n2. b"]);
   });
 });
+
+describe("research-two-phase: the reviewer answers the clarifying questions (respond)", () => {
+  it("plans again for the answers, asks for approval of that plan, and writes the report for them", async () => {
+    const events: ResearchEvent[] = [];
+    const run = runResearchTwoPhase({
+      airlock: engine,
+      researchId: "r-6",
+      sessions: jsonFileSessionStore(file),
+      onEvent: (e) => events.push(e),
+    });
+    const first = await nextPending(engine, { action: PLAN_ACTION });
+    expect(first.allowed).toEqual(["approve", "reject", "select", "respond"]);
+    const schema = first.responseSchema as { properties: Record<string, { title: string }> };
+    const questions = Object.values(schema.properties).map((p) => p.title);
+    expect(questions).toHaveLength(3);
+    expect(questions[0]).toMatch(/Which criteria matter most/);
+    expect(first.summary).toContain("answer them with **Respond**");
+
+    // An answer that does not fit the schema is refused, and nothing moves.
+    await expect(
+      engine.decide(first.id, {
+        outcome: "responded",
+        reviewer: "alice",
+        response: { answer_9: "?" },
+      }),
+    ).rejects.toMatchObject({ code: "invalid_input" });
+    await engine.decide(first.id, {
+      outcome: "responded",
+      reviewer: "alice",
+      response: {
+        answer_1: "reliability and backups matter most",
+        answer_3: "the CTO, deciding this quarter",
+      },
+    });
+
+    // The second plan, made for the answers, waits for approval; nothing was searched yet.
+    const second = await nextPending(engine, { action: PLAN_ACTION });
+    expect(second.id).not.toBe(first.id);
+    expect(second.revisionOf).toBe(first.id);
+    expect(second.allowed).toEqual(["approve", "reject", "select"]);
+    expect(second.title).toContain("made for your answers");
+    expect(second.summary).toContain(
+      "- Which criteria matter most when choosing between SQLite and PostgreSQL: cost, reliability, performance or operations? **reliability and backups matter most**",
+    );
+    expect(second.summary).not.toContain("Clarifying questions");
+    // The answers steer the search: a query focused on them comes first.
+    expect(second.items[0]?.label).toBe("SQLite PostgreSQL reliability backups matter cto");
+    expect(second.args).toMatchObject({
+      clarifications: [
+        { question: questions[0], answer: "reliability and backups matter most" },
+        { question: questions[2], answer: "the CTO, deciding this quarter" },
+      ],
+    });
+    expect(toolCalls(events).map((e) => e.tool)).toEqual(["decompose_query", "decompose_query"]);
+    const waiting = await onDiskWhen((r) => r[0]?.approval?.request_id === second.id);
+    expect(waiting[0]).toMatchObject({
+      status: "awaiting_approval",
+      questions: { request_id: first.id, answered_by: "alice" },
+    });
+
+    await engine.decide(second.id, { outcome: "approved", reviewer: "alice" });
+    const { session } = await run;
+    expect(session.status).toBe("completed");
+    expect(session.clarifications).toEqual([
+      { question: questions[0], answer: "reliability and backups matter most" },
+      { question: questions[2], answer: "the CTO, deciding this quarter" },
+    ]);
+    expect(toolCalls(events, "web_search")[0]?.args.query).toBe(
+      "SQLite PostgreSQL reliability backups matter cto",
+    );
+    // The report says what it was written for, in the reviewer's words.
+    expect(session.report_markdown).toContain(
+      "> **Scope, from the reviewer's answers:**\n> - Which criteria matter most",
+    );
+    expect(session.report_markdown).toContain("**the CTO, deciding this quarter**");
+    expect(session.report_markdown).not.toContain("_Pending._");
+    expect(session.approval).toMatchObject({ request_id: second.id, status: "approved" });
+    // The progress went to the approved plan's request.
+    const audit = await engine.audit({ requestId: second.id });
+    expect(audit.filter((e) => e.type === "notified").at(-1)?.data).toMatchObject({
+      event: "stop",
+      status: "completed",
+    });
+  });
+
+  it("an answered plan that is then rejected searches nothing", async () => {
+    const events: ResearchEvent[] = [];
+    const run = runResearchTwoPhase({
+      airlock: engine,
+      researchId: "r-7",
+      onEvent: (e) => events.push(e),
+    });
+    const first = await nextPending(engine, { action: PLAN_ACTION });
+    await engine.decide(first.id, {
+      outcome: "responded",
+      reviewer: "alice",
+      response: { answer_2: "a few hundred users" },
+    });
+    const second = await nextPending(engine, { action: PLAN_ACTION });
+    expect(second.revisionOf).toBe(first.id);
+    await engine.decide(second.id, { outcome: "rejected", reviewer: "alice", comment: "not now" });
+    const { session } = await run;
+    expect(session.status).toBe("declined");
+    expect(toolCalls(events, "web_search")).toEqual([]);
+  });
+});

@@ -23,6 +23,12 @@ export interface ResearchPlanRecord {
   outline: string[];
 }
 
+/** A clarifying question of the plan and the reviewer's answer (their `respond` decision). */
+export interface ClarificationRecord {
+  question: string;
+  answer: string;
+}
+
 export interface SourceRecord {
   ref: number;
   url: string;
@@ -47,6 +53,11 @@ export interface ResearchSession {
   initial_query: string;
   settings: ResearchSettings;
   plan: ResearchPlanRecord | null;
+  /** The reviewer's answers to the plan's clarifying questions, when they answered them: the plan
+   * and the report were made for these. */
+  clarifications?: ClarificationRecord[];
+  /** The gate the questions were answered on, and who answered. */
+  questions?: { request_id: string; answered_by?: string };
   approval: {
     request_id: string;
     status: string;

@@ -3,17 +3,24 @@
 // plan request, checked with `verifyApproval`: before approval they do not exist.
 import { verifyApproval } from "../../src/core/binding.js";
 import type { ApprovalRequest } from "../../src/core/schemas.js";
-import type { Planner, ResearchPlan } from "../planner/index.js";
+import type { Clarification, Planner, ResearchPlan } from "../planner/index.js";
 import type { SearchHit } from "../shared/search-index.js";
 import { type Collection, type Fetched, type Parsed, parseContent } from "./collection.js";
 import { updateReport } from "./report.js";
 
+/** Plans the research (no search); with the reviewer's answers to the clarifying questions, plans
+ * for them. */
 export function decomposeQuery(
   planner: Planner,
   query: string,
   maxQueries: number,
+  clarifications: Clarification[] = [],
 ): Promise<ResearchPlan> {
-  return planner.planResearch({ query, maxQueries });
+  return planner.planResearch({
+    query,
+    maxQueries,
+    ...(clarifications.length ? { clarifications } : {}),
+  });
 }
 
 export class ApprovalRequiredError extends Error {

@@ -1,18 +1,22 @@
 // Pattern 5: a two-phase research workflow.
 //   Phase A: draft_plan (clarifying questions, expanded queries, outline), no search at all;
-//            the session is persisted as `awaiting_approval`; the plan waits at a gate.
+//            the session is persisted as `awaiting_approval`; the plan waits at a gate. The
+//            reviewer may approve it, or answer its clarifying questions (a `respond` decision):
+//            the agent then plans again with the answers (queries focused on them, the answers
+//            as the report's scope) and asks for approval of that plan, once (`revisionOf`).
 //   Phase B: only after approval: web_search over the local collection, fetch_url, parse_content,
 //            then synthesize each outline section and patch the report in bounded updates;
 //            the session is persisted again at the end.
 // Progress goes out as events: tool_call, tool_result, report_updated, stop, cancelled.
 import { randomUUID } from "node:crypto";
-import type { ApprovalRequest } from "../../src/core/schemas.js";
-import { createPlanner, type Planner } from "../planner/index.js";
+import type { ApprovalRequest, RequestInput } from "../../src/core/schemas.js";
+import { type Clarification, createPlanner, type Planner } from "../planner/index.js";
 import { errorMessage, type Gate, type Log, quiet } from "../shared/gate.js";
 import { type Collection, openCollection, type Parsed } from "./collection.js";
 import { createEventStream, type EventStream } from "./events.js";
 import { chunkText, reportSkeleton } from "./report.js";
 import type {
+  ClarificationRecord,
   ResearchEvent,
   ResearchPlanRecord,
   ResearchSession,
@@ -130,40 +134,80 @@ export async function runResearchTwoPhase(
     `plan: ${plan.clarifyingQuestions.length} clarifying questions, ${plan.expandedQueries.length} queries, outline ${plan.outline.join(" / ")}`,
   );
 
-  const request = await opts.airlock.request({
-    key: `research-two-phase:${researchId}:plan`,
-    action: PLAN_ACTION,
-    title: `Approve the research plan: ${query}`,
-    summary: planSummary(session.plan, settings),
-    items: plan.expandedQueries.map((q, i) => ({ id: `q${i + 1}`, label: q })),
-    args: { research_id: researchId, query, plan: session.plan },
-    allowed: ["approve", "reject", "select"],
-    requester: opts.requester ?? "research-agent",
-    timeoutMs: opts.timeoutMs ?? 3_600_000,
-    metadata: {
-      research_id: researchId,
-      mainQuery: query,
-      itemsTitle: "Search queries",
-      itemNoun: "queries",
-    },
-  });
-  stream.attachRequest(request.id);
-  session.approval = { request_id: request.id, status: request.status, approved_queries: [] };
-  await persist("awaiting_approval");
-  log(`approval: plan waiting on request ${request.id}; nothing is searched before it is approved`);
-
-  let settled: ApprovalRequest;
-  try {
-    settled =
-      request.status === "pending"
+  const questions = plan.clarifyingQuestions;
+  const gateOf = (round: 1 | 2, clarifications: ClarificationRecord[], revisionOf?: string) =>
+    planGate({
+      researchId,
+      query,
+      round,
+      plan: session.plan as ResearchPlanRecord,
+      settings,
+      clarifications,
+      requester: opts.requester ?? "research-agent",
+      timeoutMs: opts.timeoutMs ?? 3_600_000,
+      ...(revisionOf === undefined ? {} : { revisionOf }),
+    });
+  /** Opens the gate, persists the session as waiting, and waits; undefined when the run was
+   * cancelled meanwhile (the gate is withdrawn). */
+  const ask = async (input: RequestInput): Promise<ApprovalRequest | undefined> => {
+    const request = await opts.airlock.request(input);
+    stream.attachRequest(request.id);
+    session.approval = { request_id: request.id, status: request.status, approved_queries: [] };
+    await persist("awaiting_approval");
+    log(
+      `approval: plan waiting on request ${request.id}; nothing is searched before it is approved`,
+    );
+    try {
+      return request.status === "pending"
         ? await opts.airlock.waitFor(request.id, opts.signal ? { signal: opts.signal } : {})
         : request;
-  } catch (err) {
-    if (!opts.signal?.aborted) throw err;
-    await opts.airlock
-      .cancel(request.id, { reason: "the research run was cancelled" })
-      .catch(() => undefined);
-    return cancelled("cancelled while the plan was waiting for approval");
+    } catch (err) {
+      if (!opts.signal?.aborted) throw err;
+      await opts.airlock
+        .cancel(request.id, { reason: "the research run was cancelled" })
+        .catch(() => undefined);
+      return undefined;
+    }
+  };
+
+  let settled = await ask(gateOf(1, []));
+  if (!settled) return cancelled("cancelled while the plan was waiting for approval");
+  if (settled.status === "responded") {
+    // The reviewer answered the clarifying questions: plan again for their answers, then ask for
+    // approval of that plan (the answers are not an approval of anything).
+    const clarifications = clarificationsOf(questions, settled.decision?.response);
+    const answeredBy = settled.decision?.reviewer;
+    session.clarifications = clarifications;
+    session.questions = {
+      request_id: settled.id,
+      ...(answeredBy ? { answered_by: answeredBy } : {}),
+    };
+    log(
+      `questions: ${answeredBy ?? "the reviewer"} answered ${clarifications.length} of ${questions.length}; planning again with the answers`,
+    );
+    await stream.emit({
+      type: "tool_call",
+      tool: "decompose_query",
+      args: { initial_query: query, clarifications: clarifications.map((c) => ({ ...c })) },
+    });
+    const replanned = await decomposeQuery(planner, query, 5, clarifications);
+    session.plan = {
+      // Asked once: the second plan goes to approval without further questions.
+      clarifying_questions: [],
+      expanded_queries: replanned.expandedQueries,
+      outline: replanned.outline,
+    };
+    await stream.emit({
+      type: "tool_result",
+      tool: "decompose_query",
+      result: { ...session.plan, clarifications: clarifications.map((c) => ({ ...c })) },
+    });
+    session.report_markdown = reportSkeleton(query, replanned.outline, clarifications);
+    log(
+      `plan: ${replanned.expandedQueries.length} queries for the answers (${replanned.expandedQueries[0] ?? ""}), outline ${replanned.outline.join(" / ")}`,
+    );
+    settled = await ask(gateOf(2, clarifications, settled.id));
+    if (!settled) return cancelled("cancelled while the plan was waiting for approval");
   }
   const d = settled.decision;
   session.approval = {
@@ -321,6 +365,7 @@ async function execute(
             notes,
             reportSoFar: session.report_markdown,
             maxChars: SECTION_CHARS,
+            ...(session.clarifications?.length ? { clarifications: session.clarifications } : {}),
           });
     const chunks = chunkText(text, settings.max_update_size);
     for (const [i, chunk] of chunks.entries()) {
@@ -359,11 +404,106 @@ function sourcesList(session: ResearchSession): string {
   return session.sources.map((s) => `${s.ref}. [${s.title}](${s.url})`).join("\n");
 }
 
-function planSummary(plan: ResearchPlanRecord, settings: ResearchSettings): string {
+interface PlanGateInput {
+  researchId: string;
+  query: string;
+  round: 1 | 2;
+  plan: ResearchPlanRecord;
+  settings: ResearchSettings;
+  clarifications: ClarificationRecord[];
+  requester: string;
+  timeoutMs: number;
+  revisionOf?: string;
+}
+
+/** The plan's gate. With clarifying questions the reviewer may answer them instead of approving
+ * (`respond`, one text field per question: `answerSchema`); the second round, made for the answers,
+ * is a revision of the first and only approved, selected or rejected. */
+function planGate(g: PlanGateInput): RequestInput {
+  const questions = g.plan.clarifying_questions;
+  const respond = questions.length > 0;
+  const input: RequestInput = {
+    key: `research-two-phase:${g.researchId}:plan${g.round === 1 ? "" : ":answered"}`,
+    action: PLAN_ACTION,
+    title:
+      g.round === 1
+        ? `Approve the research plan: ${g.query}`
+        : `Approve the research plan (made for your answers): ${g.query}`,
+    summary: planSummary(g.plan, g.settings, g.clarifications),
+    items: g.plan.expanded_queries.map((q, i) => ({ id: `q${i + 1}`, label: q })),
+    args: {
+      research_id: g.researchId,
+      query: g.query,
+      plan: g.plan,
+      ...(g.clarifications.length ? { clarifications: g.clarifications } : {}),
+    },
+    allowed: respond ? ["approve", "reject", "select", "respond"] : ["approve", "reject", "select"],
+    requester: g.requester,
+    timeoutMs: g.timeoutMs,
+    metadata: {
+      research_id: g.researchId,
+      mainQuery: g.query,
+      itemsTitle: "Search queries",
+      itemNoun: "queries",
+    },
+  };
+  if (respond) input.responseSchema = answerSchema(questions);
+  if (g.revisionOf !== undefined) input.revisionOf = g.revisionOf;
+  return input;
+}
+
+/** The response to the clarifying questions: `answer_1`, `answer_2`, ... as text, each titled with
+ * its question (a form shows one field per question); at least one answered. */
+export function answerSchema(questions: readonly string[]): Record<string, unknown> {
+  return {
+    type: "object",
+    title: "Answers to the clarifying questions",
+    properties: Object.fromEntries(
+      questions.map((q, i) => [
+        `answer_${i + 1}`,
+        { type: "string", title: q, minLength: 1, maxLength: 2000 },
+      ]),
+    ),
+    additionalProperties: false,
+    minProperties: 1,
+  };
+}
+
+/** The answered questions of a response (`answer_<n>` for question n), in the plan's order. */
+export function clarificationsOf(questions: readonly string[], response: unknown): Clarification[] {
+  if (response === null || typeof response !== "object" || Array.isArray(response)) return [];
+  const answers = response as Record<string, unknown>;
+  const out: Clarification[] = [];
+  for (const [i, question] of questions.entries()) {
+    const answer = answers[`answer_${i + 1}`];
+    if (typeof answer === "string" && answer.trim() !== "") {
+      out.push({ question, answer: answer.trim() });
+    }
+  }
+  return out;
+}
+
+function planSummary(
+  plan: ResearchPlanRecord,
+  settings: ResearchSettings,
+  clarifications: readonly ClarificationRecord[],
+): string {
+  const asking = plan.clarifying_questions.length > 0;
   return [
-    "Clarifying questions (answer them in a comment, or approve the plan as it is):",
-    ...plan.clarifying_questions.map((q) => `- ${q}`),
-    "",
+    ...(clarifications.length
+      ? [
+          "Your answers, which this plan was made for:",
+          ...clarifications.map((c) => `- ${c.question} **${c.answer}**`),
+          "",
+        ]
+      : []),
+    ...(asking
+      ? [
+          "Clarifying questions (answer them with **Respond** and the agent plans again for your answers, or approve the plan as it is):",
+          ...plan.clarifying_questions.map((q) => `- ${q}`),
+          "",
+        ]
+      : []),
     `Outline: ${plan.outline.join(" → ")}`,
     "",
     `After approval the agent searches the local collection with the queries below (select some to run only those), reads at most ${settings.max_sources} sources, and writes the report in updates of at most ${settings.max_update_size} characters. Nothing is searched before approval.`,
