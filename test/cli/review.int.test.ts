@@ -276,5 +276,10 @@ describe("airlock review through a server", () => {
     const noToken = await remote(["--url", s.url], "");
     expect(noToken.code).toBe(4);
     expect(noToken.stderr).toContain("--token or AIRLOCK_TOKEN");
+    const badToken = await remote(["--url", s.url, "--token", "alt_not-a-token"], "");
+    expect(badToken.code).toBe(4);
+    expect(badToken.stderr.trim().split("\n")).toHaveLength(1);
+    expect(badToken.stderr).toContain("the server refused the token");
+    expect(badToken.stdout).toBe("");
   });
 });
