@@ -12,7 +12,9 @@ import type { OnTimeout } from "../../core/schemas.js";
 import {
   type AirlockApi,
   type ApprovalRequest,
+  ConflictError,
   hashArgs,
+  isAirlockError,
   type RequestInput,
   verifyApproval,
 } from "../../index.js";
@@ -142,9 +144,25 @@ export async function hitlToAirlock(
     if (options.respond && options.responseSchema !== undefined) {
       input.responseSchema = options.responseSchema;
     }
-    out.push(await airlock.request(input));
+    out.push(await openOnce(airlock, input));
   }
   return out;
+}
+
+/** Opens the request, or returns the one already at its key when it was opened with other content
+ * (bridged before with other options, e.g. without `tools`): that one is what the reviewer sees. */
+async function openOnce(
+  airlock: Pick<AirlockApi, "request">,
+  input: RequestInput,
+): Promise<ApprovalRequest> {
+  try {
+    return await airlock.request(input);
+  } catch (err) {
+    if (isAirlockError(err, "conflict") && err instanceof ConflictError && err.request) {
+      return err.request;
+    }
+    throw err;
+  }
 }
 
 /** The middleware's resume payload from the terminal Airlock requests, in the interrupt's order.

@@ -216,6 +216,14 @@ describe("airlock/langgraph: the tool's schema, on a server with none of its own
     });
     if (!r) throw new Error("no request");
     expect(r.argsSchema).toEqual(z.toJSONSchema(payment, { io: "input" }));
+    // Bridged again with other options (a resumer given no tools): the same request, no conflict.
+    const [again] = await hitlToAirlock(airlock, {
+      threadId: "m1",
+      interruptId: intr.id,
+      request: intr.value,
+    });
+    expect(again?.id).toBe(r.id);
+    expect(again?.argsSchema).toEqual(r.argsSchema);
 
     const lots = await editTo(r.id, { amountCents: "lots", payee: "ACME" });
     expect(lots.status).toBe(422);
