@@ -35,6 +35,8 @@ export interface ConsoleShown {
   confirmReasons: string[];
   /** The version this one revises, when it is a revision. */
   revision?: RevisionShown;
+  /** Asking for a revision needs a comment (`revisionCommentRequired`). */
+  commentRequired?: boolean;
 }
 
 /** The previous version of a revised request, as far as the console could read it. */
@@ -62,6 +64,7 @@ export function consoleShownOf(
     confirmReasons: needsConfirmation(request).reasons,
   };
   if (request.deadline !== undefined) shown.deadline = request.deadline;
+  if (request.revisionCommentRequired === true) shown.commentRequired = true;
   if (options.revision) shown.revision = options.revision;
   return shown;
 }

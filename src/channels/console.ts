@@ -258,9 +258,14 @@ export async function promptReviewer(
       }
       if (picked === "d") return { outcome: "rejected", elapsedMs: elapsedMs() };
       if (picked === "r") {
-        const comment = await ask("What changes do you want? ", "comment");
-        if ("done" in comment) return comment.done;
-        return { outcome: "revise", comment: comment.line, elapsedMs: elapsedMs() };
+        for (;;) {
+          const comment = await ask("What changes do you want? ", "comment");
+          if ("done" in comment) return comment.done;
+          if (comment.line !== "" || !shown.commentRequired) {
+            return { outcome: "revise", comment: comment.line, elapsedMs: elapsedMs() };
+          }
+          say("Say what should change: this request needs a comment.\n");
+        }
       }
       // Invalid: ask again; the deadline stays where it was.
       say(`Invalid choice. Please enter ${listOf(choices.map((c) => `'${c.key}'`))}.\n`);

@@ -302,6 +302,20 @@ describe("promptReviewer (the keys)", () => {
     expect(await answer).toMatchObject({ outcome: "rejected" });
   });
 
+  it("[r] asks again for a comment the request requires", async () => {
+    const r = await engine.request({ title: "Plan", revisionCommentRequired: true });
+    const t = terminal();
+    const answer = promptReviewer(shownOf(r), { ...t, timeoutMs: 5000, colour: false });
+    await t.waitFor("Your decision [a/r/d]: ");
+    t.type("r");
+    await t.waitFor("What changes do you want? ");
+    t.type("  ");
+    await t.waitFor("Say what should change: this request needs a comment.\n");
+    await t.waitFor("What changes do you want? ", 2);
+    t.type("smaller steps");
+    expect(await answer).toMatchObject({ outcome: "revise", comment: "smaller steps" });
+  });
+
   it("a timeout while confirming is a timeout, and nothing is approved", async () => {
     const r = await engine.request(dropTable);
     const t = terminal();
