@@ -214,3 +214,28 @@ def test_view_and_a_decision_bound_to_its_digest(agent: Airlock, alice: Airlock)
     decided = alice.decide(r.id, "approved", view_digest=shown.view_digest)
     assert decided.decision is not None
     assert decided.decision.view_digest == shown.view_digest
+
+
+def test_a_reviewer_answers_instead_of_deciding(agent: Airlock, alice: Airlock) -> None:
+    """``respond``: the answer is checked against the request's ``response_schema`` and reaches the
+    waiting agent as ``decision.response``; nothing is approved."""
+    r = agent.request(
+        title=unique("Which region for the cluster?"),
+        allowed=["approve", "reject", "respond"],
+        response_schema={"type": "object", "properties": {"region": {"enum": ["eu", "us"]}}},
+    )
+    assert "respond" in alice.view(r.id).view.allowed
+    with pytest.raises(InvalidInputError) as misfit:
+        alice.decide(r.id, "responded", response={"region": "mars"})
+    assert misfit.value.field == "response.region"
+    alice.decide(r.id, "responded", response={"region": "eu"}, comment="closer to users")
+    done = agent.wait(r.id, timeout_s=10)
+    assert done.status == "responded"
+    assert done.decision is not None
+    assert done.decision.outcome == "responded"
+    assert done.decision.method == "respond"
+    assert done.decision.response == {"region": "eu"}
+    assert done.response_schema == {
+        "type": "object",
+        "properties": {"region": {"enum": ["eu", "us"]}},
+    }
