@@ -14,9 +14,7 @@ from pydantic.alias_generators import to_camel
 
 # --- enums (the document's `enum` lists) ---------------------------------------------------------
 
-Status = Literal[
-    "pending", "approved", "rejected", "revise", "timed_out", "cancelled", "responded"
-]
+Status = Literal["pending", "approved", "rejected", "revise", "timed_out", "cancelled", "responded"]
 Outcome = Literal["approved", "rejected", "revise", "timed_out", "cancelled", "responded"]
 #: The outcomes a person may give (the others are the engine's). ``responded``: the reviewer
 #: answered (``response``) instead of approving; the waiting agent uses the answer.
