@@ -33,7 +33,12 @@ import {
   promptReviewer,
   reviewTimeoutMs,
 } from "./console.js";
-import { type ConsoleShown, consoleShownOf, type RevisionShown } from "./console-view.js";
+import {
+  type ConsoleShown,
+  consoleOptions,
+  consoleShownOf,
+  type RevisionShown,
+} from "./console-view.js";
 import { digestOf, isViewChanged } from "./view-fit.js";
 
 export interface ReviewOptions {
@@ -163,6 +168,13 @@ async function review(
       // pruned): nothing to ask about.
       if (!isAirlockError(err, "not_found")) throw err;
       say(`Not shown: ${next.id} is no longer there for you to decide.\n`);
+      continue;
+    }
+    if (consoleOptions(shown).length === 0) {
+      // Only an answer (`respond`) or an edit is allowed: the console asks neither.
+      say(
+        `Skipped ${next.id}: it asks for a decision the console does not take (${shown.view.allowed.join(", ")}); decide it in the inbox.\n`,
+      );
       continue;
     }
     const answer = await promptReviewer(shown, {

@@ -328,6 +328,21 @@ describe("promptReviewer (the keys)", () => {
 });
 
 describe("runReview with the console's view", () => {
+  it("skips a request that allows only what the console does not take, saying so", async () => {
+    const question = await engine.request({
+      title: "Which region?",
+      allowed: ["respond"],
+      requester: "bot",
+    });
+    const t = terminal();
+    const result = await runReview(engine, { ...t, reviewer: "op", timeoutMs: 5000 });
+    expect(result).toEqual({ reviewed: 0, stopped: "queue_empty" });
+    expect(t.text()).toContain(
+      `Skipped ${question.id}: it asks for a decision the console does not take (respond); decide it in the inbox.`,
+    );
+    expect((await engine.get(question.id)).status).toBe("pending");
+  });
+
   it("records a chosen selection and a confirmed critical approval, bound to the view shown", async () => {
     const queries = await engine.request({
       title: "Queries",
