@@ -170,10 +170,37 @@ export function riskLine(shown: ConsoleShown, p: Palette): string {
   return `Risk: ${painted} (the agent's own label)${confidence}`;
 }
 
-/** A unified diff's lines coloured: + green, - red, hunk headers cyan, file headers bold. */
+/** A unified diff's lines coloured: + green, - red, hunk headers cyan, file headers bold. Inside a
+ * hunk (as long as the line counts of its `@@ -a,b +c,d @@` header last) a line is read by its first
+ * character only, so a removed `--- x` line is a removal, not a file header. */
 export function diffLines(text: string, p: Palette): string[] {
+  let oldLeft = 0;
+  let newLeft = 0;
   return text.split("\n").map((line) => {
-    if (line.startsWith("+++") || line.startsWith("---")) return p.bold(line);
+    if (oldLeft > 0 || newLeft > 0) {
+      if (line.startsWith("+")) {
+        newLeft--;
+        return p.green(line);
+      }
+      if (line.startsWith("-")) {
+        oldLeft--;
+        return p.red(line);
+      }
+      if (line.startsWith("\\")) return p.dim(line); // \ No newline at end of file
+      oldLeft--;
+      newLeft--;
+      return line;
+    }
+    const hunk = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(line);
+    if (hunk) {
+      oldLeft = hunk[1] === undefined ? 1 : Number(hunk[1]);
+      newLeft = hunk[2] === undefined ? 1 : Number(hunk[2]);
+      return p.cyan(line);
+    }
+    if (line.startsWith("+++") || line.startsWith("---") || line.startsWith("diff ")) {
+      return p.bold(line);
+    }
+    // A diff without counts to go by (a hand-written one): by the first character.
     if (line.startsWith("@@")) return p.cyan(line);
     if (line.startsWith("+")) return p.green(line);
     if (line.startsWith("-")) return p.red(line);

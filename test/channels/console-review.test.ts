@@ -117,6 +117,18 @@ describe("the console's view (consoleViewLines)", () => {
     const plain = render(r);
     expect(plain).toContain("  -replicas: 2\n  +replicas: 5");
     expect(plain).not.toContain(ESC);
+    // Inside a hunk, a removed line that reads like a file header is a removal.
+    const tricky = render(
+      await engine.request({
+        title: "Edit docs",
+        preview:
+          "--- a/notes.md\n+++ b/notes.md\n@@ -1,2 +1,2 @@\n---- old rule\n+++ new heading\n keep",
+      }),
+      true,
+    );
+    expect(tricky).toContain(`${ESC}[1m--- a/notes.md${ESC}[22m`);
+    expect(tricky).toContain(`${ESC}[31m---- old rule${ESC}[39m`);
+    expect(tricky).toContain(`${ESC}[32m+++ new heading${ESC}[39m`);
     // A preview that is not a diff is shown as it is, uncoloured.
     const prose = render(await engine.request({ title: "x", preview: "+1 for this\n-- me" }), true);
     expect(prose).toContain("  +1 for this\n  -- me");
