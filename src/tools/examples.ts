@@ -1,5 +1,6 @@
 // The four example tools of pattern 3, with the seed's thresholds. Their bodies only describe what
 // they would do; a real deployment wires its own effects in the same shape.
+import { z } from "zod";
 import type { HitlConfig } from "./config.js";
 import { type HitlCall, hitlTool } from "./hitl-tool.js";
 
@@ -25,6 +26,16 @@ export interface SendBulkNotificationArgs {
   message: string;
 }
 
+// Each tool's input schema: sent with its requests as `argsSchema`, so a reviewer's edit of the
+// wrong type is refused wherever it is made, and the approved args are parsed with it.
+const signContractSchema = z.object({ contractId: z.string().min(1), amount: z.number() });
+const deleteProjectSchema = z.object({ projectId: z.string().min(1) });
+const approveExpenseSchema = z.object({ expenseId: z.string().min(1), amount: z.number() });
+const sendBulkNotificationSchema = z.object({
+  recipients: z.array(z.string()),
+  message: z.string(),
+});
+
 const approvedBy = (call: HitlCall) => call.decision?.reviewer ?? "auto";
 
 export function createExampleTools(options: ExampleToolOptions = {}) {
@@ -38,6 +49,7 @@ export function createExampleTools(options: ExampleToolOptions = {}) {
     {
       ...options,
       name: "sign_contract",
+      schema: signContractSchema,
       approvalType: "contract",
       riskLevel: "high",
       autoThreshold: 95,
@@ -55,6 +67,7 @@ export function createExampleTools(options: ExampleToolOptions = {}) {
     {
       ...options,
       name: "delete_project",
+      schema: deleteProjectSchema,
       approvalType: "deletion",
       riskLevel: "high",
       autoThreshold: 90,
@@ -74,6 +87,7 @@ export function createExampleTools(options: ExampleToolOptions = {}) {
     {
       ...options,
       name: "approve_expense",
+      schema: approveExpenseSchema,
       approvalType: "expense",
       riskLevel: "medium",
       autoThreshold: 85,
@@ -91,6 +105,7 @@ export function createExampleTools(options: ExampleToolOptions = {}) {
     {
       ...options,
       name: "send_bulk_notification",
+      schema: sendBulkNotificationSchema,
       approvalType: "notification",
       riskLevel: "low",
       autoThreshold: 80,

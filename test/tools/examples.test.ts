@@ -76,4 +76,28 @@ describe("example HITL tools", () => {
       approvedBy: "legal",
     });
   });
+
+  it("carry their input schema: an expense edited to a wrongly typed amount is refused", async () => {
+    engine = await createAirlock({ store: sqliteStore(":memory:") });
+    const { approveExpense } = createExampleTools({ airlock: engine });
+    const marker = (await approveExpense({ expenseId: "E7", amount: 4800 })) as HitlPending;
+    const id = marker.hitl_result.approvalId ?? "";
+    expect((await engine.get(id)).argsSchema).toMatchObject({
+      properties: { expenseId: { type: "string" }, amount: { type: "number" } },
+      required: ["expenseId", "amount"],
+    });
+    await expect(
+      engine.decide(id, {
+        outcome: "approved",
+        reviewer: "finance",
+        editedArgs: { expenseId: "E7", amount: "4000 EUR" },
+      }),
+    ).rejects.toMatchObject({ code: "invalid_input", field: "editedArgs.amount" });
+    await engine.decide(id, {
+      outcome: "approved",
+      reviewer: "finance",
+      editedArgs: { expenseId: "E7", amount: 4000 },
+    });
+    expect(await approveExpense.resume(id)).toMatchObject({ status: "approved", amount: 4000 });
+  });
 });
