@@ -11,7 +11,7 @@
 // still parses the approved args with the tool's schema before anything runs.
 import { z } from "zod";
 import { checkArgsAgainst, compileArgsSchema, MAX_ARGS_SCHEMA_BYTES } from "../core/args-schema.js";
-import { isAirlockError } from "../core/errors.js";
+import { InvalidInputError, isAirlockError } from "../core/errors.js";
 
 /** A JSON Schema, as a request carries it. */
 export type JsonSchema = Record<string, unknown>;
@@ -116,7 +116,20 @@ export async function parseToolArgs<Output>(
     if (result.issues === undefined) return { ok: true, value: result.value as Output };
     issues = result.issues;
   } else {
-    const parsed = compileArgsSchema(schema).safeParse(args);
+    let compiled: ReturnType<typeof compileArgsSchema>;
+    try {
+      // A JSON Schema is plain data; a validator object that is no Standard Schema (zod before
+      // 3.24) would read as the empty schema, which takes anything.
+      const proto = Object.getPrototypeOf(schema) as unknown;
+      if (proto !== Object.prototype && proto !== null) throw new Error("it is not plain JSON");
+      compiled = compileArgsSchema(schema);
+    } catch (err) {
+      throw new InvalidInputError(
+        `The tool's schema is neither a Standard Schema (zod 3.24 or later, valibot, ...) nor a JSON Schema Airlock can read: ${errorText(err).replace(/`/g, "")}`,
+        "schema",
+      );
+    }
+    const parsed = compiled.safeParse(args);
     if (parsed.success) return { ok: true, value: parsed.data as Output };
     issues = parsed.error.issues;
   }
