@@ -13,6 +13,7 @@ import { z } from "zod";
 import {
   airlockGate,
   type GateApi,
+  hitlKey,
   hitlToAirlock,
   isGateInterrupt,
   isHitlRequest,
@@ -108,6 +109,27 @@ function lastText(values: unknown): string {
   return String(messages[messages.length - 1]?.content);
 }
 
+function payAgent(paid: unknown[]) {
+  const pay = tool(
+    (args) => {
+      paid.push(args);
+      return `paid ${args.amountCents} cents`;
+    },
+    { name: "pay", description: "Pay a supplier", schema: payment },
+  );
+  const agent = createAgent({
+    model: scriptedModel({ amountCents: 480000, payee: "ACME" }),
+    tools: [pay],
+    middleware: [
+      humanInTheLoopMiddleware({
+        interruptOn: { pay: { allowedDecisions: ["approve", "edit", "reject"] } },
+      }),
+    ],
+    checkpointer: new MemorySaver(),
+  });
+  return { pay, agent };
+}
+
 describe("airlock/langgraph: the tool's schema, on a server with none of its own", () => {
   it("airlockGate: a wrongly typed edit is refused (422), a fitting one runs parsed and typed", async () => {
     const airlock = createClient({ url: s.url, token: s.tokens.agent, pollMs: 50 });
@@ -185,23 +207,7 @@ describe("airlock/langgraph: the tool's schema, on a server with none of its own
   it("HITL middleware bridge with the agent's tools: 422 for the wrong type, the fitting edit runs", async () => {
     const airlock = createClient({ url: s.url, token: s.tokens.agent, pollMs: 50 });
     const paid: unknown[] = [];
-    const pay = tool(
-      (args) => {
-        paid.push(args);
-        return `paid ${args.amountCents} cents`;
-      },
-      { name: "pay", description: "Pay a supplier", schema: payment },
-    );
-    const agent = createAgent({
-      model: scriptedModel({ amountCents: 480000, payee: "ACME" }),
-      tools: [pay],
-      middleware: [
-        humanInTheLoopMiddleware({
-          interruptOn: { pay: { allowedDecisions: ["approve", "edit", "reject"] } },
-        }),
-      ],
-      checkpointer: new MemorySaver(),
-    });
+    const { pay, agent } = payAgent(paid);
     const out = (await agent.invoke(
       { messages: [{ role: "user", content: "pay ACME" }] },
       thread("m1"),
@@ -241,5 +247,25 @@ describe("airlock/langgraph: the tool's schema, on a server with none of its own
     );
     expect(paid).toEqual([{ amountCents: 400000, payee: "ACME", currency: "EUR" }]);
     expect((await s.airlock.get(r.id)).execution?.state).toBe("executed");
+  });
+
+  it("the HITL resumer given the tools (hitl: { tools }) opens the request with the schema", async () => {
+    const airlock = createClient({ url: s.url, token: s.tokens.agent, pollMs: 50 });
+    const paid: unknown[] = [];
+    const { pay, agent } = payAgent(paid);
+    const out = (await agent.invoke(
+      { messages: [{ role: "user", content: "pay ACME" }] },
+      thread("m2"),
+    )) as { __interrupt__?: Array<{ id: string; value: unknown }> };
+    const intr = out.__interrupt__?.[0];
+    if (!intr) throw new Error("no HITL interrupt");
+    expect(
+      await resumeThread({ graph: agent.graph, airlock, threadId: "m2", hitl: { tools: [pay] } }),
+    ).toMatchObject({ resumed: false, reason: "pending" });
+    const r = await airlock.getByKey(hitlKey("m2", intr.id, 0));
+    expect(r?.argsSchema).toEqual(z.toJSONSchema(payment, { io: "input" }));
+    const lots = await editTo(r?.id ?? "", { amountCents: "lots", payee: "ACME" });
+    expect(lots.status).toBe(422);
+    expect(paid).toEqual([]);
   });
 });
