@@ -109,11 +109,19 @@ export function describeRequest(r: ApprovalRequest, now: number): string {
   if (Object.keys(r.args).length) {
     lines.push("", `  args: ${terminalSafeJson(JSON.stringify(r.args))}`);
   }
+  if (r.allowed.includes("respond") && r.status === "pending") {
+    lines.push(
+      `  answerable:  ${r.responseSchema ? `a response fitting ${terminalSafeJson(JSON.stringify(r.responseSchema))}` : "any response"} (airlock decide ${one(r.id)} respond --response JSON)`,
+    );
+  }
   for (const d of r.decisions) {
     lines.push(
       "",
       `  ${d.outcome} (${d.method}) by ${one(d.reviewer)} via ${d.channel} at ${new Date(d.decidedAt).toISOString()}${d.comment ? `: ${one(d.comment)}` : ""}`,
     );
+    if (d.response !== undefined) {
+      lines.push(`  response: ${terminalSafeJson(JSON.stringify(d.response) ?? "null")}`);
+    }
   }
   return lines.join("\n");
 }

@@ -121,6 +121,10 @@ describe("respond from the command line", () => {
     expect(asking.code).toBe(0);
     const created = JSON.parse(asking.stdout);
     expect(created.allowed).toContain("respond");
+    const pendingShow = airlock(["show", created.id]);
+    expect(pendingShow.stdout).toContain(
+      `answerable:  any response (airlock decide ${created.id} respond --response JSON)`,
+    );
     const answered = airlock([
       "decide",
       created.id,
@@ -137,5 +141,9 @@ describe("respond from the command line", () => {
       response: "ship it after 6 pm",
       proof: "local",
     });
+    const shown = airlock(["show", created.id]);
+    expect(shown.stdout).toContain("responded (respond) by bob via cli");
+    expect(shown.stdout).toContain('response: "ship it after 6 pm"');
+    expect(shown.stdout).not.toContain("answerable:");
   });
 });
