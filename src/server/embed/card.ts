@@ -17,6 +17,11 @@ import { argsJson } from "../../channels/view-fit.js";
 import { type DoorLabels, doorLabels } from "../../core/labels.js";
 import { type ReviewView, reviewViewOf, viewDigestOf } from "../../core/review-view.js";
 import type { ApprovalRequest } from "../../core/schemas.js";
+import type { DiffLine } from "../inbox/diff.js";
+import { editFieldsOf, type FieldSpec, fieldChanges } from "../inbox/edit-form.js";
+import { bounded } from "../inbox/markdown.js";
+import { LATEST_TOOL_CALLS, type ProgressDoc, type ToolCall } from "../inbox/progress.js";
+import { type MdNode, markdownTree } from "./markdown-tree.js";
 
 /** Whether the card sends `viewDigest` with its decisions. The card's decision route
  * (server/routes/embed.ts, `embedDecisionBody`) must take the field first: until it does, the card
@@ -33,11 +38,47 @@ export type CardRequest = ApprovalRequest & {
   viewDigest: string;
   argsText: string;
   sendsViewDigest: boolean;
+  /** The edit form's fields (inbox/edit-form.tsx: from the request's argsSchema, else from its
+   * args), when the request allows an edit. */
+  editFields?: FieldSpec[];
+  /** What an approval's edit changed, field by field; a text's change (a file's content) as lines. */
+  editedChanges?: CardChange[];
+  /** The agent's live report (as a tree of allowed elements) and its latest tool calls. (Not
+   * `progress`: that is the request's own figures, pattern 1's.) */
+  liveReport?: CardProgress;
 };
 
-export function cardRequest(request: ApprovalRequest): CardRequest {
+export interface CardChange {
+  name: string;
+  before: unknown;
+  after: unknown;
+  lines?: DiffLine[] | undefined;
+  file?: string | undefined;
+  against?: "file" | "proposal" | undefined;
+}
+
+export interface CardProgress {
+  report?: MdNode[];
+  /** Characters of the report left out (the card shows the first part of a long one). */
+  omitted: number;
+  section?: string | undefined;
+  /** The latest tool calls, newest first. */
+  latest: ToolCall[];
+  /** How many earlier calls are folded. */
+  earlier: number;
+  end?: { status: string; message?: string | undefined } | undefined;
+  events: number;
+}
+
+/** The most characters of the report the card shows. */
+const CARD_REPORT_CHARS = 20_000;
+
+export function cardRequest(
+  request: ApprovalRequest,
+  extra: { progress?: ProgressDoc | undefined } = {},
+): CardRequest {
   const view = reviewViewOf(request);
-  return {
+  const out: CardRequest = {
     ...request,
     buttons: doorLabels(request),
     view,
@@ -45,6 +86,26 @@ export function cardRequest(request: ApprovalRequest): CardRequest {
     argsText: argsJson(view.args),
     sendsViewDigest: CARD_SENDS_VIEW_DIGEST,
   };
+  if (request.status === "pending" && request.allowed.includes("edit")) {
+    const fields = editFieldsOf(request.args, request.argsSchema);
+    if (fields) out.editFields = fields;
+  }
+  const edited = request.decision?.editedArgs;
+  if (edited) out.editedChanges = fieldChanges(request.args, edited, request.preview);
+  const doc = extra.progress;
+  if (doc) {
+    const shown = doc.report ? bounded(doc.report.markdown, CARD_REPORT_CHARS) : undefined;
+    out.liveReport = {
+      ...(shown ? { report: markdownTree(shown.text) } : {}),
+      omitted: shown?.omitted ?? 0,
+      section: doc.report?.section,
+      latest: doc.toolCalls.slice(-LATEST_TOOL_CALLS).reverse(),
+      earlier: Math.max(0, doc.toolCalls.length - LATEST_TOOL_CALLS),
+      end: doc.end ? { status: doc.end.status, message: doc.end.message } : undefined,
+      events: doc.events,
+    };
+  }
+  return out;
 }
 
 export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable approval card */
@@ -60,7 +121,7 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
     "h3 { margin:0 0 .3rem; font-size:1rem; }",
     ".meta { color:#5b6475; font-size:.8rem; margin-bottom:.4rem; }",
     ".summary { white-space:pre-wrap; margin:.3rem 0; }",
-    ".label { color:#5b6475; font-size:.8rem; margin-top:.4rem; }",
+    ".label, .note { color:#5b6475; font-size:.8rem; margin-top:.4rem; }",
     "pre { background:#f6f7f9; border:1px solid #dde1e8; border-radius:6px; padding:.5rem; overflow:auto; max-height:16rem; font: 12px/1.4 ui-monospace, Menlo, monospace; margin:.4rem 0; }",
     ".add { background:#e6f6ec; color:#0b5c35; display:block; } .del { background:#fdecec; color:#8c1d18; display:block; }",
     "ul { list-style:none; padding:0; margin:.4rem 0; } li { margin:.15rem 0; } .detail { color:#5b6475; font-size:.85em; }",
@@ -71,10 +132,72 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
     "button:disabled { opacity:.5; cursor:default; }",
     "button.approve { background:#13795b; border-color:#13795b; color:#fff; } button.reject { background:#b42318; border-color:#b42318; color:#fff; } button.revise { color:#a15c07; border-color:#a15c07; }",
     ".status { font-weight:600; margin-top:.4rem; } .status.approved { color:#13795b; } .status.rejected, .status.timed_out, .status.cancelled { color:#b42318; } .status.revise { color:#a15c07; }",
-    ".error { color:#b42318; margin-top:.4rem; }"
+    ".error { color:#b42318; margin-top:.4rem; }",
+    "button { min-height:44px; }",
+    ".report { border-left:3px solid #dde1e8; padding-left:.7rem; margin:.4rem 0; overflow-wrap:anywhere; }",
+    ".report h1, .report h2, .report h3, .report h4 { font-size:1rem; margin:.5rem 0 .2rem; }",
+    ".report p { margin:.3rem 0; } .report ul, .report ol { list-style:revert; padding-left:1.2rem; }",
+    ".report pre { white-space:pre-wrap; }",
+    ".badge { display:inline-block; padding:0 .45rem; border-radius:999px; font-size:.75rem; border:1px solid #c9d7fb; background:#eef3ff; color:#2456d6; font-weight:400; }",
+    ".calls li { font-size:.85rem; overflow-wrap:anywhere; } .calls code { font-weight:600; }",
+    ".edit-form { border:1px solid #dde1e8; border-radius:8px; padding:.5rem .7rem; margin:.4rem 0; }",
+    ".edit-form[hidden] { display:none; }",
+    ".edit-form label { display:block; font-size:.85rem; margin-top:.4rem; overflow-wrap:anywhere; }",
+    ".edit-form input[type=text], .edit-form input[type=number], .edit-form select { width:100%; box-sizing:border-box; font:inherit; padding:.3rem .4rem; border:1px solid #dde1e8; border-radius:6px; }",
+    ".edit-form textarea.document, .edit-form textarea.json { font: 12px/1.4 ui-monospace, Menlo, monospace; min-height:8rem; white-space:pre; overflow:auto; }",
+    ".changes li { margin:.3rem 0; overflow-wrap:anywhere; } del { background:#fdecec; color:#8c1d18; } ins { background:#e6f6ec; color:#0b5c35; text-decoration:none; }"
   ].join("\n");
 
-  var FINAL_TEXT = { approved: "Approved", rejected: "Rejected", revise: "Revision requested", timed_out: "Timed out", cancelled: "Cancelled" };
+  // The report arrives as a tree of allowed tags and text (embed/markdown-tree.ts): built with
+  // createElement and textContent, links to http(s) only.
+  var TREE_TAGS = { p:1, h1:1, h2:1, h3:1, h4:1, h5:1, h6:1, ul:1, ol:1, li:1, blockquote:1, strong:1, em:1, s:1, code:1, pre:1, a:1, br:1, hr:1, table:1, thead:1, tbody:1, tr:1, th:1, td:1 };
+  function buildTree(nodes, parent, depth) {
+    if (!Array.isArray(nodes) || depth > 40) return;
+    nodes.forEach(function (n) {
+      if (typeof n === "string") { parent.append(n); return; }
+      if (!n || !TREE_TAGS[n.t]) return;
+      var el = document.createElement(n.t);
+      if (n.t === "a" && typeof n.href === "string" && /^https?:\/\//i.test(n.href)) {
+        el.href = n.href; el.rel = "noopener noreferrer nofollow"; el.target = "_blank";
+      }
+      buildTree(n.c, el, depth + 1);
+      parent.append(el);
+    });
+  }
+
+  // An edit field's value, read back into the type its spec says (the engine checks the schema).
+  function fieldValue(f, input) {
+    if (f.kind === "boolean") return { value: input.checked };
+    var raw = input.value;
+    if (f.kind === "enum") {
+      if (raw === "") return { skip: true };
+      return { value: (f.options || [])[Number(raw)] };
+    }
+    if (f.kind === "number" || f.kind === "integer") {
+      if (raw.trim() === "") return f.required ? { error: f.name + ": enter a number" } : { skip: true };
+      var n = Number(raw);
+      if (!isFinite(n)) return { error: f.name + ": not a number" };
+      return { value: n };
+    }
+    if (f.kind === "json") {
+      if (raw.trim() === "") return { skip: true };
+      try { return { value: JSON.parse(raw) }; } catch (e) { return { error: f.name + ": not valid JSON (" + e.message + ")" }; }
+    }
+    return { value: raw.replace(/\r\n/g, "\n") };
+  }
+  function fieldText(f, v) {
+    if (v === undefined || v === null) return "";
+    if (f.kind === "json") return JSON.stringify(v, null, 2);
+    if (typeof v === "string") return v;
+    return typeof v === "number" ? String(v) : JSON.stringify(v);
+  }
+  function inline(v) {
+    if (v === undefined) return "(not set)";
+    var t = typeof v === "string" ? "\u201c" + v + "\u201d" : JSON.stringify(v);
+    return t.length > 120 ? t.slice(0, 119) + "\u2026" : t;
+  }
+
+  var FINAL_TEXT = { approved: "Approved", rejected: "Rejected", revise: "Revision requested", timed_out: "Timed out", cancelled: "Cancelled", responded: "Answered" };
 
   function node(tag, className, text) {
     var n = document.createElement(tag);
@@ -173,7 +296,16 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
           backoff = 1000;
           if (signal.aborted) return;
           this._show(r);
-          if (r.status !== "pending") return;
+          if (r.status !== "pending") {
+            // Decided. While the agent's report is being written (or, for a minute after an
+            // approval, may start), read it again every few seconds.
+            var decidedAt = (r.decision && r.decision.decidedAt) || 0;
+            var running = r.liveReport && !r.liveReport.end;
+            var mayStart = !r.liveReport && r.status === "approved" && Date.now() - decidedAt < 60000;
+            if (!running && !mayStart) return;
+            await sleep(3000, signal);
+            first = true;
+          }
         } catch (e) {
           if (signal.aborted) return;
           this._error(e.message);
@@ -212,8 +344,16 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
     _render(r) {
       var self = this;
       var card = this._card;
-      var typed = card.querySelector("textarea");
+      var typed = card.querySelector("textarea.comment");
       var comment = typed ? typed.value : "";
+      var answerBox = card.querySelector("textarea.response");
+      var answer = answerBox ? answerBox.value : "";
+      var editBox = card.querySelector(".edit-form");
+      var editOpen = !!(editBox && !editBox.hidden);
+      var editValues = {};
+      card.querySelectorAll(".edit-form [data-field]").forEach(function (el) {
+        editValues[el.getAttribute("data-field")] = el.type === "checkbox" ? el.checked : el.value;
+      });
       var ticked = null;
       if (card.querySelector("input[type=checkbox]")) {
         ticked = new Set(Array.prototype.map.call(card.querySelectorAll("input[type=checkbox]:checked"), function (b) { return b.value; }));
@@ -273,6 +413,8 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
         card.append(list);
       }
 
+      if (r.liveReport) this._report(r.liveReport);
+
       if (pending) {
         if (r.deadline) {
           var countdown = node("div", "countdown");
@@ -286,7 +428,7 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
           this._timer = setInterval(tick, 1000);
           card.append(countdown);
         }
-        var area = node("textarea");
+        var area = node("textarea", "comment");
         area.setAttribute("aria-label", "comment");
         area.placeholder = r.revisionCommentRequired ? "Comment (required to ask for a revision)" : "Comment (optional)";
         area.value = comment;
@@ -303,7 +445,24 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
         if (allowed.indexOf("revise") >= 0) {
           buttons.append(this._button("revise", words.revise || "Revise", function () { return self._decide({ outcome: "revise" }); }));
         }
+        if (r.editFields && r.editFields.length) {
+          buttons.append(this._button("edit", "Edit\u2026", function () {
+            var box = self._card.querySelector(".edit-form");
+            if (box) { box.hidden = !box.hidden; if (!box.hidden) { var first = box.querySelector("[data-field]"); if (first) first.focus(); } }
+          }));
+        }
         card.append(buttons);
+        if (r.editFields && r.editFields.length) card.append(this._editForm(r, editOpen, editValues));
+        if (allowed.indexOf("respond") >= 0) {
+          var respond = node("div", "respond");
+          var rlabel = node("div", "note", "Or answer the agent instead (nothing runs; it gets your words):");
+          var box = node("textarea", "response");
+          box.setAttribute("aria-label", "answer");
+          box.value = answer;
+          var send = this._button("respond", "Send the answer", function () { return self._respond(); });
+          respond.append(rlabel, box, send);
+          card.append(respond);
+        }
       } else {
         var d = r.decision || {};
         var text = FINAL_TEXT[r.status] || r.status;
@@ -311,7 +470,137 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
         if (d.channel) text += " (" + d.channel + ")";
         card.append(node("div", "status " + r.status, text));
         if (d.comment) card.append(node("div", "summary", d.comment));
+        if (r.status === "responded" && d.response !== undefined) {
+          card.append(node("div", "note", "The answer the agent gets:"));
+          card.append(node("pre", "response", typeof d.response === "string" ? d.response : JSON.stringify(d.response, null, 2)));
+        }
+        if (r.editedChanges) this._changes(r.editedChanges);
       }
+    }
+
+    /** The agent's report as it grows, and its latest tool calls (older ones counted). */
+    _report(p) {
+      var box = node("section", "progress");
+      box.setAttribute("aria-label", "the agent's report");
+      var head = node("div", "note", "The agent's report (its own words) ");
+      head.append(node("span", "badge", p.end ? p.end.status + (p.end.message ? ": " + p.end.message : "") : "running"));
+      box.append(head);
+      if (p.report && p.report.length) {
+        var doc = node("div", "report");
+        buildTree(p.report, doc, 0);
+        box.append(doc);
+        if (p.omitted > 0) box.append(node("div", "meta", "\u2026 " + p.omitted + " more characters not shown"));
+      }
+      if (p.latest && p.latest.length) {
+        var list = node("ul", "calls");
+        p.latest.forEach(function (c) {
+          var li = node("li");
+          li.append(node("code", "", c.tool));
+          if (c.args) li.append(" ", node("span", "detail", c.args));
+          if (!c.done) li.append(" ", node("span", "badge", "running"));
+          list.append(li);
+        });
+        box.append(node("div", "note", "Latest tool calls" + (p.earlier ? " (" + p.earlier + " earlier ones folded)" : "") + ":"), list);
+      }
+      this._card.append(box);
+    }
+
+    /** The edit form: one field per argument (the server's specs); a text is edited as text. */
+    _editForm(r, open, values) {
+      var self = this;
+      var box = node("div", "edit-form");
+      box.hidden = !open;
+      box.append(node("div", "note", "Edit the arguments, then approve (checked against the tool's schema):"));
+      r.editFields.forEach(function (f, i) {
+        var id = "f" + i;
+        var label = node("label", "", f.name + (f.required ? "" : " (optional)"));
+        label.setAttribute("for", id);
+        var current = Object.prototype.hasOwnProperty.call(values, f.name) ? values[f.name] : undefined;
+        var input;
+        if (f.kind === "boolean") {
+          input = node("input"); input.type = "checkbox";
+          input.checked = current !== undefined ? !!current : r.args[f.name] === true;
+        } else if (f.kind === "enum") {
+          input = node("select");
+          if (!f.required) { var none = node("option", "", "(not set)"); none.value = ""; input.append(none); }
+          (f.options || []).forEach(function (o, j) {
+            var opt = node("option", "", typeof o === "string" ? o : JSON.stringify(o));
+            opt.value = String(j);
+            if (current !== undefined ? current === String(j) : JSON.stringify(o) === JSON.stringify(r.args[f.name])) opt.selected = true;
+            input.append(opt);
+          });
+        } else if (f.kind === "number" || f.kind === "integer") {
+          input = node("input"); input.type = "number"; input.step = f.kind === "integer" ? "1" : "any";
+          input.value = current !== undefined ? current : fieldText(f, r.args[f.name]);
+        } else if (f.kind === "text") {
+          input = node("input"); input.type = "text";
+          input.value = current !== undefined ? current : fieldText(f, r.args[f.name]);
+        } else {
+          input = node("textarea", f.kind === "json" ? "json" : "document");
+          input.spellcheck = false;
+          input.value = current !== undefined ? current : fieldText(f, r.args[f.name]);
+        }
+        input.id = id;
+        input.setAttribute("data-field", f.name);
+        box.append(label, input);
+      });
+      var approveEdit = this._button("approve", "Approve with these arguments", function () { return self._edit(); });
+      approveEdit.setAttribute("data-action", "approve-edit");
+      box.append(approveEdit);
+      return box;
+    }
+
+    _edit() {
+      var r = this.request;
+      var args = {};
+      var inputs = this._card.querySelectorAll(".edit-form [data-field]");
+      for (var i = 0; i < inputs.length; i++) {
+        var name = inputs[i].getAttribute("data-field");
+        var f = (r.editFields || []).filter(function (x) { return x.name === name; })[0];
+        if (!f) continue;
+        var got = fieldValue(f, inputs[i]);
+        if (got.error) { this._error(got.error); inputs[i].focus(); return; }
+        if (!got.skip) args[name] = got.value;
+      }
+      return this._decide({ outcome: "approved", editedArgs: args });
+    }
+
+    _respond() {
+      var r = this.request;
+      var box = this._card.querySelector("textarea.response");
+      var text = box ? box.value.replace(/\r\n/g, "\n") : "";
+      if (!text.trim()) { this._error("write an answer first"); return; }
+      var schema = r.responseSchema;
+      var response = text;
+      if (schema && schema.type && schema.type !== "string") {
+        try { response = JSON.parse(text); } catch (e) { this._error("the answer must be JSON here: " + e.message); return; }
+      }
+      return this._decide({ outcome: "responded", response: response });
+    }
+
+    /** What an approval's edit changed: a value as before \u2192 after, a text as its diff. */
+    _changes(list) {
+      if (!list.length) return;
+      var box = node("div", "changes");
+      box.append(node("div", "note", "Approved with edited arguments (what runs is the edited version):"));
+      var ul = node("ul", "change-list");
+      list.forEach(function (c) {
+        var li = node("li");
+        li.setAttribute("data-field", c.name);
+        if (c.lines) {
+          li.append(node("code", "", c.name), c.file ? ": what will be written to " + c.file : " changed:");
+          var pre = node("pre", "diff");
+          c.lines.forEach(function (l) {
+            pre.append(node("span", l.kind === "add" ? "add" : l.kind === "del" ? "del" : "", l.text), l.kind === "add" || l.kind === "del" ? "" : "\n");
+          });
+          li.append(pre);
+        } else {
+          li.append(node("code", "", c.name), ": ", node("del", "", inline(c.before)), " \u2192 ", node("ins", "", inline(c.after)));
+        }
+        ul.append(li);
+      });
+      box.append(ul);
+      this._card.append(box);
     }
 
     _button(kind, text, onClick) {
@@ -333,7 +622,7 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
     }
 
     async _decide(body) {
-      var area = this._card.querySelector("textarea");
+      var area = this._card.querySelector("textarea.comment");
       var comment = area ? area.value.trim() : "";
       if (comment) body.comment = comment;
       // Bound to the view the card shows (its digest came with it), where the server takes it.
@@ -349,7 +638,8 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
         this._show(decided);
         // Final: the long-poll under way has nothing left to wait for. (A partial approval towards
         // a quorum stays pending, and the card keeps following it.)
-        if (decided.status !== "pending" && this._run) this._run.abort();
+        // An approval goes on being followed a little: the agent's report may come.
+        if (decided.status !== "pending" && decided.status !== "approved" && this._run) this._run.abort();
       } catch (e) {
         // Someone else decided first: show what they decided.
         if (e.status === 409 && e.request) this._show(e.request);

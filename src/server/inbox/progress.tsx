@@ -7,6 +7,7 @@
 import { raw } from "hono/html";
 import type { FC } from "hono/jsx";
 import type { AuditEvent } from "../../core/schemas.js";
+import type { Airlock } from "../../engine/engine.js";
 import { bounded, renderMarkdownOnce } from "./markdown.js";
 
 /** The kinds of progress event an agent reports. */
@@ -108,6 +109,31 @@ export function progressOf(events: AuditEvent[]): ProgressDoc | undefined {
     }
   }
   return doc;
+}
+
+/** Pages of 1,000 audit events read for a request's progress. */
+const PROGRESS_PAGES = 10;
+
+/** The progress document of a request, read from its audit events (the newest included: the
+ * report is the latest one an event carried). */
+export async function readProgress(
+  airlock: Pick<Airlock, "audit">,
+  requestId: string,
+): Promise<ProgressDoc | undefined> {
+  const events: AuditEvent[] = [];
+  let after: number | undefined;
+  for (let i = 0; i < PROGRESS_PAGES; i++) {
+    const page = await airlock.audit({
+      requestId,
+      limit: 1000,
+      ...(after === undefined ? {} : { after }),
+    });
+    events.push(...page);
+    const last = page[page.length - 1];
+    if (page.length < 1000 || !last) break;
+    after = last.seq;
+  }
+  return progressOf(events);
 }
 
 const CallLine: FC<{ call: ToolCall }> = ({ call }) => (

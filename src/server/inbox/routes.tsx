@@ -74,7 +74,7 @@ import {
   selectable,
   Trail,
 } from "./pages/request.js";
-import { LiveReport, type ProgressDoc, progressOf } from "./progress.js";
+import { LiveReport, readProgress } from "./progress.js";
 import {
   createSessions,
   csrfMatches,
@@ -134,8 +134,6 @@ const TYPES = [
 ] as const;
 
 const LOGIN_CSRF_COOKIE = "airlock_login_csrf";
-/** Pages of 1,000 audit events read for a request's progress (its latest report and tool calls). */
-const PROGRESS_PAGES = 10;
 
 /** What the request page says when the request changed since the reviewer's page showed it. */
 const VIEW_CHANGED =
@@ -861,24 +859,7 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     notice?: string;
     confirm?: Confirmation;
   }
-  /** The agent's progress on `r` (progress.tsx), read from the newest events (the report is the
-   * latest one an event carried). */
-  async function progressFor(r: ApprovalRequest): Promise<ProgressDoc | undefined> {
-    const events: AuditEvent[] = [];
-    let after: number | undefined;
-    for (let i = 0; i < PROGRESS_PAGES; i++) {
-      const page = await airlock.audit({
-        requestId: r.id,
-        limit: 1000,
-        ...(after === undefined ? {} : { after }),
-      });
-      events.push(...page);
-      const last = page[page.length - 1];
-      if (page.length < 1000 || !last) break;
-      after = last.seq;
-    }
-    return progressOf(events);
-  }
+  const progressFor = (r: ApprovalRequest) => readProgress(airlock, r.id);
   async function panelProps(u: SessionUser, r: ApprovalRequest, extra: Extra = {}) {
     const [successor, previous, progress] = await Promise.all([
       successorOf(u.principal, r),

@@ -16,10 +16,10 @@ import { cors } from "hono/cors";
 import { z } from "zod";
 import { actorOf } from "../../core/authority.js";
 import { isAirlockError } from "../../core/errors.js";
-import { decisionInputSchema } from "../../core/schemas.js";
+import { type ApprovalRequest, decisionInputSchema } from "../../core/schemas.js";
 import { invalidOption } from "../../core/validate.js";
 import { loadVisible } from "../access.js";
-import { APPROVAL_CARD_JS, cardRequest } from "../embed/card.js";
+import { APPROVAL_CARD_JS, type CardRequest, cardRequest } from "../embed/card.js";
 import {
   checkCardStands,
   checkMint,
@@ -29,6 +29,7 @@ import {
 } from "../embed/mint.js";
 import type { EmbedClaims, EmbedTokens } from "../embed/token.js";
 import { hasRole, type RouteDeps, type ServerEnv } from "../env.js";
+import { readProgress } from "../inbox/progress.js";
 import { HttpProblem } from "../problem.js";
 import { createRateLimiter, type RateLimiter } from "../rate-limit.js";
 import { defineRoute, mount } from "../route.js";
@@ -66,10 +67,13 @@ export const embedToken = z.object({
   expiresAt: z.number(),
 });
 
-/** What the card may send: the reviewer, groups and channel come from the token. */
+/** What the card may send: the reviewer, groups and channel come from the token. An edit's
+ * arguments and an answer are checked by the engine (the request's argsSchema, responseSchema). */
 export const embedDecisionBody = decisionInputSchema.pick({
   outcome: true,
   selected: true,
+  editedArgs: true,
+  response: true,
   comment: true,
   key: true,
   viewDigest: true,
@@ -133,6 +137,9 @@ export function embedRoutes(
   const { airlock } = deps;
   const app = new Hono<ServerEnv>();
   const id = (c: Context<ServerEnv>) => c.req.param("id") ?? "";
+  /** The request as the card shows it, with the agent's progress (its live report). */
+  const card = async (r: ApprovalRequest): Promise<CardRequest> =>
+    cardRequest(r, { progress: await readProgress(airlock, r.id) });
 
   mount(app, "", mintEmbedTokenRoute, async (c, { body }) => {
     const caller = c.var.principal;
@@ -214,7 +221,7 @@ export function embedRoutes(
 
   mount(app, "", embedGetRoute, async (c) => {
     const claims = await claimsFor(c);
-    return c.json(cardRequest(await airlock.get(claims.requestId)));
+    return c.json(await card(await airlock.get(claims.requestId)));
   });
 
   mount(app, "", embedWaitRoute, async (c, { query: q }) => {
@@ -227,7 +234,7 @@ export function embedRoutes(
     );
     const first = await airlock.get(claims.requestId);
     if (first.status !== "pending" || timeoutMs === 0 || deps.shutdown.aborted) {
-      return c.json(cardRequest(first));
+      return c.json(await card(first));
     }
     const stop = new AbortController();
     const abort = () => stop.abort();
@@ -235,11 +242,11 @@ export function embedRoutes(
     deps.shutdown.addEventListener("abort", abort, { once: true });
     try {
       return c.json(
-        cardRequest(await airlock.waitFor(first.id, { timeoutMs, signal: stop.signal })),
+        await card(await airlock.waitFor(first.id, { timeoutMs, signal: stop.signal })),
       );
     } catch (err) {
       if (isAirlockError(err, "timeout") || isAirlockError(err, "aborted")) {
-        return c.json(cardRequest(await airlock.get(first.id)));
+        return c.json(await card(await airlock.get(first.id)));
       }
       throw err;
     } finally {
@@ -259,7 +266,7 @@ export function embedRoutes(
       channel: "chat",
       mintedWithRoles: claims.minterRoles,
     });
-    return c.json(cardRequest(await airlock.decideAs(actor, claims.requestId, body)));
+    return c.json(await card(await airlock.decideAs(actor, claims.requestId, body)));
   });
 
   return app;
