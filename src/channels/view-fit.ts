@@ -222,7 +222,7 @@ export function noDigestToApprove(where: string, inbox: string): string {
 
 /** Whether a refusal says the view changed since it was shown (core/review-view.ts). */
 export function isViewChanged(err: unknown): boolean {
-  return isAirlockError(err, "conflict") && err.message.startsWith("view_changed:");
+  return isAirlockError(err, "view_changed");
 }
 
 /** "The request changed since you saw it; look again", in a channel's words. */

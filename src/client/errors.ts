@@ -7,6 +7,7 @@ import {
   InvalidInputError,
   NotFoundError,
   TimeoutError,
+  ViewChangedError,
 } from "../core/errors.js";
 import type { ApprovalRequest } from "../core/schemas.js";
 
@@ -75,6 +76,8 @@ export function errorFromProblem(
       `${detail} (is the client's url the Airlock server's base address?)`,
     );
   }
+  if (code === "view_changed" && problem?.request)
+    return new ViewChangedError(detail, problem.request);
   if (code === "conflict" || status === 409) return new ConflictError(detail, problem?.request);
   if (code === "forbidden" || status === 403) return new ForbiddenError(detail);
   if (status === 401) return new ForbiddenError(`the server refused the token: ${detail}`);

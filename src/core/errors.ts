@@ -13,6 +13,7 @@ export const ERROR_CODES = [
   "closed",
   "store_unavailable",
   "quota_exceeded",
+  "view_changed",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
@@ -42,6 +43,17 @@ export class ConflictError extends AirlockError {
     this.name = "ConflictError";
     this.request = request;
     this.decision = request?.decision;
+  }
+}
+
+/** Raised when a decision was taken on a review view that is no longer the request's own (its
+ * `viewDigest` is not the current one): the reviewer must look again. Carries the request as it is. */
+export class ViewChangedError extends AirlockError {
+  readonly request: ApprovalRequest;
+  constructor(message: string, request: ApprovalRequest) {
+    super("view_changed", message);
+    this.name = "ViewChangedError";
+    this.request = request;
   }
 }
 

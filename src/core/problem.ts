@@ -17,7 +17,7 @@ export const problemSchema = z.object({
   code: z.string(),
   /** The offending input field (dotted path), for 400 and 422. */
   field: z.string().optional(),
-  /** For 409: the request as it is now, carrying the decision that won. */
+  /** For 409: the request as it is now (carrying the decision that won, for `conflict`). */
   request: approvalRequestSchema.optional(),
   decision: decisionSchema.optional(),
   retryAfterSeconds: z.number().optional(),
@@ -56,6 +56,8 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   store_unavailable: 503,
   // A requester's pending quota (the server's limits): the HTTP route words it with the limit's name.
   quota_exceeded: 429,
+  // The reviewer decided on a view the request no longer has (core/review-view.ts).
+  view_changed: 409,
 };
 
 export function problem(
@@ -94,7 +96,7 @@ export function domainProblem(
   const extra: Partial<Problem> = {};
   const field = (err as { field?: unknown }).field;
   if (typeof field === "string") extra.field = field;
-  if (err.code === "conflict") {
+  if (err.code === "conflict" || err.code === "view_changed") {
     const request = (err as { request?: ApprovalRequest }).request;
     if (request) {
       extra.request = request;

@@ -5,7 +5,7 @@
 // proves what was shown. The view holds what a person judges by (the agent's words labelled as
 // such, the exact args, the preview, the items, who asks and who may decide, the revision it
 // replaces) and nothing that moves on its own (no countdown, no votes so far).
-import { ConflictError } from "./errors.js";
+import { ViewChangedError } from "./errors.js";
 import { canonicalJson, sha256 } from "./hash.js";
 import type { ApprovalRequest } from "./schemas.js";
 
@@ -69,13 +69,13 @@ export function viewDigestOf(r: ApprovalRequest): string {
   return sha256(canonicalJson(reviewViewOf(r)));
 }
 
-/** Throws `conflict` (`view_changed` in its message) when a decision was taken on a view that is no
- * longer the request's. */
+/** Throws `view_changed` (HTTP 409) when a decision was taken on a view that is no longer the
+ * request's. */
 export function checkViewDigest(r: ApprovalRequest, shown: string | undefined): void {
   if (shown === undefined) return;
   const now = viewDigestOf(r);
   if (shown !== now) {
-    throw new ConflictError(
+    throw new ViewChangedError(
       `view_changed: the view of ${r.id} changed since it was shown (digest ${shown.slice(0, 12)}…, now ${now.slice(0, 12)}…); look at it again before deciding`,
       r,
     );

@@ -108,7 +108,7 @@ const PROBLEM_TEXT: Record<number, string> = {
   401: "no token, or an unknown or revoked one (also a long-poll whose token was revoked while it waited)",
   403: "the token's role or principal does not allow this",
   404: "no such request, or one the caller may not see",
-  409: "already decided; `request` and `decision` carry the winner",
+  409: "`conflict` (already decided: `request` and `decision` carry the winner) or `view_changed` (the `viewDigest` sent is not the review view the request has now: `request` carries it as it is; look again before deciding)",
   413: "body over the size limit, or a field (args, preview, summary, editedArgs) over its own limit; `field` names it",
   415: "body not sent as JSON",
   422: "valid JSON that breaks a rule of the request (selection, edited args, a missing reason)",

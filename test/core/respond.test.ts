@@ -205,7 +205,7 @@ describe("a response settles the request", () => {
         response: "x",
         viewDigest: "0".repeat(64),
       }),
-    ).rejects.toMatchObject({ code: "conflict", message: /^view_changed/ });
+    ).rejects.toMatchObject({ code: "view_changed", message: /^view_changed/ });
     const ok = await engine.decide(r.id, {
       outcome: "responded",
       reviewer: "dave",

@@ -34,6 +34,7 @@ describe("the review view", () => {
       viewDigest: "0".repeat(64),
     });
     expect(wrong.status).toBe(409);
+    expect(wrong.body.code).toBe("view_changed");
     expect(wrong.body.detail).toMatch(/^view_changed/);
     expect((await s.airlock.get(id)).status).toBe("pending");
     const bad = await s.call(s.tokens.alice, "POST", `/v1/requests/${id}/decisions`, {

@@ -1,8 +1,9 @@
 """Exceptions carrying the server's stable problem ``code`` (RFC 9457 problem details).
 
-Branch on ``err.code`` (``not_found``, ``conflict``, ``forbidden``, ``unauthorized``,
-``invalid_input``, ``rate_limited``, ``store_unavailable``, ``timeout``, ...) rather than on the
-message; the classes group the codes a caller usually handles alike.
+Branch on ``err.code`` (``not_found``, ``conflict``, ``view_changed``, ``forbidden``,
+``unauthorized``, ``invalid_input``, ``rate_limited``, ``store_unavailable``, ``timeout``, ...)
+rather than on the message; the classes group the codes a caller usually handles alike
+(``view_changed``, a decision on a view the request no longer has, is a ``ConflictError``).
 """
 
 from __future__ import annotations
