@@ -326,7 +326,7 @@ const Asked: FC<PanelProps & { ticks: boolean; checked: string[] }> = (p) => {
           <Markdown cacheKey={`${r.id}:${r.version}:summary`} source={view.agentSummary} />
         </section>
       ) : null}
-      <Args view={view} />
+      <Args view={view} edited={r.decision?.editedArgs !== undefined} />
       {p.previous ? (
         <details class="card changes" open>
           <summary>
@@ -373,14 +373,16 @@ export function argsShownInFull(r: ApprovalRequest): boolean {
 }
 
 /** The exact arguments, as canonical pretty-printed JSON: what runs if approved as is. */
-const Args: FC<{ view: ReviewView }> = ({ view }) => {
+const Args: FC<{ view: ReviewView; edited?: boolean }> = ({ view, edited }) => {
   if (!Object.keys(view.args).length) return null;
   const text = argsJson(view.args);
   const shown = bounded(text, MAX_SHOWN_CHARS);
   return (
-    <details class="card args" open={text.length <= ARGS_OPEN_CHARS}>
+    <details class="card args" open={!edited && text.length <= ARGS_OPEN_CHARS}>
       <summary>
-        Exact arguments (JSON): what runs if approved
+        {edited
+          ? "The arguments the agent asked for (JSON): the approval edited them (above)"
+          : "Exact arguments (JSON): what runs if approved"}
         {text.length > ARGS_OPEN_CHARS ? ` (${text.length.toLocaleString("en")} characters)` : ""}
       </summary>
       <pre class="json">{shown.text}</pre>
