@@ -120,6 +120,8 @@ export interface PublicHitlConfig {
   approveLabel: string;
   rejectLabel: string;
   descriptionTemplate?: string;
+  /** A reviewer may answer the call instead of approving it (`respond`); absent otherwise. */
+  respond?: true;
 }
 
 export const HITL_DEFAULTS = {
@@ -281,6 +283,7 @@ export function publicConfig(c: ResolvedHitlConfig): PublicHitlConfig {
     rejectLabel: c.rejectLabel,
   };
   if (c.descriptionTemplate !== undefined) out.descriptionTemplate = c.descriptionTemplate;
+  if (c.respond) out.respond = true;
   return out;
 }
 

@@ -97,6 +97,8 @@ describe("hitlTool with respond", () => {
     );
     const marker = await ask({ question: "Which region?" });
     expect(isHitlPending(marker)).toBe(true);
+    // A front end reading the marker knows the reviewer may answer.
+    expect((marker as HitlPending).hitl_result.config.respond).toBe(true);
     const id = (marker as HitlPending).hitl_result.approvalId as string;
     expect((await e.get(id)).responseSchema).toBeUndefined();
     await e.decide(id, { outcome: "responded", reviewer: "bob", response: "eu-west" });
@@ -121,6 +123,7 @@ describe("hitlTool with respond", () => {
       confidence: low,
     });
     const marker = (await plain({ x: 1 })) as HitlPending;
+    expect(marker.hitl_result.config).not.toHaveProperty("respond");
     const id = marker.hitl_result.approvalId as string;
     expect((await e.get(id)).allowed).not.toContain("respond");
     await expect(
