@@ -1,6 +1,9 @@
 // The five demo agents' requests as a reviewer sees them, in Debian's chromium at desktop and phone
 // width: no page scrolls sideways, and the decision (title, risk, countdown, the buttons) is in the
 // first screen. The agents are the real examples, started as `airlock serve --demo` starts them.
+// Then two of them decided as a reviewer would (issue 33): pattern 4's file write edited as text,
+// with the diff of what will be written; pattern 5's questions answered, the agent's plan for the
+// answers approved, and its report growing live on the page, quoting the answer.
 // AIRLOCK_SCREENSHOTS=1 writes the screenshots to docs/; otherwise to the test's temporary folder.
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -186,4 +189,82 @@ describe.skipIf(!haveBrowser)("the demo requests in chromium", () => {
     );
     await page.context().close();
   });
+
+  /** Presses approve on the request page, and confirms when the page asks first. */
+  async function approveOnPage(page: Page, button = "#btn-approve"): Promise<void> {
+    await page.click(button);
+    await page.waitForSelector('#decision-panel[data-status="approved"], [aria-label=confirm]');
+    if ((await page.locator("[aria-label=confirm]").count()) > 0) await page.click("#btn-confirm");
+    await page.waitForSelector('#decision-panel[data-status="approved"]');
+  }
+
+  it("pattern 4: the file write is edited as text, and the outcome shows the diff of what will be written", async () => {
+    const r = pending.find((x) => x.action === "files.write");
+    expect(r).toBeDefined();
+    if (!r) return;
+    const page = await signedIn(1366, 768);
+    await page.goto(`${base}/requests/${r.id}`);
+    await page.click("details#edit > summary");
+    const content = page.locator('[data-field="content"] textarea');
+    const before = await content.inputValue();
+    expect(before).toBe(String(r.args.content));
+    expect(before).not.toContain("\\n");
+    await content.fill(`${before.replace(/\n$/, "")}\nEdited by the reviewer.\n`);
+    await approveOnPage(page, "#btn-edit");
+    const changes = page.locator("#edited-changes");
+    await expect(changes.textContent()).resolves.toContain("what will be written to");
+    await expect(changes.locator("pre.diff span.add").allTextContents()).resolves.toContain(
+      "+Edited by the reviewer.",
+    );
+    await page.context().close();
+  });
+
+  it("pattern 5: the reviewer answers the questions, the agent plans for the answers, and its report grows on the page", async () => {
+    const r = pending.find((x) => x.action === "research.execute_plan");
+    expect(r).toBeDefined();
+    if (!r) return;
+    const page = await signedIn(1366, 768);
+    await page.goto(`${base}/requests/${r.id}`);
+    let planId = r.id;
+    // The demo plan asks clarifying questions, so it may be answered.
+    await expect(page.locator("#respond-form").count()).resolves.toBe(1);
+    {
+      // One field per clarifying question, titled with it; one answer is enough.
+      await page
+        .locator('#respond-form [data-field="answer_1"] :is(input, textarea)')
+        .fill("Embedded use only: SQLite");
+      await page.click("#btn-respond");
+      await page.waitForSelector('#decision-panel[data-status="responded"]');
+      // The agent plans again for the answer and asks for approval of that plan.
+      let next: ApprovalRequest | undefined;
+      for (let i = 0; i < 300 && !next; i++) {
+        next = (await airlock.list({ status: "pending", limit: 100 })).items.find(
+          (x) => x.revisionOf === r.id,
+        );
+        if (!next) await new Promise((done) => setTimeout(done, 100));
+      }
+      expect(next).toBeDefined();
+      if (!next) return;
+      planId = next.id;
+      await page.goto(`${base}/requests/${planId}`);
+    }
+    await approveOnPage(page);
+    // Phase B runs: the report shows and grows without a reload, then the run ends.
+    const report = page.locator("#live-report");
+    await expect
+      .poll(() => report.getAttribute("data-state"), { timeout: 60_000 })
+      .toBe("completed");
+    const text = (await report.locator(".markdown").textContent()) ?? "";
+    expect(text).toContain("Research report");
+    // The agent used the answer: its report quotes it.
+    expect(text).toContain("Embedded use only: SQLite");
+    await expect(report.locator("#latest-calls li").count()).resolves.toBe(3);
+    // The trail folds the run's raw events.
+    await expect(page.locator("#trail li.progress-run").count()).resolves.toBeGreaterThan(0);
+    await page.screenshot({
+      path: new URL("inbox-research-two-phase-report-1366.png", DOCS).pathname,
+      fullPage: true,
+    });
+    await page.context().close();
+  }, 90_000);
 });
