@@ -24,7 +24,9 @@ const LAYERS = [
   ["core"],
   ["audit", "reply"],
   ["policy", "store", "engine"],
-  ["client", "tools", "mcp", "channels", "testing"],
+  // The HTTP client speaks the engine's verbs to a server: the console reviews through it.
+  ["client"],
+  ["tools", "mcp", "channels", "testing"],
   ["."],
   ["server", "adapters"],
   ["cli"],

@@ -1,7 +1,10 @@
 // How the command line prints: JSON for scripts, short aligned text for people, and one line on
 // stderr for errors. What agents wrote passes through `terminalSafe` (control characters and escape
 // sequences shown as harmless stand-ins), so it cannot clear, retitle or overwrite the terminal.
+import { argsJson } from "../channels/view-fit.js";
+import { reviewViewOf, viewDigestOf } from "../core/review-view.js";
 import type { ApprovalRequest } from "../core/schemas.js";
+import { isPending } from "../core/state.js";
 import { terminalSafe, terminalSafeJson } from "../reply/format.js";
 
 export { terminalSafe } from "../reply/format.js";
@@ -98,16 +101,34 @@ export function describeRequest(r: ApprovalRequest, now: number): string {
   }
   if (r.quorum > 1) lines.push(`  quorum:      ${r.quorum}`);
   if (r.revisionOf) lines.push(`  revision of: ${one(r.revisionOf)}`);
-  if (r.summary) lines.push("", terminalSafe(r.summary, { multiline: true }));
-  if (r.items.length) {
+  // What follows is the request's review view (core/review-view.ts), as every door shows it; its
+  // digest goes with a decision (`airlock decide ID … --view-digest HEX`).
+  const view = reviewViewOf(r);
+  if (isPending(r)) lines.push(`  view digest: ${viewDigestOf(r)}`);
+  const block = (heading: string, text: string) =>
+    lines.push(
+      "",
+      `  ${heading}`,
+      ...terminalSafe(text, { multiline: true })
+        .split("\n")
+        .map((l) => `    ${l}`),
+    );
+  if (view.question?.trim()) block("question:", view.question);
+  if (view.command?.trim()) block("command:", view.command);
+  if (view.agentSummary?.trim()) {
+    block("the agent says (its own words, not checked by Airlock):", view.agentSummary.trimEnd());
+  }
+  if (Object.keys(view.args).length) {
+    block("exact arguments (what runs if approved):", argsJson(view.args));
+  } else lines.push("", "  exact arguments (what runs if approved): none");
+  if (view.preview?.trim()) block("preview:", view.preview.trimEnd());
+  if (view.items.length) {
     lines.push("", "  items:");
-    r.items.forEach((it, i) => {
+    view.items.forEach((it, i) => {
       const mark = r.decision?.selected?.includes(it.id) ? "x" : " ";
       lines.push(`   [${mark}] ${i + 1}. ${one(it.label)}  (${one(it.id)})`);
+      if (it.detail?.trim()) lines.push(`          ${one(it.detail)}`);
     });
-  }
-  if (Object.keys(r.args).length) {
-    lines.push("", `  args: ${terminalSafeJson(JSON.stringify(r.args))}`);
   }
   if (r.allowed.includes("respond") && r.status === "pending") {
     lines.push(

@@ -89,7 +89,9 @@ describe("airlock output", () => {
     const show = await airlock(["show", id]);
     expect(show.code).toBe(0);
     expect(raw(show.stdout)).toEqual([]);
-    expect(show.stdout).toContain("line one\n␛[1Aline two\\u009b31m");
+    // The summary is the agent's words, labelled and indented as the review view shows them.
+    expect(show.stdout).toContain("the agent says (its own words, not checked by Airlock):");
+    expect(show.stdout).toContain("line one\n    ␛[1Aline two\\u009b31m");
     expect(show.stdout).toContain("1. step␛[8m hidden");
     expect(show.stdout).toContain("bidi\\u202etxt.exe");
 

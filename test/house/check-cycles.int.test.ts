@@ -104,7 +104,7 @@ describe("dependency check", () => {
     expect(res.out).toContain(
       'src/channels/slack/routes.ts imports src/server/problem.ts ("../../server/problem.js")',
     );
-    expect(res.out).toContain("src/server is in layer 5, above it");
+    expect(res.out).toContain("src/server is in layer 6, above it");
   });
 
   it("fails when a folder imports another of its own layer", async () => {
