@@ -153,6 +153,10 @@ describe.skipIf(!haveBrowser)("the approval card as a reviewer uses it (chromium
     await expect(card.locator('.changes li[data-field="amount"]').textContent()).resolves.toBe(
       "amount: 480 → 400",
     );
+    // The agent's arguments are no longer called what runs.
+    await expect(card.locator(".label").allTextContents()).resolves.toContain(
+      "The arguments the agent asked for (the approval edited them: see below):",
+    );
     await page.close();
   });
 

@@ -376,7 +376,9 @@ export const APPROVAL_CARD_JS = String.raw`/* airlock-approval: the embeddable a
       }
       var argsText = r.argsText || (r.args && Object.keys(r.args).length ? JSON.stringify(r.args, null, 2) : "");
       if (argsText && argsText !== "{}") {
-        card.append(node("div", "label", "Exact arguments (what runs if approved):"));
+        card.append(node("div", "label", r.decision && r.decision.editedArgs
+          ? "The arguments the agent asked for (the approval edited them: see below):"
+          : "Exact arguments (what runs if approved):"));
         card.append(node("pre", "args", argsText));
       }
 

@@ -188,7 +188,11 @@ export const QueueRows: FC<QueueRowsProps> = ({ rows, bulk, query, me, more }) =
                     {r.status === "pending" ? <Countdown deadline={r.deadline} /> : "—"}
                   </td>
                   <td class={`status-${r.status}`}>
-                    {r.status === "revise" ? "revision requested" : r.status.replace("_", " ")}
+                    {r.status === "revise"
+                      ? "revision requested"
+                      : r.status === "responded"
+                        ? "answered"
+                        : r.status.replace("_", " ")}
                   </td>
                 </tr>
               </>
