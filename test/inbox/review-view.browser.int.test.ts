@@ -194,7 +194,11 @@ describe.skipIf(!haveBrowser)("the request page as a reviewer uses it (chromium)
     await expect(page.locator('[data-field="amount"] input').inputValue()).resolves.toBe("6000");
     expect((await s.airlock.get(r.id)).status).toBe("pending");
 
+    // Enter in a field does not send the approval.
     await page.fill('[data-field="amount"] input', "4000");
+    await page.press('[data-field="amount"] input', "Enter");
+    await page.waitForTimeout(300);
+    expect((await s.airlock.get(r.id)).status).toBe("pending");
     await page.selectOption('[data-field="currency"] select', { label: "USD" });
     await page.check('[data-field="urgent"] input');
     await page.click("#btn-edit");

@@ -309,6 +309,15 @@ export const INBOX_JS = `
       comment.focus();
     }
   });
+  // Enter in one of the edit or answer form's fields does not send the form (an approval, or an
+  // answer, is sent by its button only).
+  ["edit-form", "respond-form"].forEach(function (id) {
+    var f = document.getElementById(id);
+    if (f) f.addEventListener("keydown", function (e) {
+      var t = e.target;
+      if (e.key === "Enter" && t && t.tagName === "INPUT" && t.type !== "checkbox") e.preventDefault();
+    });
+  });
   // Rejecting from the keyboard asks first: "d" opens the confirmation in the bar.
   var rejectConfirm = document.getElementById("reject-confirm");
   function askReject(open) {
