@@ -61,6 +61,14 @@ export interface Door {
    * `staleDigest(request)` where the door carries the digest of the view it showed: as if the
    * request had changed between showing and deciding. */
   approveStale?(world: World, request: ApprovalRequest): Promise<Attempt>;
+  /** Answers `request` (one that allows respond) as `who` with `response`, through the door's real
+   * entry point, for a door that offers the reviewer's answer (`{"outcome": "responded"}`). */
+  respond?(
+    world: World,
+    who: Who,
+    request: ApprovalRequest,
+    response: string,
+  ): Promise<Attempt | NotApplicable>;
 }
 
 /** The digest of a view the request does not have: the same request with other args, as a reviewer
@@ -88,6 +96,16 @@ export async function openRequest(
 }
 
 const approvals = (r: ApprovalRequest) => r.decisions.filter((d) => d.outcome === "approved");
+
+/** A pending request of agent `bot` that a reviewer may answer instead of approving. */
+function openQuestion(world: World, extra: Partial<RequestInput> = {}): Promise<ApprovalRequest> {
+  return openRequest(world, {
+    title: "Which region should the replica go to?",
+    allowed: ["approve", "reject", "respond"],
+    responseSchema: { type: "string", minLength: 1 },
+    ...extra,
+  });
+}
 
 /** Runs `attempt` and expects it refused by the door and, above all, nothing approved. */
 async function expectRefused(
@@ -199,6 +217,44 @@ export function doorContract(world: () => World, door: Door): void {
     await new Promise((r) => setTimeout(r, 300));
     await expectRefused(world(), door, { kind: "reviewer", name: "alice" }, request);
   });
+
+  if (door.respond) {
+    const respond = door.respond.bind(door);
+    it(`${door.name}: a listed approver answers, and the answer is what was sent`, async () => {
+      const request = await openQuestion(world());
+      const attempt = await respond(world(), { kind: "reviewer", name: "alice" }, request, "eu");
+      if (isNa(attempt)) throw new Error(`${door.name} cannot answer as a reviewer`);
+      expect(attempt.refused, attempt.said).toBe(false);
+      const after = await world().airlock.get(request.id);
+      expect(after.status).toBe("responded");
+      expect(after.decision).toMatchObject({ reviewer: "alice", response: "eu" });
+    });
+    const mayNotAnswer: Who[] = [
+      { kind: "agent" },
+      { kind: "minted_by_agent" },
+      { kind: "non_approver" },
+      { kind: "requester" },
+    ];
+    for (const who of mayNotAnswer) {
+      it(`${door.name}: ${who.kind.replaceAll("_", " ")} answering → refused`, async () => {
+        const request = await openQuestion(
+          world(),
+          who.kind === "requester" ? { requester: "alice" } : {},
+        );
+        const attempt = await respond(world(), who, request, "us");
+        if (isNa(attempt)) {
+          console.info(
+            `door contract: ${door.name} / ${who.kind} answering: not applicable: ${attempt.notApplicable}`,
+          );
+        } else {
+          expect(attempt.refused, `${door.name} answered: ${attempt.said}`).toBe(true);
+        }
+        const after = await world().airlock.get(request.id);
+        expect(after.status, `${door.name} / ${who.kind} recorded an answer`).toBe("pending");
+        expect(after.decisions).toEqual([]);
+      });
+    }
+  }
 
   if (door.labels) {
     const labels = door.labels.bind(door);

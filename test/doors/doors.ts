@@ -110,9 +110,15 @@ async function shownDigest(world: World, token: string, id: string): Promise<str
   return r.status === 200 && typeof digest === "string" ? digest : undefined;
 }
 
-async function apiApprove(world: World, token: string, id: string, viewDigest?: string) {
+async function apiApprove(
+  world: World,
+  token: string,
+  id: string,
+  viewDigest?: string,
+  decision: Record<string, unknown> = { outcome: "approved" },
+) {
   const r = await call(world, token, "POST", `/v1/requests/${id}/decisions`, {
-    outcome: "approved",
+    ...decision,
     ...(viewDigest === undefined ? {} : { viewDigest }),
   });
   return { refused: r.status >= 400, said: `${r.status} ${r.text}` };
@@ -131,7 +137,20 @@ export const apiDoor: Door = {
   async approveStale(world, request) {
     return apiApprove(world, world.credentials.alice, request.id, staleDigest(request));
   },
+  async respond(world, who, request, response) {
+    if (who.kind === "minted_by_agent") return mintWithAgent(world);
+    const token = await tokenFor(world, who);
+    if (token === undefined || typeof token !== "string") return token as NotApplicable;
+    const digest = await shownDigest(world, token, request.id);
+    return apiApprove(world, token, request.id, digest, { outcome: "responded", response });
+  },
 };
+
+async function bulkDecide(world: World, token: string, body: Record<string, unknown>) {
+  const r = await call(world, token, "POST", "/v1/decisions", body);
+  const result = (r.json as { results?: { ok: boolean }[] } | undefined)?.results?.[0];
+  return { refused: r.status >= 400 || result?.ok !== true, said: `${r.status} ${r.text}` };
+}
 
 export const bulkApiDoor: Door = {
   name: "bulk API",
@@ -139,12 +158,16 @@ export const bulkApiDoor: Door = {
     if (who.kind === "minted_by_agent") return mintWithAgent(world);
     const token = await tokenFor(world, who);
     if (token === undefined || typeof token !== "string") return token as NotApplicable;
-    const r = await call(world, token, "POST", "/v1/decisions", {
-      ids: [request.id],
-      outcome: "approved",
+    return bulkDecide(world, token, { ids: [request.id], outcome: "approved" });
+  },
+  async respond(world, who, request, response) {
+    if (who.kind === "minted_by_agent") return mintWithAgent(world);
+    const token = await tokenFor(world, who);
+    if (token === undefined || typeof token !== "string") return token as NotApplicable;
+    // An answer is for one request: the `decisions` form, not `ids`.
+    return bulkDecide(world, token, {
+      decisions: [{ id: request.id, outcome: "responded", response }],
     });
-    const result = (r.json as { results?: { ok: boolean }[] } | undefined)?.results?.[0];
-    return { refused: r.status >= 400 || result?.ok !== true, said: `${r.status} ${r.text}` };
   },
 };
 
@@ -430,73 +453,92 @@ async function mintCard(
   return { ...(token ? { token } : {}), said: `mint: ${r.status} ${r.text}` };
 }
 
-async function decideWithCard(world: World, card: string, request: ApprovalRequest) {
-  const r = await call(world, card, "POST", `/v1/embed/requests/${request.id}/decisions`, {
-    outcome: "approved",
-  });
+async function decideWithCard(
+  world: World,
+  card: string,
+  request: ApprovalRequest,
+  decision: Record<string, unknown> = { outcome: "approved" },
+) {
+  const r = await call(world, card, "POST", `/v1/embed/requests/${request.id}/decisions`, decision);
   return { refused: r.status >= 400, said: `decide: ${r.status} ${r.text}` };
+}
+
+/** A card for `who` decides `request` (approves it, or sends `decision`), however `who` could come
+ * by a card. */
+async function cardDecides(
+  world: World,
+  who: Who,
+  request: ApprovalRequest,
+  decision?: Record<string, unknown>,
+): Promise<Attempt> {
+  const c = world.credentials;
+  const { app } = c;
+  switch (who.kind) {
+    case "reviewer": {
+      const minted = await mintCard(world, app, request, who.name);
+      if (!minted.token) return { refused: true, said: minted.said };
+      return decideWithCard(world, minted.token, request, decision);
+    }
+    case "agent":
+    case "dual":
+    case "dual_admin": {
+      // The agent (or a token it holds) asks for a card for a real approver.
+      const minter = who.kind === "agent" ? c.agent : who.kind === "dual" ? c.dual : c.dualAdmin;
+      const minted = await mintCard(world, minter, request, "alice");
+      if (minted.token) return decideWithCard(world, minted.token, request, decision);
+      return { refused: true, said: minted.said };
+    }
+    case "minted_by_agent": {
+      // A card signed by this server but minted with an agent's token (as an older server did).
+      return decideWithCard(
+        world,
+        await forgedCard(world, request, "alice", "bot"),
+        request,
+        decision,
+      );
+    }
+    case "requester":
+    case "non_approver": {
+      const reviewer = who.kind === "requester" ? "alice" : "carol";
+      const minted = await mintCard(world, app, request, reviewer);
+      if (minted.token) return decideWithCard(world, minted.token, request, decision);
+      // Refused at the mint; a card that reached them anyway still decides nothing.
+      const card = createEmbedTokens(EMBED_SECRET).mint({
+        requestId: request.id,
+        reviewer,
+        groups: who.kind === "requester" ? ["ops"] : ["finance"],
+        expiresAt: Date.now() + 60_000,
+        mintedBy: "chat-app",
+        minterTokenId: (await world.tokens.list()).find((t) => t.name === "chat-app")?.id ?? "",
+        minterRoles: ["app"],
+      });
+      const used = await decideWithCard(world, card, request, decision);
+      return { refused: used.refused, said: `${minted.said}; ${used.said}` };
+    }
+    case "revoked": {
+      const name = fresh("rita");
+      const r = await world.reviewer(name);
+      await revokeToken(world.tokens, r.id);
+      const minted = await mintCard(world, app, request, name);
+      if (minted.token) return decideWithCard(world, minted.token, request, decision);
+      return { refused: true, said: minted.said };
+    }
+    case "derived_from_revoked": {
+      const name = fresh("rex");
+      const r = await world.reviewer(name);
+      const minted = await mintCard(world, app, request, name);
+      if (!minted.token) throw new Error(`no card for a live reviewer: ${minted.said}`);
+      await revokeToken(world.tokens, r.id);
+      return decideWithCard(world, minted.token, request, decision);
+    }
+  }
 }
 
 export const cardDoor: Door = {
   name: "embed card",
-  async approve(world, who, request) {
-    const c = world.credentials;
-    const { app } = c;
-    switch (who.kind) {
-      case "reviewer": {
-        const minted = await mintCard(world, app, request, who.name);
-        if (!minted.token) return { refused: true, said: minted.said };
-        return decideWithCard(world, minted.token, request);
-      }
-      case "agent":
-      case "dual":
-      case "dual_admin": {
-        // The agent (or a token it holds) asks for a card for a real approver.
-        const minter = who.kind === "agent" ? c.agent : who.kind === "dual" ? c.dual : c.dualAdmin;
-        const minted = await mintCard(world, minter, request, "alice");
-        if (minted.token) return decideWithCard(world, minted.token, request);
-        return { refused: true, said: minted.said };
-      }
-      case "minted_by_agent": {
-        // A card signed by this server but minted with an agent's token (as an older server did).
-        return decideWithCard(world, await forgedCard(world, request, "alice", "bot"), request);
-      }
-      case "requester":
-      case "non_approver": {
-        const reviewer = who.kind === "requester" ? "alice" : "carol";
-        const minted = await mintCard(world, app, request, reviewer);
-        if (minted.token) return decideWithCard(world, minted.token, request);
-        // Refused at the mint; a card that reached them anyway still decides nothing.
-        const card = createEmbedTokens(EMBED_SECRET).mint({
-          requestId: request.id,
-          reviewer,
-          groups: who.kind === "requester" ? ["ops"] : ["finance"],
-          expiresAt: Date.now() + 60_000,
-          mintedBy: "chat-app",
-          minterTokenId: (await world.tokens.list()).find((t) => t.name === "chat-app")?.id ?? "",
-          minterRoles: ["app"],
-        });
-        const used = await decideWithCard(world, card, request);
-        return { refused: used.refused, said: `${minted.said}; ${used.said}` };
-      }
-      case "revoked": {
-        const name = fresh("rita");
-        const r = await world.reviewer(name);
-        await revokeToken(world.tokens, r.id);
-        const minted = await mintCard(world, app, request, name);
-        if (minted.token) return decideWithCard(world, minted.token, request);
-        return { refused: true, said: minted.said };
-      }
-      case "derived_from_revoked": {
-        const name = fresh("rex");
-        const r = await world.reviewer(name);
-        const minted = await mintCard(world, app, request, name);
-        if (!minted.token) throw new Error(`no card for a live reviewer: ${minted.said}`);
-        await revokeToken(world.tokens, r.id);
-        return decideWithCard(world, minted.token, request);
-      }
-    }
-  },
+  approve: (world, who, request) => cardDecides(world, who, request),
+  respond: (world, who, request, response) =>
+    cardDecides(world, who, request, { outcome: "responded", response }),
   async labels(world, request) {
     const minted = await mintCard(world, world.credentials.app, request, "alice");
     if (!minted.token) throw new Error(minted.said);
@@ -798,6 +840,17 @@ export const cliDoor: Door = {
   },
   async approveStale(world, request) {
     return cliApprove(world, world.credentials.alice, request, staleDigest(request));
+  },
+  async respond(world, who, request, response) {
+    if (who.kind === "minted_by_agent") return this.approve(world, who, request);
+    const token = await tokenFor(world, who);
+    if (token === undefined || typeof token !== "string") return token as NotApplicable;
+    const r = await runCli(["decide", request.id, "respond", "--answer", response, "--json"], {
+      ...process.env,
+      AIRLOCK_URL: world.url,
+      AIRLOCK_TOKEN: token,
+    });
+    return { refused: r.code !== 0, said: `exit ${r.code}: ${r.stderr.trim()}` };
   },
 };
 
