@@ -13,5 +13,6 @@ fi
 AIRLOCK_SCREENSHOTS=1 AIRLOCK_REQUIRE_BROWSER=1 npx vitest run \
   test/inbox/inbox.browser.int.test.ts \
   test/inbox/review-view.browser.int.test.ts \
+  test/embed/card-review.browser.int.test.ts \
   --maxWorkers 2
-git status --short -- docs/*.png
+git status --short -- 'docs/*.png'

@@ -3,7 +3,9 @@
 // argsSchema (a file's content edited as text; the outcome shows the diff of what will be written;
 // a wrong type refused by the engine), an answer sent instead of a decision, and the agent's report
 // growing live after the approval, as a document (no markup from it runs).
-import { existsSync } from "node:fs";
+//
+// AIRLOCK_SCREENSHOTS=1 writes the card's screenshot the docs show (docs/card-edit.png).
+import { existsSync, mkdirSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createTwoFilesPatch } from "diff";
@@ -100,6 +102,11 @@ describe.skipIf(!haveBrowser)("the approval card as a reviewer uses it (chromium
       await expect(content.inputValue()).resolves.toBe(NEW_FILE);
       const edited = `${NEW_FILE}- water the plants\n`;
       await content.fill(edited);
+      if (width === 390 && process.env.AIRLOCK_SCREENSHOTS === "1") {
+        const docs = new URL("../../docs/", import.meta.url);
+        mkdirSync(docs, { recursive: true });
+        await page.screenshot({ path: new URL("card-edit.png", docs).pathname, fullPage: true });
+      }
       await card.locator(".edit-form button[data-action=approve-edit]").click();
       await page.waitForSelector("airlock-approval[status=approved]");
       expect((await s.airlock.get(r.id)).decision).toMatchObject({
