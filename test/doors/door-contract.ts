@@ -63,6 +63,14 @@ export interface Door {
   approveStale?(world: World, request: ApprovalRequest): Promise<Attempt>;
   /** Answers `request` (one that allows respond) as `who` with `response`, through the door's real
    * entry point, for a door that offers the reviewer's answer (`{"outcome": "responded"}`). */
+  /** Approves `request` as `who` with its args edited to `editedArgs`, through the door's real
+   * entry point, for a door that offers editing. */
+  edit?(
+    world: World,
+    who: Who,
+    request: ApprovalRequest,
+    editedArgs: Record<string, unknown>,
+  ): Promise<Attempt | NotApplicable>;
   respond?(
     world: World,
     who: Who,
@@ -217,6 +225,45 @@ export function doorContract(world: () => World, door: Door): void {
     await new Promise((r) => setTimeout(r, 300));
     await expectRefused(world(), door, { kind: "reviewer", name: "alice" }, request);
   });
+
+  if (door.edit) {
+    const edit = door.edit.bind(door);
+    // The request carries its args' schema; the server was given none of its own.
+    const payment = () =>
+      openRequest(world(), {
+        title: "Pay invoice 7",
+        action: "payment.send",
+        args: { amountCents: 4800, to: "ACME" },
+        allowed: ["approve", "reject", "edit"],
+        argsSchema: {
+          type: "object",
+          properties: { amountCents: { type: "integer", minimum: 1 }, to: { type: "string" } },
+          required: ["amountCents", "to"],
+          additionalProperties: false,
+        },
+      });
+    const alice = { kind: "reviewer", name: "alice" } as const;
+    it(`${door.name}: an edit that fits the request's argsSchema is approved as edited`, async () => {
+      const request = await payment();
+      const attempt = await edit(world(), alice, request, { amountCents: 4000, to: "ACME" });
+      if (isNa(attempt)) throw new Error(`${door.name} cannot edit as a reviewer`);
+      expect(attempt.refused, attempt.said).toBe(false);
+      const after = await world().airlock.get(request.id);
+      expect(after.status).toBe("approved");
+      expect(after.decision?.editedArgs).toEqual({ amountCents: 4000, to: "ACME" });
+    });
+    it(`${door.name}: an edit of the wrong type → refused (422), nothing decided`, async () => {
+      const request = await payment();
+      const attempt = await edit(world(), alice, request, { amountCents: "lots", to: "ACME" });
+      if (isNa(attempt)) throw new Error(`${door.name} cannot edit as a reviewer`);
+      expect(attempt.refused, `${door.name} answered: ${attempt.said}`).toBe(true);
+      // In words a person reads, naming the field.
+      expect(attempt.said).toMatch(/amountCents/);
+      const after = await world().airlock.get(request.id);
+      expect(after.status).toBe("pending");
+      expect(after.decisions).toEqual([]);
+    });
+  }
 
   if (door.respond) {
     const respond = door.respond.bind(door);

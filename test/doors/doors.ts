@@ -137,6 +137,12 @@ export const apiDoor: Door = {
   async approveStale(world, request) {
     return apiApprove(world, world.credentials.alice, request.id, staleDigest(request));
   },
+  async edit(world, who, request, editedArgs) {
+    const token = await tokenFor(world, who);
+    if (token === undefined || typeof token !== "string") return token as NotApplicable;
+    const digest = await shownDigest(world, token, request.id);
+    return apiApprove(world, token, request.id, digest, { outcome: "approved", editedArgs });
+  },
   async respond(world, who, request, response) {
     if (who.kind === "minted_by_agent") return mintWithAgent(world);
     const token = await tokenFor(world, who);
@@ -159,6 +165,13 @@ export const bulkApiDoor: Door = {
     const token = await tokenFor(world, who);
     if (token === undefined || typeof token !== "string") return token as NotApplicable;
     return bulkDecide(world, token, { ids: [request.id], outcome: "approved" });
+  },
+  async edit(world, who, request, editedArgs) {
+    const token = await tokenFor(world, who);
+    if (token === undefined || typeof token !== "string") return token as NotApplicable;
+    return bulkDecide(world, token, {
+      decisions: [{ id: request.id, outcome: "approved", editedArgs }],
+    });
   },
   async respond(world, who, request, response) {
     if (who.kind === "minted_by_agent") return mintWithAgent(world);
@@ -537,6 +550,8 @@ async function cardDecides(
 export const cardDoor: Door = {
   name: "embed card",
   approve: (world, who, request) => cardDecides(world, who, request),
+  edit: (world, who, request, editedArgs) =>
+    cardDecides(world, who, request, { outcome: "approved", editedArgs }),
   respond: (world, who, request, response) =>
     cardDecides(world, who, request, { outcome: "responded", response }),
   async labels(world, request) {
@@ -840,6 +855,15 @@ export const cliDoor: Door = {
   },
   async approveStale(world, request) {
     return cliApprove(world, world.credentials.alice, request, staleDigest(request));
+  },
+  async edit(world, who, request, editedArgs) {
+    const token = await tokenFor(world, who);
+    if (token === undefined || typeof token !== "string") return token as NotApplicable;
+    const r = await runCli(
+      ["decide", request.id, "approve", "--edit", JSON.stringify(editedArgs), "--json"],
+      { ...process.env, AIRLOCK_URL: world.url, AIRLOCK_TOKEN: token },
+    );
+    return { refused: r.code !== 0, said: `exit ${r.code}: ${r.stderr.trim()}` };
   },
   async respond(world, who, request, response) {
     if (who.kind === "minted_by_agent") return this.approve(world, who, request);
