@@ -84,6 +84,7 @@ import { isLocked, sqliteFault, whileLocked } from "./sqlite-faults.js";
 import { applySqliteMigrations } from "./sqlite-migrate.js";
 import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
 import { DOC_STATUS_COLUMNS, docStatusOfRow, sqlitePruning } from "./sqlite-prune.js";
+import { rowKeys, type UpdateKind, updateKind } from "./sqlite-row-keys.js";
 import {
   matchQuery,
   planCount,
@@ -223,6 +224,19 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
          AND title_lower IS @title_lower AND execution IS @execution
          AND lease_until IS @lease_until`,
     ),
+    // A transition that changes the execution state or lease but keeps status, deadline and title (a
+    // claim, an execution's outcome): the status, deadline and approver indexes stay as they are;
+    // only the partial indexes on the execution columns move (sqlite-row-keys.ts).
+    updateExecution: db.prepare(
+      `UPDATE requests SET action = @action, title = @title, risk = @risk, confidence = @confidence,
+         level = @level, approvers = @approvers, quorum = @quorum, updated_at = @updated_at,
+         correlation_id = @correlation_id, revision_of = @revision_of, item_count = @item_count,
+         outcome = @outcome, method = @method, reviewer = @reviewer, decided_at = @decided_at,
+         execution = @execution, lease_until = @lease_until, version = @version,
+         doc_bytes = @doc_bytes, doc = @doc
+       WHERE id = @id AND version = @expected AND status = @status AND deadline IS @deadline
+         AND title_lower IS @title_lower`,
+    ),
     head: db.prepare<[], HeadRow>(HEAD_SQL),
     setHead: db.prepare(
       "UPDATE audit_head SET seq = @seq, hash = @hash, keyed_from = COALESCE(keyed_from, @keyed_from), key_id = COALESCE(key_id, @key_id) WHERE id = 1",
@@ -316,6 +330,14 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     }
     return st as Database.Statement<unknown[], R>;
   }
+
+  // The indexed columns of the rows this store wrote last, which pick each transition's UPDATE.
+  const keys = rowKeys();
+  const updates: Record<UpdateKind, Database.Statement> = {
+    unindexed: stmt.updateUnindexed,
+    execution: stmt.updateExecution,
+    full: stmt.update,
+  };
 
   // This process's creates since the title index last took the new rows (sqlite-title-index.ts).
   let unindexedTitles = 0;
@@ -418,6 +440,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     writeOutbox(messages, request.updatedAt);
     countSettled(request, drafts);
     unindexedTitles++;
+    keys.set(request.id, request.version, row);
     return { request, created: true, events: appendChain(drafts), docJson: row.doc };
   }
 
@@ -428,10 +451,20 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
     messages: OutboxDraft[],
   ): TransitionResult {
     const row = { ...rowOf(next), expected };
-    if (stmt.updateUnindexed.run(row).changes === 0 && stmt.update.run(row).changes === 0) {
+    // The narrowest UPDATE for what changes, when this store knows the row at `expected`; else the
+    // one that leaves every index alone, tried first. Either is followed by the full one when it
+    // finds the row otherwise (sqlite-row-keys.ts).
+    const known = keys.get(next.id, expected);
+    const first = known ? updates[updateKind(known, row)] : stmt.updateUnindexed;
+    if (
+      first.run(row).changes === 0 &&
+      (first === stmt.update || stmt.update.run(row).changes === 0)
+    ) {
+      keys.forget(next.id);
       const current = stmt.byId.get(next.id);
       return { ok: false, request: current ? parseDoc(current) : undefined, events: [] };
     }
+    keys.set(next.id, next.version, row);
     writeOutbox(messages, next.updatedAt);
     countSettled(next, drafts);
     return { ok: true, request: next, events: appendChain(drafts), docJson: row.doc };
