@@ -13,6 +13,7 @@ import { registerReview } from "./commands/review.js";
 import { CliError, type GlobalOptions } from "./context.js";
 import { registerDemo } from "./demo.js";
 import { terminalSafe } from "./output.js";
+import { missingPeer, missingPeerMessage } from "./peer.js";
 import { registerServe } from "./serve.js";
 import { registerToken } from "./token.js";
 
@@ -58,7 +59,15 @@ export async function main(argv: string[]): Promise<number> {
       // Help and version are not failures; commander already printed its message.
       return err.exitCode === 0 ? 0 : ERROR_EXIT;
     }
-    const message = err instanceof Error ? err.message : String(err);
+    // A missing optional peer that no command reported itself (e.g. a channel in --config).
+    const peer = missingPeer(err);
+    const command = program.args[0] ?? argv[2] ?? "airlock";
+    const message =
+      peer !== undefined
+        ? missingPeerMessage(command, peer)
+        : err instanceof Error
+          ? err.message
+          : String(err);
     process.stderr.write(`airlock: ${terminalSafe(message)}\n`);
     return err instanceof CliError ? err.exitCode : ERROR_EXIT;
   }

@@ -37,6 +37,7 @@ import {
 } from "./context.js";
 import { type DemoAgents, loadDemo } from "./demo.js";
 import { oneOf, positiveInt, positiveNumber } from "./parse.js";
+import { needPeer } from "./peer.js";
 import { trustThresholdFlag } from "./trust-threshold.js";
 
 export interface ServeOptions {
@@ -470,8 +471,9 @@ async function openPostgres(
   settings: AuditSettings & { onError: (err: Error) => void; approverIndex: ApproverIndexUse },
 ): Promise<{ store: Store; tokens: TokenStore }> {
   // Imported only when asked for, so the commands on SQLite never load the PostgreSQL driver.
-  const { postgresStore } = await import("../store/postgres.js");
-  const { postgresTokenStore } = await import("../server/tokens-postgres.js");
+  const [{ postgresStore }, { postgresTokenStore }] = await needPeer("serve --postgres", () =>
+    Promise.all([import("../store/postgres.js"), import("../server/tokens-postgres.js")]),
+  );
   const store = postgresStore(url, { ...settings, ...(schema === undefined ? {} : { schema }) });
   // The token store borrows the request store's pool, which closing the request store ends.
   return { store, tokens: postgresTokenStore(store.pool, { schema: store.schema }) };

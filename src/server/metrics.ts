@@ -5,33 +5,69 @@
 // they count every decision in the store, whichever process made it: with several server
 // processes on one database, aggregate them with max(), not sum(). The pending gauge is read from
 // the store at scrape time.
+//
+// prom-client is an optional peer dependency, loaded when a server starts: without it the server
+// runs, and /metrics answers 501 naming the package to install.
+import { createRequire } from "node:module";
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { Logger } from "pino";
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type * as PromClient from "prom-client";
+import type { Registry } from "prom-client";
 import { isAirlockError } from "../core/errors.js";
 import type { AuditEvent, Method } from "../core/schemas.js";
 import { AUTOMATIC_METHODS } from "../core/state.js";
 import type { Airlock } from "../engine/engine.js";
 import type { ServerEnv } from "./env.js";
+import type { MetricsRegistry } from "./metrics-registry.js";
 
 const COUNTED = new Set(["created", "decided", "timed_out", "cancelled", "escalated"]);
 
 export interface ServerMetrics {
-  registry: Registry;
+  /** Undefined when prom-client is not installed (then /metrics answers 501). */
+  registry: MetricsRegistry | undefined;
   /** Middleware counting and timing every HTTP request by route pattern (never by raw path). */
   observe: MiddlewareHandler<ServerEnv>;
   /** Stops following the audit log. */
   stop(): void;
 }
 
+/** The message of a server without prom-client, for its log and its /metrics answer. */
+export const METRICS_PEER_MISSING =
+  '/metrics needs the package "prom-client": npm install prom-client';
+
+/** prom-client, or undefined when it is not installed (any other failure to load it is thrown). */
+export function loadPromClient(): typeof PromClient | undefined {
+  try {
+    return createRequire(import.meta.url)("prom-client") as typeof PromClient;
+  } catch (err) {
+    if (
+      (err as { code?: unknown }).code === "MODULE_NOT_FOUND" &&
+      /prom-client/.test(String(err))
+    ) {
+      return undefined;
+    }
+    throw err;
+  }
+}
+
 export function createServerMetrics(
   airlock: Airlock,
   logger: Logger,
-  registry: Registry = new Registry(),
+  /** A prom-client `Registry` to register on (see ServerOptions.registry). */
+  given?: MetricsRegistry,
   /** The live tail to follow (the server's shared one); by default the engine's own. */
   tail: (signal: AbortSignal) => AsyncIterable<AuditEvent> = (signal) => airlock.events({ signal }),
+  prom: typeof PromClient | undefined = loadPromClient(),
 ): ServerMetrics {
+  if (!prom) {
+    logger.warn(METRICS_PEER_MISSING);
+    return { registry: undefined, observe: (_c, next) => next(), stop: () => {} };
+  }
+  const { Counter, collectDefaultMetrics, Gauge, Histogram } = prom;
+  // ServerOptions.registry is documented as a prom-client Registry; its type is structural only so
+  // that the declarations do not name prom-client.
+  const registry = (given as Registry | undefined) ?? new prom.Registry();
   const httpRequests = new Counter({
     name: "airlock_http_requests_total",
     help: "HTTP requests answered, by method, route pattern and status",

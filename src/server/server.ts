@@ -4,7 +4,6 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { Hono, type MiddlewareHandler } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import pino, { type Logger } from "pino";
-import type { Registry } from "prom-client";
 import { auditKeying } from "../audit/unkeyed.js";
 import { problem, problemResponse } from "../core/problem.js";
 import { expectNonNegativeNumber, expectPositiveNumber, invalidOption } from "../core/validate.js";
@@ -20,7 +19,8 @@ import { createEventHub } from "./event-hub.js";
 import { type InboxOptions, inboxRoutes } from "./inbox/routes.js";
 import { createLifecycle, type Listening, type ListenOptions } from "./lifecycle.js";
 import { resolveLimits, type ServerLimits } from "./limits.js";
-import { createServerMetrics, type ServerMetrics } from "./metrics.js";
+import { createServerMetrics, METRICS_PEER_MISSING, type ServerMetrics } from "./metrics.js";
+import type { MetricsRegistry } from "./metrics-registry.js";
 import { healthRoute, metricsRoute, openApiDocument, openApiRoute } from "./openapi.js";
 import { HttpProblem, onError } from "./problem.js";
 import {
@@ -88,8 +88,9 @@ export interface ServerOptions {
   heartbeatMs?: number;
   /** How long `close()` lets answers in flight finish before cutting connections. @default 10000 */
   shutdownGraceMs?: number;
-  /** A Prometheus registry to register on. @default a new one, private to this server */
-  registry?: Registry;
+  /** A prom-client `Registry` to register on. @default a new one, private to this server (when
+   * the optional peer prom-client is installed; without it /metrics answers 501) */
+  registry?: MetricsRegistry;
   /** The inbox's sign-in sessions and cookies: `secureCookies` (`true` behind a TLS proxy; @default
    * "auto": when the request came over https, or with `trustProxy` when `X-Forwarded-Proto` says so),
    * `trustProxy`, `sessionsPerToken`, `maxSessions`, `signInLimit`, `viewedWindowMs`. */
@@ -140,7 +141,7 @@ type Resolved = Required<
   inbox: InboxOptions;
   channels: ServerChannels | undefined;
   logger: Logger;
-  registry: Registry | undefined;
+  registry: MetricsRegistry | undefined;
   limits: ServerLimits;
   metricsToken: string | undefined;
 };
@@ -213,8 +214,9 @@ const positive = expectPositiveNumber;
 export interface AirlockServer {
   /** The Hono app, for `app.request()` in tests or mounting in another server. */
   app: Hono<ServerEnv>;
-  /** The Prometheus registry behind /metrics. */
-  registry: Registry;
+  /** The Prometheus registry behind /metrics; undefined when the optional peer prom-client is not
+   * installed (then /metrics answers 501). */
+  registry: MetricsRegistry | undefined;
   listen(options?: ListenOptions): Promise<Listening>;
   /** Graceful: stops accepting, answers long-polls with the current state, ends event streams,
    * waits for answers in flight. Does not close the engine or the token store (they are yours). */
@@ -224,10 +226,12 @@ export interface AirlockServer {
 }
 
 async function metricsResponse(metrics: ServerMetrics): Promise<Response> {
-  const text = await metrics.registry.metrics();
+  const registry = metrics.registry;
+  if (!registry) return problemResponse(problem(501, "not_implemented", METRICS_PEER_MISSING));
+  const text = await registry.metrics();
   return new Response(text, {
     status: 200,
-    headers: { "content-type": metrics.registry.contentType, "cache-control": "no-store" },
+    headers: { "content-type": registry.contentType, "cache-control": "no-store" },
   });
 }
 

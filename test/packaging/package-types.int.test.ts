@@ -128,7 +128,8 @@ export {
 export type { ParkedTurn };
 `;
 
-/** The optional peers of the framework subpaths, at the versions this checkout runs. */
+/** The optional peers of the framework subpaths and of the MCP one, at the versions this checkout
+ * runs. (pg's types come with the package, as @types/pg; the server names no prom-client type.) */
 const PEERS = [
   "@openai/agents",
   "ai",
@@ -136,6 +137,8 @@ const PEERS = [
   "@langchain/langgraph",
   "react",
   "@types/react",
+  "@modelcontextprotocol/server",
+  "@modelcontextprotocol/client",
 ];
 
 describe.skipIf(npmMissing !== undefined)("the packed package's type declarations", () => {

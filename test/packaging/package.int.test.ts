@@ -69,18 +69,26 @@ describe("the build", () => {
   });
 });
 
-describe.skipIf(npmMissing !== undefined)("the packed package", () => {
-  it("installs from its tarball and runs npm start's five demo agents to completion", {
-    timeout: 300_000,
-  }, async () => {
+/** The optional peer dependencies (package.json peerDependenciesMeta): a user installs the ones the
+ * features they use need (pg for --postgres, the MCP SDK, Slack and mail libraries, prom-client). */
+const OPTIONAL_PEERS = Object.entries(
+  (
+    JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    }
+  ).peerDependenciesMeta,
+)
+  .filter(([, meta]) => meta.optional)
+  .map(([name]) => name);
+
+let installedApp: Promise<{ app: string; files: string[]; packages: number }> | undefined;
+
+/** An empty project with the tarball installed, as `npm i <tarball>` does it: the optional peers
+ * are not installed. Once for the tests below. */
+function installApp(): Promise<{ app: string; files: string[]; packages: number }> {
+  installedApp ??= (async () => {
     const env = cleanEnv();
     const { tarball, files } = await pack();
-    // The library, the bin, the demo and its data; no tests, no sources of the library.
-    expect(files).toContain("dist/src/cli/main.js");
-    expect(files).toContain("dist/examples/demo.js");
-    expect(files).toContain("dist/examples/research-two-phase/corpus/sqlite-overview.md");
-    expect(files.some((f) => /\.test\.(js|ts)$/.test(f))).toBe(false);
-
     const app = join(work, "app");
     mkdirSync(app);
     // better-sqlite3 at the version this checkout runs (see below for its native part).
@@ -105,6 +113,28 @@ describe.skipIf(npmMissing !== undefined)("the packed package", () => {
       join(app, "node_modules/better-sqlite3/build"),
       { recursive: true },
     );
+    // What a user's `npm i` brings in: every package under node_modules, this one included.
+    const listed = await run("npm", ["ls", "--all", "--parseable"], { cwd: app, env }).catch(
+      (err: { stdout?: string }) => ({ stdout: err.stdout ?? "" }),
+    );
+    const packages = new Set(listed.stdout.split("\n").slice(1).filter(Boolean)).size;
+    process.stdout.write(`test/packaging: npm i <tarball> installed ${packages} packages\n`);
+    return { app, files, packages };
+  })();
+  return installedApp;
+}
+
+describe.skipIf(npmMissing !== undefined)("the packed package", () => {
+  it("installs from its tarball and runs npm start's five demo agents to completion", {
+    timeout: 300_000,
+  }, async () => {
+    const env = cleanEnv();
+    const { app, files } = await installApp();
+    // The library, the bin, the demo and its data; no tests, no sources of the library.
+    expect(files).toContain("dist/src/cli/main.js");
+    expect(files).toContain("dist/examples/demo.js");
+    expect(files).toContain("dist/examples/research-two-phase/corpus/sqlite-overview.md");
+    expect(files.some((f) => /\.test\.(js|ts)$/.test(f))).toBe(false);
     const installed = join(app, "node_modules", PKG.name);
     expect(existsSync(join(installed, "dist/src/index.js"))).toBe(true);
     // The installed library does not pull in the demo.
@@ -158,6 +188,82 @@ describe.skipIf(npmMissing !== undefined)("the packed package", () => {
     expect(serve.stdout()).toContain("Demo stopped");
     expect(serve.stdout()).not.toMatch(/failed/);
     expect(relative(app, installed)).toBe(join("node_modules", PKG.name));
+  });
+
+  it("runs without its optional peers: the library on SQLite, the server, and a one-line error from a command that needs one", {
+    timeout: 300_000,
+  }, async () => {
+    const env = cleanEnv();
+    const { app, packages } = await installApp();
+    for (const name of OPTIONAL_PEERS)
+      expect(existsSync(join(app, "node_modules", name))).toBe(false);
+    // 154 packages when the channels, MCP, pg and prom-client were dependencies; 83 without them.
+    expect(packages).toBeLessThan(100);
+
+    // The root and every subpath that needs no peer load; the engine runs on SQLite; a server
+    // answers, and its /metrics says which package it lacks.
+    const script = `
+      const m = await import("${PKG.name}");
+      const { sqliteStore } = await import("${PKG.name}/sqlite");
+      for (const sub of ["core", "policy", "audit", "tools", "channels", "console", "server"]) {
+        await import("${PKG.name}/" + sub);
+      }
+      const airlock = await m.createAirlock({ store: sqliteStore(":memory:") });
+      const request = await airlock.request({ title: "Deploy api", items: ["a", "b"] });
+      const decided = await airlock.decide(request.id, { outcome: "approved", reviewer: "alice" });
+      const { createServer, memoryTokenStore } = await import("${PKG.name}/server");
+      // A scraper's own token opens /metrics.
+      const metricsToken = "scraper-token-0123456789";
+      const server = createServer({ airlock, auth: { tokens: memoryTokenStore() }, metricsToken });
+      const health = await server.app.request("/healthz");
+      const metrics = await server.app.request("/metrics", {
+        headers: { authorization: "Bearer " + metricsToken },
+      });
+      console.log(JSON.stringify({
+        status: decided.status,
+        health: health.status,
+        metrics: metrics.status,
+        detail: (await metrics.json()).detail,
+        registry: server.registry === undefined,
+      }));
+      await server.close();
+      await airlock.close();
+    `;
+    const lib = await run(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: app,
+      env,
+    });
+    expect(JSON.parse(lib.stdout.trim().split("\n").at(-1) ?? "")).toEqual({
+      status: "approved",
+      health: 200,
+      metrics: 501,
+      detail: expect.stringContaining('needs the package "prom-client": npm install prom-client'),
+      registry: true,
+    });
+
+    // A command that needs a missing peer says so in one line on stderr, and fails.
+    const bin = join(app, "node_modules/.bin/airlock");
+    const cases: [string[], string][] = [
+      [
+        ["serve", "--postgres", "postgres://127.0.0.1:1/none", "--port", "0"],
+        'airlock: serve --postgres needs the package "pg": npm install pg',
+      ],
+      [
+        ["mcp"],
+        'airlock: mcp needs the package "@modelcontextprotocol/server": npm install @modelcontextprotocol/server',
+      ],
+    ];
+    for (const [args, line] of cases) {
+      const failed = await run(bin, args, {
+        cwd: app,
+        env: { ...env, AIRLOCK_AUDIT_KEY: "an audit key of the packaging test" },
+      }).then(
+        () => undefined,
+        (err: { code?: number; stderr?: string }) => err,
+      );
+      expect(failed?.code).toBe(4);
+      expect(failed?.stderr).toBe(`${line}\n`);
+    }
   });
 });
 

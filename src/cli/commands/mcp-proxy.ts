@@ -1,12 +1,12 @@
 // `airlock mcp-proxy --config airlock-mcp.json -- <command> [args...]`: an MCP server on stdio in
 // front of an upstream MCP server (a child over stdio, or `--upstream-url` over Streamable HTTP),
 // gating the calls its configuration names. stdout is the protocol: logs go to stderr.
-import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import type { Command } from "commander";
-import { createMcpProxy, type UpstreamSpec } from "../../mcp/proxy.js";
+import type { UpstreamSpec } from "../../mcp/proxy.js";
 import { loadProxyConfig, ProxyConfigError, parseProxyConfig } from "../../mcp/proxy-config.js";
 import { maxWaitMs } from "../../mcp/shared.js";
 import { CliError, type GlobalOptions, withGate } from "../context.js";
+import { needPeer } from "../peer.js";
 
 interface McpProxyOptions {
   config?: string;
@@ -55,6 +55,10 @@ export function registerMcpProxy(program: Command, globals: () => GlobalOptions)
       } catch (err) {
         throw new CliError((err as Error).message);
       }
+      // The MCP SDK is an optional peer dependency, loaded by this command alone.
+      const [{ StdioServerTransport }, { createMcpProxy }] = await needPeer("mcp-proxy", () =>
+        Promise.all([import("@modelcontextprotocol/server/stdio"), import("../../mcp/proxy.js")]),
+      );
       await withGate(globals(), async ({ api, remote }) => {
         const proxy = createMcpProxy({
           api,

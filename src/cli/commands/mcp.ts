@@ -4,18 +4,10 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createRequire } from "node:module";
 import { serve } from "@hono/node-server";
-import {
-  createMcpHandler,
-  hostHeaderValidationResponse,
-  localhostAllowedHostnames,
-  localhostAllowedOrigins,
-  originValidationResponse,
-} from "@modelcontextprotocol/server";
-import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import type { Command } from "commander";
-import { createMcpServer } from "../../mcp/server.js";
 import { CliError, type GlobalOptions, withGate } from "../context.js";
 import { positiveInt } from "../parse.js";
+import { needPeer } from "../peer.js";
 
 interface McpOptions {
   http?: number;
@@ -93,6 +85,21 @@ export function registerMcp(program: Command, globals: () => GlobalOptions): voi
       "local mode: the agent this server acts as (default mcp), whose requests alone it lists and reads; against a server the token names the agent",
     )
     .action(async (opts: McpOptions) => {
+      // The MCP SDK is an optional peer dependency, loaded by this command alone.
+      const [sdk, { StdioServerTransport }, { createMcpServer }] = await needPeer("mcp", () =>
+        Promise.all([
+          import("@modelcontextprotocol/server"),
+          import("@modelcontextprotocol/server/stdio"),
+          import("../../mcp/server.js"),
+        ]),
+      );
+      const {
+        createMcpHandler,
+        hostHeaderValidationResponse,
+        localhostAllowedHostnames,
+        localhostAllowedOrigins,
+        originValidationResponse,
+      } = sdk;
       await withGate(globals(), async ({ api, remote }) => {
         const requester = opts.requester ?? (remote ? undefined : "mcp");
         const make = () =>
