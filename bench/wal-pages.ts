@@ -1,5 +1,5 @@
 // Where the SQLite round trip's WAL pages and statements go (not a suite: a tool for the schema's
-// work, `node --import tsx bench/wal-pages.ts [rounds]`). The WAL only grows (no checkpoint), so
+// work, `node --import tsx bench/wal-pages.ts [rounds] [pending]`). The WAL only grows (no checkpoint), so
 // each frame written during the measured round trips is read back from the file: its page number,
 // then the table or index that page belongs to (the dbstat virtual table), summed per round trip.
 // The store's statements are recorded as the replay records them, counted per round trip by text.
@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type Database from "better-sqlite3";
 import type { Airlock } from "../src/engine/engine.js";
 import { tempDir } from "../test/helpers.js";
-import { gateRoundTrip } from "./round-trip.js";
+import { gateRoundTrip, loopsInFlight } from "./round-trip.js";
 import { engineOnDatabase } from "./sqlite-replay.js";
 
 const WAL_HEADER = 32;
@@ -91,6 +91,9 @@ async function steppedRoundTrip(engine: Airlock, mark: (step: string) => void): 
 
 async function main(): Promise<void> {
   const rounds = Number(process.argv[2] ?? 300);
+  // Gates left pending before the measured round trips (never decided), as a busy inbox has: the
+  // pending rows' index entries then lie apart from the decided ones'.
+  const pending = Number(process.argv[3] ?? 0);
   const t = tempDir("airlock-walpages-");
   try {
     const path = join(t.dir, "pages.db");
@@ -99,6 +102,16 @@ async function main(): Promise<void> {
     });
     const pageSize = db.pragma("page_size", { simple: true }) as number;
     try {
+      if (pending > 0) {
+        await loopsInFlight(Math.min(64, pending), pending, 600_000, () =>
+          engine.request({
+            title: "waiting",
+            requester: "other",
+            items: ["a"],
+            timeoutMs: 3_600_000,
+          }),
+        );
+      }
       for (let i = 0; i < 50; i++) await gateRoundTrip(engine);
       const from = statSync(`${path}-wal`).size;
       const counts = new Map<string, number>();

@@ -234,6 +234,22 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   { version: 12, sql: SQLITE_EXECUTION_COLUMNS_SQL },
   // Resume tickets, which are not requests (src/store/sqlite-tickets.ts).
   { version: 13, sql: SQLITE_TICKETS_SQL },
+  {
+    version: 14,
+    sql: `
+      -- Deadline order on pending requests only (the inbox queue, the sweeper): a decided request has
+      -- no live deadline, so its entry only repeated (status, id), which requests_status_id holds.
+      -- A decision now deletes its pending entry and writes none at the tail of its new status: one
+      -- index page fewer per decision once the pending entries lie apart from the decided ones.
+      -- Listing a decided status in deadline order walks requests_status_id (whereOf in sqlite.ts).
+      -- The status stays first in the key, constant as it is: the planner then sees the index answer
+      -- both the listing's status = 'pending' and its order, as it did with the full index.
+      -- Re-runnable (a test rolls migrations back by hand).
+      DROP INDEX IF EXISTS requests_status_deadline_id;
+      CREATE INDEX IF NOT EXISTS requests_pending_deadline_id
+        ON requests (status, COALESCE(deadline, 9e15), id) WHERE status = 'pending';
+    `,
+  },
 ];
 
 /** Lower-cases the titles of the rows written before migration 5 (the trigger indexes each). */

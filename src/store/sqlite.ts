@@ -21,7 +21,12 @@ import { AirlockError, InvalidInputError } from "../core/errors.js";
 import type { OutboxClaim, OutboxDraft, OutboxFilter, OutboxSettlement } from "../core/outbox.js";
 import { HOUR_MS, type OutcomeStat, settledStat } from "../core/outcome-stats.js";
 import { checkPendingQuota, quotaRefusal } from "../core/quota.js";
-import type { ApprovalRequest, AuditDraft, AuditEvent } from "../core/schemas.js";
+import {
+  type ApprovalRequest,
+  type AuditDraft,
+  type AuditEvent,
+  STATUSES,
+} from "../core/schemas.js";
 import type {
   InsertResult,
   ListFilter,
@@ -245,16 +250,16 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Sto
       `INSERT INTO audit (seq, request_id, type, actor, at, data, prev_hash, hash)
        VALUES (@seq, @request_id, @type, @actor, @at, @data, @prev_hash, @hash)`,
     ),
-    // The (status, deadline key, id) index answers both from the first pending entry on; a request
+    // The pending requests' (deadline key, id) index answers both from its first entry on; a request
     // without a deadline has the key NO_DEADLINE, past every date. INDEXED BY: without statistics
     // the planner might prefer the (status, id) index and read every pending row.
     nextDeadline: db.prepare<[], { d: number | null }>(
-      `SELECT deadline AS d FROM requests INDEXED BY requests_status_deadline_id
+      `SELECT deadline AS d FROM requests INDEXED BY requests_pending_deadline_id
        WHERE status = 'pending' AND ${DEADLINE_KEY} < ${NO_DEADLINE_SQL}
        ORDER BY ${DEADLINE_KEY} LIMIT 1`,
     ),
     due: db.prepare<[number, number], DocRow>(
-      `SELECT doc FROM requests INDEXED BY requests_status_deadline_id
+      `SELECT doc FROM requests INDEXED BY requests_pending_deadline_id
        WHERE status = 'pending' AND ${DEADLINE_KEY} <= ? AND ${DEADLINE_KEY} < ${NO_DEADLINE_SQL}
        ORDER BY ${DEADLINE_KEY}, id LIMIT ?`,
     ),
@@ -1011,10 +1016,7 @@ function whereOf(
   const where: string[] = [];
   const params: unknown[] = [];
   const statuses = listedStatuses(filter);
-  if (statuses.length) {
-    where.push(`status IN (${statuses.map(() => "?").join(",")})`);
-    params.push(...statuses);
-  }
+  if (statuses.length) where.push(statusCondition(statuses, params));
   if (filter.action !== undefined) {
     where.push("action = ?");
     params.push(filter.action);
@@ -1052,14 +1054,42 @@ function whereOf(
   return { where, params };
 }
 
+/** The listing's condition on statuses. A known status is written as a literal, so that the planner
+ * sees `status = 'pending'` and may use the pending requests' partial index;
+ * anything else stays a parameter (it matches no row). */
+function statusCondition(statuses: readonly string[], params: unknown[]): string {
+  const values = statuses.map((s) => {
+    if ((STATUSES as readonly string[]).includes(s)) return `'${s}'`;
+    params.push(s);
+    return "?";
+  });
+  return values.length === 1 ? `status = ${values[0]}` : `status IN (${values.join(",")})`;
+}
+
+/** Whether a filter lists decided statuses only: their rows have no live deadline, so their deadline
+ * order is their id order. */
+function decidedOnly(filter: ListFilter): boolean {
+  const statuses = listedStatuses(filter);
+  return statuses.length > 0 && !statuses.includes("pending");
+}
+
 /** A page of a listing in its order (one row more than the page, to know whether one follows),
  * each row with its deadline key for the cursor. Newest and oldest walk the id (primary key, or
- * (status, id)); deadline order walks (status, deadline key, id). */
+ * (status, id)); deadline order walks the pending requests' (deadline key, id), and for decided
+ * statuses only, whose deadline key is NO_DEADLINE on every row, (status, id). */
 function listSql(filter: ListFilter, columns: string, search?: TitleSearch | false): ListSql {
   const order = listOrder(filter);
   const cursor = parseCursor(order, filter.cursor);
   const { where, params } = whereOf(filter, search);
-  if (cursor?.order === "deadline") {
+  const byId = order === "deadline" && decidedOnly(filter);
+  if (cursor?.order === "deadline" && byId) {
+    // Every row's key is NO_DEADLINE: after a cursor below it every row follows, after one at it
+    // the ids past its id, after one above it none.
+    if (cursor.key === NO_DEADLINE) {
+      where.push("id > ?");
+      params.push(cursor.id);
+    } else if (cursor.key > NO_DEADLINE) where.push("0");
+  } else if (cursor?.order === "deadline") {
     // Not a row value: this form lets the index range start at the cursor's deadline.
     where.push(`${DEADLINE_KEY} >= ? AND (${DEADLINE_KEY} > ? OR id > ?)`);
     params.push(cursor.key, cursor.key, cursor.id);
@@ -1068,8 +1098,13 @@ function listSql(filter: ListFilter, columns: string, search?: TitleSearch | fal
     params.push(cursor.id);
   }
   const limit = clampLimit(filter.limit);
-  const orderBy =
-    order === "deadline" ? `${DEADLINE_KEY}, id` : order === "newest" ? "id DESC" : "id";
+  const orderBy = byId
+    ? "id"
+    : order === "deadline"
+      ? `${DEADLINE_KEY}, id`
+      : order === "newest"
+        ? "id DESC"
+        : "id";
   const sql = `SELECT ${columns}, ${DEADLINE_KEY} AS dkey FROM requests ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${orderBy} LIMIT ?`;
   return { sql, params: [...params, limit + 1], order, limit };
 }
@@ -1106,7 +1141,11 @@ function scanFirstSql(filter: ListFilter, columns: string): ListSql {
     kept.push(approverCheck("search_approvers", filter.approver, params));
   }
   const orderBy =
-    inner.order === "deadline" ? "dkey, id" : inner.order === "newest" ? "id DESC" : "id";
+    inner.order === "deadline" && !decidedOnly(filter)
+      ? "dkey, id"
+      : inner.order === "newest"
+        ? "id DESC"
+        : "id";
   return {
     ...inner,
     sql: `SELECT * FROM (${inner.sql.replace(/LIMIT \?$/, `LIMIT ${SCAN_ROWS}`)})
