@@ -32,7 +32,17 @@ export default defineConfig({
         extends: true,
         // A bound for a hung test, not a speed check: with four files at a time on two cores, a
         // test that starts ten CLI processes in a row can take longer than 30 s on a busy machine.
-        test: { name: "int", include: [INTEGRATION], testTimeout: 90_000, hookTimeout: 90_000 },
+        // Without isolation too (one module graph per worker): importing the engine, the server and
+        // the adapters again for each file cost more CPU than most of these files' own tests (on
+        // test/server and test/channels, 184 s of imports against 33 s, and half the wall time).
+        // None mocks modules; a file that changes the process (cwd, env) restores it.
+        test: {
+          name: "int",
+          include: [INTEGRATION],
+          isolate: false,
+          testTimeout: 90_000,
+          hookTimeout: 90_000,
+        },
       },
     ],
   },
