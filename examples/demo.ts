@@ -37,14 +37,15 @@ export function demoSchemas(): Record<string, z.ZodType> {
   };
 }
 
-/** A fresh secret for a fixed demo identity; the one from the last start stops working. */
+/** A secret for a fixed demo identity (a fresh one unless given); the one from the last start stops
+ * working unless it is the same. */
 async function demoToken(
   tokens: TokenStore,
   id: string,
   name: string,
   roles: ("agent" | "reviewer" | "admin")[],
+  token = newTokenSecret(),
 ): Promise<string> {
-  const token = newTokenSecret();
   await tokens.put({ id, name, roles, groups: ["demo"], createdAt: Date.now() }, hashToken(token));
   return token;
 }
@@ -61,16 +62,24 @@ export function demoWorkDir(): { dir: string; remove(): void } {
  * the demo stopped. */
 export async function startDemoAgents(options: DemoStartOptions): Promise<DemoAgents> {
   const agentToken = await demoToken(options.tokens, DEMO_AGENT_TOKEN_ID, DEMO_AGENT, ["agent"]);
-  const reviewerToken = await demoToken(options.tokens, DEMO_REVIEWER_TOKEN_ID, DEMO_REVIEWER, [
-    "reviewer",
-  ]);
+  const reviewerToken = await demoToken(
+    options.tokens,
+    DEMO_REVIEWER_TOKEN_ID,
+    DEMO_REVIEWER,
+    ["reviewer"],
+    options.reviewerSecret,
+  );
   const client = createClient({ url: options.url, token: agentToken });
   await cancelLeftovers(client, options.print);
   options.print(
     `Demo: five example agents are waiting for you. Open ${options.url}/ and sign in with the reviewer token`,
   );
   options.print(`  ${reviewerToken}`);
-  options.print("(a new one at every start; the agents' progress is printed below)");
+  options.print(
+    options.reviewerSecret
+      ? "(the same at every start on this database; the agents' progress is printed below)"
+      : "(a new one at every start; the agents' progress is printed below)",
+  );
   const stop = new AbortController();
   const print = (line: string) => {
     if (!stop.signal.aborted) options.print(line);

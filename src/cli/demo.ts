@@ -41,6 +41,9 @@ export interface DemoStartOptions {
   print: (line: string) => void;
   /** Read for HUMAN_REVIEW_TIMEOUT. @default process.env */
   env?: NodeJS.ProcessEnv;
+  /** The demo reviewer's token secret, kept across restarts by `airlock serve` (so a browser stays
+   * signed in); a new one at every start without it. */
+  reviewerSecret?: string;
 }
 
 export interface DemoAgents {

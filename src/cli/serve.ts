@@ -2,6 +2,7 @@
 // tokens too, so several servers share them), with an admin token made on first start (printed once)
 // unless AIRLOCK_ADMIN_TOKEN supplies it, and a graceful stop on SIGTERM / SIGINT (long-polls
 // answered, streams ended, store closed).
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import pino, { type Logger } from "pino";
 import { type RetentionSchedule, startRetention } from "../audit/retention.js";
@@ -16,7 +17,13 @@ import { inboundDeps } from "../server/channels.js";
 import type { ServerLimits } from "../server/limits.js";
 import { parseRateLimit, type RateLimitOptions } from "../server/rate-limit.js";
 import { createServer, type ServerOptions } from "../server/server.js";
-import { createToken, hashToken, type TokenRecord, type TokenStore } from "../server/tokens.js";
+import {
+  createToken,
+  hashToken,
+  newTokenSecret,
+  type TokenRecord,
+  type TokenStore,
+} from "../server/tokens.js";
 import { sqliteTokenStore } from "../server/tokens-sqlite.js";
 import { APPROVER_INDEX_USES, type ApproverIndexUse } from "../store/approver-index.js";
 import { sqliteStore } from "../store/sqlite.js";
@@ -264,8 +271,11 @@ export function registerServe(program: Command, globals: () => GlobalOptions): v
 export async function startServe(options: ServeOptions): Promise<Serving> {
   const env = options.env ?? process.env;
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+  // The demo's lines are for people: its JSON log (stderr) keeps to warnings and errors unless
+  // AIRLOCK_LOG_LEVEL asks for more, so the two do not interleave in one terminal.
   const logger =
-    options.logger ?? pino({ level: env.AIRLOCK_LOG_LEVEL ?? "info" }, pino.destination(2));
+    options.logger ??
+    pino({ level: env.AIRLOCK_LOG_LEVEL ?? (options.demo ? "warn" : "info") }, pino.destination(2));
   const dbPath = resolveDbPath(options.db === undefined ? {} : { db: options.db }, env);
 
   const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -393,7 +403,15 @@ export async function startServe(options: ServeOptions): Promise<Serving> {
       print(`Admin token (shown once; keep it somewhere safe): ${adminToken}`);
     }
     // The demo prints how to sign in as its reviewer, then the agents' progress.
-    demo = demoModule ? await demoModule.startDemoAgents({ url, tokens, print, env }) : undefined;
+    demo = demoModule
+      ? await demoModule.startDemoAgents({
+          url,
+          tokens,
+          print,
+          env,
+          ...demoReviewerSecret(options.postgres ? undefined : dbPath),
+        })
+      : undefined;
     const engine = airlock;
     const agents = demo;
     const delivering = running;
@@ -547,4 +565,23 @@ function portNumber(value: string): number {
   const n = positiveInt("--port")(value);
   if (n > 65_535) throw new CliError(`--port expects a port from 0 to 65535, got \`${value}\``);
   return n;
+}
+
+/** The demo reviewer's token secret for a SQLite file: kept in `<db>.demo-reviewer-token` (mode
+ * 0600, like the audit key beside a new database), made on the first demo start, so a restart on the
+ * same database prints the same token and a browser stays signed in. The token store holds only its
+ * hash, as for every token. None for PostgreSQL or an in-memory database (a new token every start). */
+export function demoReviewerSecret(dbPath: string | undefined): { reviewerSecret?: string } {
+  if (dbPath === undefined || dbPath === ":memory:" || dbPath === "") return {};
+  const file = `${dbPath}.demo-reviewer-token`;
+  try {
+    const kept = readFileSync(file, "utf8").trim();
+    if (/^alk_[A-Za-z0-9_-]{43}$/.test(kept)) return { reviewerSecret: kept };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  const secret = newTokenSecret();
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return { reviewerSecret: secret };
 }

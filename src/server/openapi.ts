@@ -49,7 +49,9 @@ export const healthRoute = defineRoute({
 export const openApiRoute = defineRoute({
   method: "get",
   path: "/openapi.json",
-  summary: "This document",
+  summary:
+    "This document; needs no token (it describes the API, holds no data), so the link the server prints opens in a browser, signed in to the inbox or not",
+  public: true,
   responses: { 200: { description: "OpenAPI 3.1", contentType: "application/json" } },
   problems: [],
 });
