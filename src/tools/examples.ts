@@ -55,7 +55,7 @@ export function createExampleTools(options: ExampleToolOptions = {}) {
       autoThreshold: 95,
       quickThreshold: 70,
       requiresReason: true,
-      descriptionTemplate: "Sign contract {contractId} for {amount}",
+      descriptionTemplate: "Sign contract {contractId} for {amount} USD",
     },
   );
   const deleteProject = hitlTool(
@@ -93,7 +93,7 @@ export function createExampleTools(options: ExampleToolOptions = {}) {
       autoThreshold: 85,
       quickThreshold: 65,
       requiresReason: false,
-      descriptionTemplate: "Approve expense {expenseId} of {amount}",
+      descriptionTemplate: "Approve expense {expenseId} of {amount} USD",
     },
   );
   const sendBulkNotification = hitlTool(

@@ -368,8 +368,14 @@ export function describeCall(cfg: ResolvedHitlConfig, shownArgs: Record<string, 
   return clip(trimmed, 500);
 }
 
+/** An argument as a title shows it: text as is, a list of plain values as words (`team-a, team-b`,
+ * not `["team-a","team-b"]`), anything else as JSON. */
 function display(v: unknown): string {
-  return typeof v === "string" ? v : (JSON.stringify(v) ?? String(v));
+  if (typeof v === "string") return v;
+  const plain = (x: unknown) =>
+    typeof x === "string" || typeof x === "number" || typeof x === "boolean";
+  if (Array.isArray(v) && v.length > 0 && v.every(plain)) return v.map(String).join(", ");
+  return JSON.stringify(v) ?? String(v);
 }
 
 function pendingMarker(

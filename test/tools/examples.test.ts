@@ -67,7 +67,7 @@ describe("example HITL tools", () => {
     const { signContract } = createExampleTools({ airlock: engine });
     const marker = (await signContract({ contractId: "C9", amount: 2500 })) as HitlPending;
     const id = marker.hitl_result.approvalId ?? "";
-    expect((await engine.get(id)).title).toBe("Sign contract C9 for 2500");
+    expect((await engine.get(id)).title).toBe("Sign contract C9 for 2500 USD");
     await engine.decide(id, { outcome: "approved", reviewer: "legal", comment: "ok" });
     expect(await signContract.resume(id)).toEqual({
       status: "signed",

@@ -268,6 +268,19 @@ describe("hitlTool: quick and full, non-blocking", () => {
     expect(calls[0]?.call).toMatchObject({ approvalId: id, decision: { reviewer: "ann" } });
   });
 
+  it("titles a list of plain values as words, and anything else as JSON", async () => {
+    const e = await newEngine();
+    const notify = hitlTool(async (args: { to: string[]; meta: object }) => args.to.length, {
+      airlock: e,
+      name: "notify",
+      riskLevel: "high",
+      descriptionTemplate: "Send to {to} ({meta})",
+    });
+    const marker = await notify({ to: ["team-a", "team-b", "team-c"], meta: { n: 1 } });
+    const id = (marker as HitlPending).hitl_result.approvalId ?? "";
+    expect((await e.get(id)).title).toBe('Send to team-a, team-b, team-c ({"n":1})');
+  });
+
   it("reports the level the engine's policy gave the request", async () => {
     engine = await createAirlock({
       store: sqliteStore(":memory:"),
