@@ -143,7 +143,7 @@ export function replayRate(
 
 /** Drops every trigger and every index but the keys' and the unique ones (which are constraints
  * the statements rely on, not read paths). */
-function strip(db: Database.Database): void {
+export function strip(db: Database.Database): void {
   const objects = db
     .prepare<[], { type: string; name: string }>(
       `SELECT type, name FROM sqlite_schema WHERE sql IS NOT NULL
