@@ -54,7 +54,7 @@ export function openSqliteStore(path: string): Store {
   return sqliteStore(path, auditSettings({ sqlitePath: path }));
 }
 
-export async function openEngine(opts: GlobalOptions): Promise<Airlock> {
+async function openEngine(opts: GlobalOptions): Promise<Airlock> {
   return createAirlock({
     store: openSqliteStore(resolveDbPath(opts)),
     logger: cliLogger(),

@@ -7,7 +7,7 @@ import { CliError } from "./errors.js";
 let optional: ReadonlySet<string> | undefined;
 
 /** The optional peer dependencies of this package, from its package.json. */
-export function optionalPeers(): ReadonlySet<string> {
+function optionalPeers(): ReadonlySet<string> {
   if (!optional) {
     const pkg = createRequire(import.meta.url)("airlock-hitl/package.json") as {
       peerDependenciesMeta?: Record<string, { optional?: boolean }>;

@@ -18,7 +18,7 @@ import { registerServe } from "./serve.js";
 import { registerToken } from "./token.js";
 
 /** This package's version, from its package.json (found by the package's own name). */
-export function packageVersion(): string {
+function packageVersion(): string {
   const pkg = createRequire(import.meta.url)("airlock-hitl/package.json") as { version: string };
   return pkg.version;
 }

@@ -571,7 +571,7 @@ function portNumber(value: string): number {
  * 0600, like the audit key beside a new database), made on the first demo start, so a restart on the
  * same database prints the same token and a browser stays signed in. The token store holds only its
  * hash, as for every token. None for PostgreSQL or an in-memory database (a new token every start). */
-export function demoReviewerSecret(dbPath: string | undefined): { reviewerSecret?: string } {
+function demoReviewerSecret(dbPath: string | undefined): { reviewerSecret?: string } {
   if (dbPath === undefined || dbPath === ":memory:" || dbPath === "") return {};
   const file = `${dbPath}.demo-reviewer-token`;
   try {

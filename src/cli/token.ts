@@ -150,7 +150,7 @@ export async function localBackend(
   };
 }
 
-export function remoteBackend(url: string, env: NodeJS.ProcessEnv): TokenBackend {
+function remoteBackend(url: string, env: NodeJS.ProcessEnv): TokenBackend {
   const token = env.AIRLOCK_TOKEN;
   if (!token) throw new CliError("AIRLOCK_URL is set, so AIRLOCK_TOKEN must hold an admin token");
   const http = createTransport({ url, token, fetch: globalThis.fetch });

@@ -37,7 +37,7 @@ export const METRICS_PEER_MISSING =
   '/metrics needs the package "prom-client": npm install prom-client';
 
 /** prom-client, or undefined when it is not installed (any other failure to load it is thrown). */
-export function loadPromClient(): typeof PromClient | undefined {
+function loadPromClient(): typeof PromClient | undefined {
   try {
     return createRequire(import.meta.url)("prom-client") as typeof PromClient;
   } catch (err) {

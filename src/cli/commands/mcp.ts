@@ -23,7 +23,7 @@ function version(): string {
 const MIN_TOKEN_LENGTH = 16;
 
 /** The HTTP endpoint's bearer token: AIRLOCK_MCP_TOKEN, else a new random one (`generated`). */
-export function mcpHttpToken(env: NodeJS.ProcessEnv = process.env): {
+function mcpHttpToken(env: NodeJS.ProcessEnv = process.env): {
   token: string;
   generated: boolean;
 } {
