@@ -50,8 +50,7 @@ export const openApiRoute = defineRoute({
   method: "get",
   path: "/openapi.json",
   summary:
-    "This document; needs no token (it describes the API, holds no data), so the link the server prints opens in a browser, signed in to the inbox or not",
-  public: true,
+    "This document (any token; in a browser, the inbox's sign-in session is enough, so the link the server prints opens once signed in)",
   responses: { 200: { description: "OpenAPI 3.1", contentType: "application/json" } },
   problems: [],
 });

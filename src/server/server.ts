@@ -318,9 +318,6 @@ export function createServer(options: ServerOptions): AirlockServer {
   // string is a 400 before any route, the inbox's included, passes it on (screen.ts).
   app.use("*", screenUrl());
 
-  // The API's description: public, like the source it is generated from.
-  mount(app, "", openApiRoute, async (c) => c.json(openApiDocument()));
-
   // Answers from memory, never from the store (a locked or full database must not stall it).
   // `degraded` is a 200: the server still answers reads and tells writers when to retry; taking
   // every instance out of a load balancer over a shared database fault would only make it worse.
@@ -413,6 +410,7 @@ export function createServer(options: ServerOptions): AirlockServer {
       createRateLimiter({ max: 30, windowMs: 60_000 }, "embed_mints", o.rateLimitStore),
     ),
   );
+  mount(app, "", openApiRoute, async (c) => c.json(openApiDocument()));
   // Global counts and per-route statistics: for operators (admins, or the metrics token) only.
   mount(app, "", metricsRoute, () => metricsResponse(metrics));
 

@@ -1,7 +1,8 @@
 // `npm start`'s first run, with a real `airlock serve --demo` on loopback: the demo reviewer token is
 // the same after a restart on the same database (its secret in a 0600 file beside it, the token store
-// holding only its hash), /openapi.json opens without a token (the link the server prints), and the
-// server's JSON log keeps out of the demo's human lines.
+// holding only its hash), the /openapi.json link the server prints opens in a browser signed in to
+// the inbox (and, like every route but /healthz, not without a token or a session), and the server's
+// JSON log keeps out of the demo's human lines.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -41,6 +42,33 @@ async function stopped(run: CliRun): Promise<{ stdout: string; stderr: string }>
   return { stdout: result.stdout, stderr: result.stderr };
 }
 
+/** The status of a GET, its body read so that no socket is left open. */
+async function statusOf(url: string, init?: RequestInit): Promise<number> {
+  const res = await fetch(url, init);
+  await res.text();
+  return res.status;
+}
+
+/** Signs in to the inbox with `token` as a browser does: the session cookie, or undefined. */
+async function signIn(url: string, token: string): Promise<string | undefined> {
+  const form = await fetch(`${url}/login`);
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? "";
+  const res = await fetch(`${url}/login`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      cookie: (form.headers.get("set-cookie") ?? "").split(";")[0] ?? "",
+    },
+    body: new URLSearchParams({ token, next: "/", _csrf: csrf }).toString(),
+    redirect: "manual",
+  });
+  await res.text();
+  return res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith("airlock_session="))
+    ?.split(";")[0];
+}
+
 describe("airlock serve --demo, the first run and a restart", () => {
   it("prints the same reviewer token after a restart, kept hashed in the store and in a 0600 file", {
     timeout: 120_000,
@@ -56,23 +84,34 @@ describe("airlock serve --demo, the first run and a restart", () => {
     expect(readFileSync(file, "utf8").trim()).toBe(first.reviewer);
     expect(first.run.output().stdout).toContain("(the same at every start on this database;");
 
-    // The printed /openapi.json link opens without a token; the API still needs one.
-    const spec = await fetch(`${first.url}/openapi.json`);
+    // The printed /openapi.json link opens once signed in to the inbox; without a session or a
+    // token it is refused, as the API is.
+    const refused = await fetch(`${first.url}/openapi.json`);
+    await refused.text();
+    expect(refused.status).toBe(401);
+    const session = await signIn(first.url, first.reviewer);
+    expect(session).toBeDefined();
+    const spec = await fetch(`${first.url}/openapi.json`, { headers: { cookie: session ?? "" } });
     expect(spec.status).toBe(200);
     expect(((await spec.json()) as { openapi: string }).openapi).toMatch(/^3\.1/);
-    expect((await fetch(`${first.url}/v1/requests`)).status).toBe(401);
-    const listed = await fetch(`${first.url}/v1/requests?status=pending`, {
+    const bearer = await fetch(`${first.url}/openapi.json`, {
       headers: { authorization: `Bearer ${first.reviewer}` },
     });
-    expect(listed.status).toBe(200);
+    await bearer.text();
+    expect(bearer.status).toBe(200);
+    expect(await statusOf(`${first.url}/v1/requests`)).toBe(401);
+    const listed = await statusOf(`${first.url}/v1/requests?status=pending`, {
+      headers: { authorization: `Bearer ${first.reviewer}` },
+    });
+    expect(listed).toBe(200);
     const firstOut = await stopped(first.run);
 
     const second = await serveDemo(db);
     expect(second.reviewer).toBe(first.reviewer);
-    const again = await fetch(`${second.url}/v1/requests?status=pending`, {
+    const again = await statusOf(`${second.url}/v1/requests?status=pending`, {
       headers: { authorization: `Bearer ${first.reviewer}` },
     });
-    expect(again.status).toBe(200);
+    expect(again).toBe(200);
     // The secret is not in the database: the token store keeps its hash.
     expect(readFileSync(db).includes(Buffer.from(first.reviewer))).toBe(false);
     const secondOut = await stopped(second.run);

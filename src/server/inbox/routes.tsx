@@ -34,6 +34,7 @@ import type { Airlock } from "../../engine/engine.js";
 import type { LearnedTrust } from "../../policy/learned-trust.js";
 import { actorFor, canSee, eventVisibility, scopeList } from "../access.js";
 import { hasRole, type Principal } from "../env.js";
+import { openApiDocument } from "../openapi.js";
 import { createRateLimiter, type RateLimitOptions } from "../rate-limit.js";
 import {
   type DecisionItem,
@@ -296,6 +297,12 @@ export function inboxRoutes(deps: InboxDeps): Hono {
     });
     return page(c, "Sign in · Airlock", <LoginPage {...props} csrf={csrf} />, status);
   }
+  // The API's description for a signed-in browser (the link `airlock serve` prints): the same
+  // document the API serves to a bearer token, which a request without a session goes on to.
+  app.get("/openapi.json", async (c, next) => {
+    if (!(await sessions.current(c))) return next();
+    return c.json(openApiDocument(), 200, { "cache-control": "no-store" });
+  });
   app.get("/login", async (c) => {
     if (await sessions.current(c)) return c.redirect("/", 303);
     return loginPage(c, { next: safeNext(c.req.query("next")) });
