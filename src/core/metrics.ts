@@ -13,7 +13,8 @@ export interface Percentiles {
 export interface MetricsBucket {
   total: number;
   byOutcome: Record<string, number>;
-  /** Approved / decided, in 0..1 (0 when nothing was decided). */
+  /** Approved / decided, in 0..1 (0 when nothing was decided); like every rate here, over the
+   * requests that ended other than cancelled. */
   approvalRate: number;
   revisionRate: number;
   timeoutRate: number;
@@ -76,7 +77,10 @@ export function outcomeFigures(
   MetricsBucket,
   "total" | "byOutcome" | "approvalRate" | "revisionRate" | "timeoutRate" | "responseRate"
 > {
-  const rate = (n: number | undefined) => (total === 0 ? 0 : (n ?? 0) / total);
+  // Over the requests someone or something decided: a cancelled request was withdrawn (by its
+  // agent, an admin, or a demo restart), not decided, so it would only dilute every rate.
+  const decided = total - (byOutcome.cancelled ?? 0);
+  const rate = (n: number | undefined) => (decided <= 0 ? 0 : (n ?? 0) / decided);
   return {
     total,
     byOutcome,

@@ -2,7 +2,7 @@
 // counts and rates, and review-time percentiles inside the bucket that holds the exact one.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { computeMetrics } from "../../src/core/metrics.js";
+import { computeMetrics, outcomeFigures } from "../../src/core/metrics.js";
 import {
   DURATION_BOUNDS_MS,
   durationBucket,
@@ -81,5 +81,15 @@ describe("metrics from the counters", () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe("rates", () => {
+  it("leave cancelled requests out: withdrawn, not decided (a demo restart cancels its gates)", () => {
+    const f = outcomeFigures(6, { approved: 1, rejected: 1, cancelled: 4 });
+    expect(f.total).toBe(6);
+    expect(f.byOutcome.cancelled).toBe(4);
+    expect(f.approvalRate).toBe(0.5);
+    expect(outcomeFigures(3, { cancelled: 3 }).approvalRate).toBe(0);
   });
 });

@@ -336,11 +336,22 @@ describe("the dashboard respects visibility (issue 11 item 12)", () => {
       requester: "bot",
     });
     await t.airlock.decide(open.id, { outcome: "approved", reviewer: "bob" });
+    // Withdrawn, not decided: counted apart, and not in the approval rate.
+    const withdrawn = await t.airlock.request({
+      title: "Withdrawn",
+      action: "ops.visible",
+      requester: "bot",
+    });
+    await t.airlock.cancel(withdrawn.id, { reason: "demo restart" });
     const inbox = viaServer(t);
     const alice = await signIn(inbox, await reviewerOn(t, "frank"));
     const mine = await (await inbox("/dashboard", { headers: { cookie: alice.cookie } })).text();
     expect(mine).toContain("ops.visible");
     expect(mine).not.toContain("secret.project.x");
+    const opsRow = /<tr><td class="name">ops\.visible<\/td>(.*?)<\/tr>/.exec(mine)?.[1] ?? "";
+    expect(opsRow).toContain('<td data-label="Decided">1</td>');
+    expect(opsRow).toContain('<td data-label="Cancelled">1</td>');
+    expect(opsRow).toContain('<td data-label="Approval rate">100.0%</td>');
     const root = await signIn(inbox, t.tokens.admin);
     const all = await (await inbox("/dashboard", { headers: { cookie: root.cookie } })).text();
     expect(all).toContain("secret.project.x");

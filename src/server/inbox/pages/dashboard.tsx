@@ -12,10 +12,14 @@ const dur = (ms: number | undefined) =>
         ? `${(ms / 1000).toFixed(1)} s`
         : `${(ms / 60_000).toFixed(1)} min`;
 
+/** Cancelled requests were withdrawn, not decided: counted apart, and left out of the rates. */
+const cancelledOf = (b: MetricsBucket) => b.byOutcome.cancelled ?? 0;
+
 const Row: FC<{ name: string; b: MetricsBucket }> = ({ name, b }) => (
   <tr>
     <td class="name">{name}</td>
-    <td data-label="Decided">{String(b.total)}</td>
+    <td data-label="Decided">{String(b.total - cancelledOf(b))}</td>
+    <td data-label="Cancelled">{String(cancelledOf(b))}</td>
     <td data-label="Approval rate">{pct(b.approvalRate)}</td>
     <td data-label="Revision rate">{pct(b.revisionRate)}</td>
     <td data-label="Timeouts">{pct(b.timeoutRate)}</td>
@@ -32,8 +36,8 @@ export const DashboardPage: FC<{ metrics: Metrics; window: "day" | "week" }> = (
   <>
     <h1>Review metrics</h1>
     <p>
-      Over the last {window}: {String(metrics.total)} decided, {String(metrics.pending)} pending
-      now.{" "}
+      Over the last {window}: {String(metrics.total - cancelledOf(metrics))} decided,{" "}
+      {String(cancelledOf(metrics))} cancelled, {String(metrics.pending)} pending now.{" "}
       {window === "day" ? (
         <a href="/dashboard?window=week">Show the last week</a>
       ) : (
@@ -45,6 +49,7 @@ export const DashboardPage: FC<{ metrics: Metrics; window: "day" | "week" }> = (
         <tr>
           <th>Action</th>
           <th>Decided</th>
+          <th>Cancelled</th>
           <th>Approval rate</th>
           <th>Revision rate</th>
           <th>Timeouts</th>
@@ -63,7 +68,9 @@ export const DashboardPage: FC<{ metrics: Metrics; window: "day" | "week" }> = (
       </tbody>
     </table>
     <p class="muted">
-      Review durations count human decisions only (not automatic approvals or timeouts).
+      Rates are over the decided requests: a cancelled one (withdrawn by its agent or an admin, or
+      at a demo restart) counts in none. Review durations count human decisions only (not automatic
+      approvals or timeouts).
     </p>
   </>
 );
