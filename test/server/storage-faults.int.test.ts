@@ -124,13 +124,16 @@ describe("storage faults", () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
     const store = faultyStore(sqliteStore(join(t.dir, "a.db")));
-    const s = await start({ store, storageQuietMs: 150 });
+    // Quiet for 2 s: long enough that /healthz, asked right after the failure, still sees the
+    // episode on a loaded machine (150 ms was not), short enough to wait for.
+    const s = await start({ store, storageQuietMs: 2_000 });
     store.failing = true;
     expect((await s.call(s.tokens.agent, "POST", "/v1/requests", gate("x"))).status).toBe(503);
     expect((await s.call(undefined, "GET", "/healthz")).body.status).toBe("degraded");
     // Back to ok once the store has been quiet for storageQuietMs.
-    await eventually(async () =>
-      expect((await s.call(undefined, "GET", "/healthz")).body.status).toBe("ok"),
+    await eventually(
+      async () => expect((await s.call(undefined, "GET", "/healthz")).body.status).toBe("ok"),
+      { timeoutMs: 15_000 },
     );
   });
 
