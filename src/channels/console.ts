@@ -70,15 +70,23 @@ const CHOICES: { choice: Choice; letter: string; words: string[]; allowed: Allow
   { choice: "decline", letter: "d", words: ["d", "decline", "reject"], allowed: "reject" },
 ];
 
+/** One answer's time limit, started now (the clock keeps running while the operator is re-asked):
+ * the limit, the time left and the time taken so far, in ms. */
+function answerClock(timeoutMs = reviewTimeoutMs(process.env)) {
+  const started = performance.now();
+  const end = started + timeoutMs;
+  return {
+    timeoutMs,
+    left: () => end - performance.now(),
+    elapsedMs: () => Math.round(performance.now() - started),
+  };
+}
+
 export async function promptOperator(
   request: ApprovalRequest,
   options: PromptOptions,
 ): Promise<ConsoleDecision> {
-  const timeoutMs = options.timeoutMs ?? reviewTimeoutMs(process.env);
-  const started = performance.now();
-  const end = started + timeoutMs;
-  const left = () => end - performance.now();
-  const elapsedMs = () => Math.round(performance.now() - started);
+  const { timeoutMs, left, elapsedMs } = answerClock(options.timeoutMs);
   const say = (text: string) => options.output.write(text);
 
   const offered = CHOICES.filter((c) => request.allowed.includes(c.allowed));
@@ -172,11 +180,7 @@ export async function promptReviewer(
   shown: ConsoleShown,
   options: ReviewerPromptOptions,
 ): Promise<ConsoleDecision> {
-  const timeoutMs = options.timeoutMs ?? reviewTimeoutMs(process.env);
-  const started = performance.now();
-  const end = started + timeoutMs;
-  const left = () => end - performance.now();
-  const elapsedMs = () => Math.round(performance.now() - started);
+  const { timeoutMs, left, elapsedMs } = answerClock(options.timeoutMs);
   const say = (text: string) => options.output.write(text);
   const colour = options.colour ?? colourFor(options.output);
   const view = shown.view;
