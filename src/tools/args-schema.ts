@@ -88,9 +88,18 @@ export function toArgsSchema(source: unknown): ArgsSchemaResult {
 const warned = new Set<string>();
 
 /** `toArgsSchema`, warning once per tool and reason when the schema is left out of the request. */
+/** toArgsSchema's answer per schema object. */
+const converted = new WeakMap<object, ArgsSchemaResult>();
+
 export function argsSchemaFor(source: unknown, tool: string): JsonSchema | undefined {
   if (source === undefined || source === null) return undefined;
-  const out = toArgsSchema(source);
+  // A tool's schema is converted and compiled once, not at every call the tool makes.
+  let out =
+    typeof source === "object" || typeof source === "function" ? converted.get(source) : undefined;
+  if (!out) {
+    out = toArgsSchema(source);
+    if (typeof source === "object" || typeof source === "function") converted.set(source, out);
+  }
   if ("schema" in out) return out.schema;
   const message = `Airlock: the requests of tool ${tool} carry no argsSchema: ${out.skipped}. Edits of its arguments are checked where the tool runs, not when they are decided.`;
   if (!warned.has(message)) {
